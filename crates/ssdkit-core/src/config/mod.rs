@@ -1,0 +1,460 @@
+//! Typed configuration, one section per layer. The structs here are the single source of truth:
+//! every field carries its unit, default and allowed range in its doc comment (exported to the
+//! JSON Schema), unknown keys are refused, and `validate` runs once at load with messages that
+//! name the key path and the allowed values.
+
+mod overrides;
+mod presets;
+mod validate;
+
+pub use overrides::apply_override;
+pub use presets::{preset_names, preset_toml, PRESETS};
+
+use crate::error::Error;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration of one run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Run control: seed and limits.
+    #[serde(default)]
+    pub run: RunConfig,
+    /// Host interface logic: NVMe queues and fetch, or a SATA-class link.
+    #[serde(default)]
+    pub interface: InterfaceConfig,
+    /// PCIe link between host and device (NVMe only).
+    #[serde(default)]
+    pub pcie: PcieConfig,
+    /// Flash translation layer: mapping, allocation, garbage collection, firmware time.
+    #[serde(default)]
+    pub ftl: FtlConfig,
+    /// Flash back end: geometry, cell type, array timings and the channel bus.
+    #[serde(default)]
+    pub flash: FlashConfig,
+    /// Workload flows; each gets its own submission/completion queue pair. At least one.
+    #[serde(default, rename = "flow")]
+    pub flows: Vec<FlowConfig>,
+}
+
+/// `[run]`
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Seed from which every random stream of the run derives. Default 1; any u64.
+    pub seed: u64,
+    /// Hard cap on simulated time in milliseconds; 0 means no cap. Default 0; >= 0.
+    pub max_simulated_ms: f64,
+}
+impl Default for RunConfig {
+    fn default() -> Self {
+        Self { seed: 1, max_simulated_ms: 0.0 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum InterfaceType {
+    /// NVMe: one SQ/CQ pair per flow over PCIe, fetch bounded by `queue_fetch_size`.
+    Nvme,
+    /// SATA-class: one shared command queue of `ncq_depth` over a half-duplex serial link.
+    Sata,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkModel {
+    /// Command, data and completion transfers take time on the configured link.
+    Modeled,
+    /// Host link transfers take zero time (to compare with models that fold them elsewhere).
+    Ideal,
+}
+
+/// `[interface]`
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct InterfaceConfig {
+    /// Host interface protocol: "nvme" or "sata". Default "nvme".
+    #[serde(rename = "type")]
+    pub kind: InterfaceType,
+    /// Whether host-link transfers cost time: "modeled" or "ideal". Default "modeled".
+    pub link_model: LinkModel,
+    /// NVMe: most requests of one submission queue held inside the device at once
+    /// (MQSim's QueueFetchSize). Default 512; 1..=65535.
+    pub queue_fetch_size: u32,
+    /// NVMe: entries per submission queue; a flow's queue depth may not exceed it.
+    /// Default 1024; 2..=65536.
+    pub io_queue_depth: u32,
+    /// SATA: native command queue depth shared by all flows. Default 32; 1..=32.
+    pub ncq_depth: u32,
+    /// SATA: link payload rate in MB/s (10^6 B/s) after line coding. Default 300 (3 Gb/s);
+    /// (0, 10000].
+    pub sata_rate_mbps: f64,
+    /// SATA: bytes of framing per FIS (SOF, CRC, EOF, primitives). Default 24; 0..=1024.
+    pub sata_frame_overhead_bytes: u32,
+    /// SATA: largest data FIS payload in bytes. Default 8192; 512..=65536.
+    pub sata_max_data_fis_bytes: u32,
+}
+impl Default for InterfaceConfig {
+    fn default() -> Self {
+        Self {
+            kind: InterfaceType::Nvme,
+            link_model: LinkModel::Modeled,
+            queue_fetch_size: 512,
+            io_queue_depth: 1024,
+            ncq_depth: 32,
+            sata_rate_mbps: 300.0,
+            sata_frame_overhead_bytes: 24,
+            sata_max_data_fis_bytes: 8192,
+        }
+    }
+}
+
+/// `[pcie]`
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PcieConfig {
+    /// PCIe generation: 1 and 2 use 8b/10b at 2.5/5 GT/s, 3/4/5 use 128b/130b at 8/16/32 GT/s.
+    /// Default 3; 1..=5.
+    pub generation: u32,
+    /// Lane count. Default 4; one of 1, 2, 4, 8, 16.
+    pub lanes: u32,
+    /// Max payload size of one TLP in bytes. Default 128; power of two in 128..=4096.
+    pub max_payload_bytes: u32,
+    /// Max read request size in bytes (the device's reads of write data). Default 512;
+    /// power of two in 128..=4096.
+    pub max_read_request_bytes: u32,
+    /// Bytes of overhead per TLP on the wire: header, sequence, LCRC, framing, and the share
+    /// of DLLPs. Default 28 (MQSim: 20 B header + 6 B DLLP + 2 B PHY); 0..=256.
+    pub packet_overhead_bytes: u32,
+}
+impl Default for PcieConfig {
+    fn default() -> Self {
+        Self {
+            generation: 3,
+            lanes: 4,
+            max_payload_bytes: 128,
+            max_read_request_bytes: 512,
+            packet_overhead_bytes: 28,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    /// The logical page number alone fixes channel, way, die and plane (striped in
+    /// `allocation_order`).
+    Static,
+    /// Each write goes to the next plane in `allocation_order` round-robin, skipping planes
+    /// whose free space is at the hard GC threshold.
+    Dynamic,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum InitialState {
+    /// Every logical page mapped in the static striping order, blocks filled in order; no
+    /// writes simulated. The remaining physical blocks are free.
+    Sequential,
+    /// Nothing mapped; reads of never-written pages complete without touching flash.
+    Empty,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum GcPolicy {
+    /// Victim is the closed block with the fewest valid pages in the plane.
+    Greedy,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Mapping {
+    /// Page-level mapping, whole table in controller DRAM.
+    Page,
+}
+
+/// `[ftl]`
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FtlConfig {
+    /// Address mapping scheme: "page". Default "page".
+    pub mapping: Mapping,
+    /// Striping order of logical pages over the parallel units, fastest-varying first:
+    /// a permutation of the letters C (channel), W (way/chip), D (die), P (plane).
+    /// Default "CWDP" (MQSim's default).
+    pub allocation_order: String,
+    /// Plane placement of writes: "static" or "dynamic". Default "static".
+    pub placement: Placement,
+    /// Spare factor (physical - logical) / physical. Default 0.07; [0.01, 0.9].
+    pub spare_factor: f64,
+    /// State at time zero: "sequential" (every logical page mapped) or "empty". Default
+    /// "sequential".
+    pub initial_state: InitialState,
+    /// Garbage-collection victim policy: "greedy". Default "greedy".
+    pub gc_policy: GcPolicy,
+    /// GC starts in a plane when its free pages fall below this fraction of its pages.
+    /// Default 0.05 (MQSim's GC_Exec_Threshold); (0, 0.5], and above `gc_hard_threshold`.
+    pub gc_threshold: f64,
+    /// User writes to a plane wait when its free pages fall below this fraction; the rest is
+    /// kept for GC. Default 0.005 (MQSim's GC_Hard_Threshold); [0, 0.5]. At least two blocks
+    /// per plane are always kept back, whatever this value.
+    pub gc_hard_threshold: f64,
+    /// Firmware time to process one request (parse, split, translate setup), microseconds.
+    /// Default 1.0; [0, 10000].
+    pub firmware_request_us: f64,
+    /// Firmware time per page transaction (translation, scheduling), microseconds.
+    /// Default 0.25; [0, 10000].
+    pub firmware_transaction_us: f64,
+}
+impl Default for FtlConfig {
+    fn default() -> Self {
+        Self {
+            mapping: Mapping::Page,
+            allocation_order: "CWDP".into(),
+            placement: Placement::Static,
+            spare_factor: 0.07,
+            initial_state: InitialState::Sequential,
+            gc_policy: GcPolicy::Greedy,
+            gc_threshold: 0.05,
+            gc_hard_threshold: 0.005,
+            firmware_request_us: 1.0,
+            firmware_transaction_us: 0.25,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub enum CellType {
+    SLC,
+    MLC,
+    TLC,
+    QLC,
+}
+impl CellType {
+    pub fn bits(self) -> usize {
+        match self {
+            CellType::SLC => 1,
+            CellType::MLC => 2,
+            CellType::TLC => 3,
+            CellType::QLC => 4,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PageTypeMapping {
+    /// Page i of a block has type i mod bits-per-cell (LSB, CSB, ..., MSB).
+    Cyclic,
+    /// Seed 001 (SimpleSSD): the first 5 pages LSB, the next 3 CSB (the 8 "meta" pages),
+    /// then type = ((i - 8) / planes_per_die) mod bits-per-cell.
+    Simplessd,
+}
+
+/// `[flash]`
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlashConfig {
+    /// Channels (independent buses). Default 8; 1..=256.
+    pub channels: u32,
+    /// Chips (ways) sharing each channel. Default 4; 1..=64.
+    pub chips_per_channel: u32,
+    /// Dies per chip; dies execute array operations independently (interleaving).
+    /// Default 2; 1..=16.
+    pub dies_per_chip: u32,
+    /// Planes per die; planes of a die can work together in multi-plane operations.
+    /// Default 2; 1..=16.
+    pub planes_per_die: u32,
+    /// Blocks per plane. Default 2048; 8..=1048576.
+    pub blocks_per_plane: u32,
+    /// Pages per block. Default 256; 4..=65536.
+    pub pages_per_block: u32,
+    /// Page size in bytes. Default 8192; a power of two in 512..=32768.
+    pub page_size_bytes: u32,
+    /// Cell type: "SLC", "MLC", "TLC" or "QLC". Default "MLC".
+    pub cell_type: CellType,
+    /// Page type of each page in a block: "cyclic" or "simplessd". Default "cyclic".
+    pub page_type_mapping: PageTypeMapping,
+    /// Array read time tR per page type (LSB first), microseconds; one value per bit of the
+    /// cell type. Default [75, 75]; each in (0, 100000].
+    pub read_us: Vec<f64>,
+    /// Array program time tPROG per page type (LSB first), microseconds; one per bit.
+    /// Default [750, 750]; each in (0, 100000].
+    pub program_us: Vec<f64>,
+    /// Block erase time tBERS, microseconds. Default 3800; (0, 1000000].
+    pub erase_us: f64,
+    /// Whether reads, programs and erases may run on several planes of a die at once (same
+    /// page offset for reads/programs, same block offset for erases). Default true.
+    pub multiplane: bool,
+    /// Channel bus and controller timing.
+    pub bus: BusConfig,
+}
+impl Default for FlashConfig {
+    fn default() -> Self {
+        Self {
+            channels: 8,
+            chips_per_channel: 4,
+            dies_per_chip: 2,
+            planes_per_die: 2,
+            blocks_per_plane: 2048,
+            pages_per_block: 256,
+            page_size_bytes: 8192,
+            cell_type: CellType::MLC,
+            page_type_mapping: PageTypeMapping::Cyclic,
+            read_us: vec![75.0, 75.0],
+            program_us: vec![750.0, 750.0],
+            erase_us: 3800.0,
+            multiplane: true,
+            bus: BusConfig::default(),
+        }
+    }
+}
+
+/// `[flash.bus]`
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BusConfig {
+    /// Data bus width in bits. Default 8; 8 or 16.
+    pub width_bits: u32,
+    /// Data transfer rate in MT/s (ONFI NV-DDR2 at 333 MT/s moves 333 MB/s on 8 bits).
+    /// Default 333; (0, 10000].
+    pub rate_mts: f64,
+    /// Duration of one command or address cycle, nanoseconds. Default 5; [0, 1000].
+    pub cmd_addr_cycle_ns: f64,
+    /// Command + address cycles of a read (00h, 5 address, 30h). Default 7; 0..=64.
+    pub read_cmd_cycles: u32,
+    /// Command + address cycles of a program (80h, 5 address, 10h). Default 7; 0..=64.
+    pub program_cmd_cycles: u32,
+    /// Command + address cycles of an erase (60h, 3 address, D0h). Default 5; 0..=64.
+    pub erase_cmd_cycles: u32,
+    /// Seed 002's channel switch delay for reads: the controller issues one page operation
+    /// per this delay, and the die is busy for it, microseconds. Default 0; [0, 10000].
+    pub channel_switch_read_us: f64,
+    /// Seed 002's channel switch delay for programs and erases, microseconds. Default 0;
+    /// [0, 10000].
+    pub channel_switch_write_us: f64,
+    /// Seed 002's way switch delay: added to a bus transfer when the channel passes from one
+    /// chip to another, microseconds. Default 0; [0, 10000].
+    pub way_switch_us: f64,
+}
+impl Default for BusConfig {
+    fn default() -> Self {
+        Self {
+            width_bits: 8,
+            rate_mts: 333.0,
+            cmd_addr_cycle_ns: 5.0,
+            read_cmd_cycles: 7,
+            program_cmd_cycles: 7,
+            erase_cmd_cycles: 5,
+            channel_switch_read_us: 0.0,
+            channel_switch_write_us: 0.0,
+            way_switch_us: 0.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AddressPattern {
+    /// Uniform random start addresses, aligned to the request size.
+    Random,
+    /// Consecutive requests, wrapping at the end of the range.
+    Sequential,
+}
+
+/// One `[[flow]]`: a closed-loop synthetic workload with its own NVMe queue pair.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlowConfig {
+    /// Name shown in results. Default "flow<index>".
+    pub name: String,
+    /// Requests kept outstanding (closed loop). Default 1; 1..=65535 and <= io_queue_depth.
+    pub queue_depth: u32,
+    /// Fraction of requests that are reads. Default 1.0; [0, 1].
+    pub read_fraction: f64,
+    /// Request size in bytes. Default 4096; a positive multiple of 512.
+    pub request_bytes: u64,
+    /// Address pattern: "random" or "sequential". Default "random".
+    pub pattern: AddressPattern,
+    /// First byte of the address range. Default 0; a multiple of 512 inside the capacity.
+    pub start_bytes: u64,
+    /// Length of the address range in bytes; 0 means to the end of the logical capacity.
+    /// Default 0; a multiple of 512, at least one request.
+    pub range_bytes: u64,
+    /// Stop after this many requests; 0 means no count limit. Default 10000.
+    pub requests: u64,
+    /// Stop issuing after this much simulated time in milliseconds; 0 means no time limit.
+    /// Default 0. `requests` and `duration_ms` cannot both be 0.
+    pub duration_ms: f64,
+}
+impl Default for FlowConfig {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            queue_depth: 1,
+            read_fraction: 1.0,
+            request_bytes: 4096,
+            pattern: AddressPattern::Random,
+            start_bytes: 0,
+            range_bytes: 0,
+            requests: 10_000,
+            duration_ms: 0.0,
+        }
+    }
+}
+
+impl Config {
+    /// Parses TOML text (after applying `key.path=value` overrides), fills in defaults and
+    /// validates. `origin` names the source in error messages.
+    pub fn load(text: &str, origin: &str, overrides: &[String]) -> Result<Config, Error> {
+        let mut value: toml::Value = toml::from_str(text)
+            .map_err(|e| Error::Config(format!("{origin}: invalid TOML: {}", e.message())))?;
+        for o in overrides {
+            apply_override(&mut value, o)?;
+        }
+        let de = toml::Value::try_into::<toml::Value>(value)
+            .map_err(|e| Error::Config(format!("{origin}: {e}")))?;
+        let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            let inner = inner.trim_end();
+            if path == "." || path.is_empty() {
+                Error::Config(format!("{origin}: {inner}"))
+            } else {
+                Error::Config(format!("{origin}: key `{}`: {inner}", path.replace("flow[", "flow.").replace(']', "")))
+            }
+        })?;
+        for (i, f) in cfg.flows.iter_mut().enumerate() {
+            if f.name.is_empty() {
+                f.name = format!("flow{i}");
+            }
+        }
+        validate::validate(&cfg).map_err(|m| Error::Config(format!("{origin}: {m}")))?;
+        Ok(cfg)
+    }
+
+    /// The configuration as TOML, every default written out.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("configuration always serialises")
+    }
+
+    /// FNV-1a hash of the canonical JSON form: identifies the configuration in results.
+    pub fn hash_hex(&self) -> String {
+        let s = serde_json::to_string(self).expect("configuration always serialises");
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in s.bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+}
+
+/// JSON Schema of the configuration, for editors and for `docs/config.schema.json`.
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(Config);
+    serde_json::to_string_pretty(&schema).expect("schema serialises")
+}

@@ -1,0 +1,31 @@
+use crate::error::Error;
+
+/// Built-in presets: (name, one-line description, TOML text). The TOML files live beside this
+/// module so they can be read, diffed and copied as starting points.
+pub const PRESETS: &[(&str, &str, &str)] = &[
+    (
+        "mqsim-paper",
+        "MQSim (seed 000) Table 3 / default device: NVMe PCIe 3.0 x4, 8 ch x 4 chips x 2 dies x 2 planes, 8 KiB MLC pages, 4 KiB random-read QD32 demo flow",
+        include_str!("presets/mqsim-paper.toml"),
+    ),
+    (
+        "x25m",
+        "Intel X25-M as modelled by seed 002 Tables 2-3: 10 ch x 2 ways, 4 KiB pages, channel switch 16/33 us, SATA-class link, 4 KiB random-read QD1 demo flow",
+        include_str!("presets/x25m.toml"),
+    ),
+];
+
+pub fn preset_names() -> Vec<(&'static str, &'static str)> {
+    PRESETS.iter().map(|(n, d, _)| (*n, *d)).collect()
+}
+
+pub fn preset_toml(name: &str) -> Result<&'static str, Error> {
+    PRESETS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, t)| *t)
+        .ok_or_else(|| {
+            let names: Vec<&str> = PRESETS.iter().map(|(n, _, _)| *n).collect();
+            Error::Preset(format!("unknown preset `{name}`; available: {}", names.join(", ")))
+        })
+}

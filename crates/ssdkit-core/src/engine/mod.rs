@@ -1,0 +1,23 @@
+//! Generic discrete-event engine: integer time, a priority queue whose ties break by insertion
+//! order, and random streams derived from one run seed. It knows nothing about SSDs; the
+//! simulator that owns it defines the event type.
+
+mod queue;
+mod rng;
+
+pub use queue::EventQueue;
+pub use rng::{derive_stream, Stream};
+
+/// Simulation time in picoseconds. u64 covers about 213 days, far beyond any run.
+pub type Picoseconds = u64;
+
+pub const PS_PER_NS: u64 = 1_000;
+pub const PS_PER_US: u64 = 1_000_000;
+pub const PS_PER_MS: u64 = 1_000_000_000;
+pub const PS_PER_S: u64 = 1_000_000_000_000;
+
+/// Converts a configured duration in microseconds to picoseconds once, at load time, so the
+/// event path never sees floating point.
+pub fn us_to_ps(us: f64) -> Picoseconds {
+    (us * PS_PER_US as f64).round() as Picoseconds
+}

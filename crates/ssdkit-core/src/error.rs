@@ -1,0 +1,29 @@
+use thiserror::Error;
+
+/// Errors that reach the user. Each maps to one Python exception class under `SsdkitError`.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum Error {
+    /// Invalid configuration or override: the message names the key and the allowed values.
+    #[error("{0}")]
+    Config(String),
+    /// Unknown preset name: the message lists the available ones.
+    #[error("{0}")]
+    Preset(String),
+    /// File could not be read or written.
+    #[error("{0}")]
+    Io(String),
+    /// The model reached a state it cannot leave (a bug, reported instead of hanging).
+    #[error("{0}")]
+    Simulation(String),
+}
+
+impl Error {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Config(_) => "config",
+            Error::Preset(_) => "preset",
+            Error::Io(_) => "io",
+            Error::Simulation(_) => "simulation",
+        }
+    }
+}

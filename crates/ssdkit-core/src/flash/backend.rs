@@ -1,0 +1,123 @@
+use super::{Geometry, Timing};
+use crate::engine::Picoseconds;
+
+/// Operation counts of the back end, by kind.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct BackendStats {
+    /// Page reads executed on the array (a multi-plane read counts one per plane).
+    pub page_reads: u64,
+    pub page_programs: u64,
+    pub block_erases: u64,
+    /// Commands that used more than one plane.
+    pub multiplane_reads: u64,
+    pub multiplane_programs: u64,
+    pub multiplane_erases: u64,
+    /// Bytes moved on channel buses (commands excluded).
+    pub bus_bytes: u64,
+}
+
+/// Channel buses and the controller's issue slot. Both are FIFO resources reserved when an
+/// operation asks for them: a request made now for a slot later queues behind everything
+/// reserved before it (no back-filling of gaps). Dies are tracked by the scheduler that owns
+/// their queues; this type computes when each phase of an operation ends.
+pub struct Backend {
+    pub geo: Geometry,
+    pub timing: Timing,
+    bus_free: Vec<Picoseconds>,
+    bus_last_chip: Vec<u32>,
+    /// Seed 002: the controller issues one page operation per channel-switch delay.
+    issue_free: Picoseconds,
+    pub stats: BackendStats,
+}
+
+impl Backend {
+    pub fn new(geo: Geometry, timing: Timing) -> Self {
+        Self {
+            bus_free: vec![0; geo.channels as usize],
+            bus_last_chip: vec![u32::MAX; geo.channels as usize],
+            issue_free: 0,
+            geo,
+            timing,
+            stats: BackendStats::default(),
+        }
+    }
+
+    #[inline]
+    fn issue(&mut self, now: Picoseconds, switch_ps: Picoseconds) -> Picoseconds {
+        if switch_ps == 0 {
+            return now;
+        }
+        let start = now.max(self.issue_free);
+        self.issue_free = start + switch_ps;
+        start + switch_ps
+    }
+
+    /// Reserves the die's channel for `dur` from no earlier than `at`; returns the end time.
+    #[inline]
+    fn bus(&mut self, die: u32, at: Picoseconds, dur: Picoseconds) -> Picoseconds {
+        let ch = self.geo.channel_of_die(die) as usize;
+        let chip = self.geo.chip_of_die(die);
+        let mut start = at.max(self.bus_free[ch]);
+        if self.bus_last_chip[ch] != chip {
+            if self.bus_last_chip[ch] != u32::MAX {
+                start += self.timing.way_switch_ps;
+            }
+            self.bus_last_chip[ch] = chip;
+        }
+        self.bus_free[ch] = start + dur;
+        start + dur
+    }
+
+    /// Starts a (multi-plane) read of `planes` pages at page offset `page`: command/address
+    /// cycles for each plane, then the array sense. Returns when the data sits in the page
+    /// registers.
+    pub fn start_read(&mut self, now: Picoseconds, die: u32, page: u32, planes: u32) -> Picoseconds {
+        let t = self.issue(now, self.timing.switch_read_ps);
+        let cmd_end = self.bus(die, t, self.timing.read_cmd_ps * planes as u64);
+        self.stats.page_reads += planes as u64;
+        if planes > 1 {
+            self.stats.multiplane_reads += 1;
+        }
+        cmd_end + self.timing.read_ps[self.timing.page_type[page as usize] as usize]
+    }
+
+    /// Moves `sectors` sectors out of the die's registers to the controller.
+    pub fn transfer_out(&mut self, now: Picoseconds, die: u32, sectors: u32) -> Picoseconds {
+        self.stats.bus_bytes += sectors as u64 * 512;
+        let dur = self.xfer_ps(sectors);
+        self.bus(die, now, dur)
+    }
+
+    #[inline]
+    fn xfer_ps(&self, sectors: u32) -> Picoseconds {
+        let spp = self.geo.sectors_per_page;
+        let full = (sectors / spp) as u64 * self.timing.xfer_ps[spp as usize];
+        full + self.timing.xfer_ps[(sectors % spp) as usize]
+    }
+
+    /// Starts a (multi-plane) program: for each plane command/address cycles and a full page
+    /// of data on the bus, then the array program. Returns when the program ends.
+    pub fn start_program(&mut self, now: Picoseconds, die: u32, page: u32, planes: u32) -> Picoseconds {
+        let t = self.issue(now, self.timing.switch_write_ps);
+        let spp = self.geo.sectors_per_page;
+        let per_plane = self.timing.program_cmd_ps + self.timing.xfer_ps[spp as usize];
+        let end = self.bus(die, t, per_plane * planes as u64);
+        self.stats.page_programs += planes as u64;
+        self.stats.bus_bytes += planes as u64 * self.geo.page_size as u64;
+        if planes > 1 {
+            self.stats.multiplane_programs += 1;
+        }
+        end + self.timing.program_ps[self.timing.page_type[page as usize] as usize]
+    }
+
+    /// Starts a (multi-plane) erase. Returns when it ends.
+    pub fn start_erase(&mut self, now: Picoseconds, die: u32, planes: u32) -> Picoseconds {
+        let t = self.issue(now, self.timing.switch_write_ps);
+        let end = self.bus(die, t, self.timing.erase_cmd_ps * planes as u64);
+        self.stats.block_erases += planes as u64;
+        if planes > 1 {
+            self.stats.multiplane_erases += 1;
+        }
+        end + self.timing.erase_ps
+    }
+}

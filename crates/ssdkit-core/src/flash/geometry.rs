@@ -1,0 +1,101 @@
+use crate::config::FlashConfig;
+
+/// Sizes of each level and the flat numbering of planes, dies and pages.
+///
+/// Global plane id = ((channel * chips + chip) * dies + die) * planes + plane; a die's planes
+/// are consecutive, so die id = plane id / planes_per_die. A physical page address (PPA) is
+/// plane id * pages_per_plane + block * pages_per_block + page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    pub channels: u32,
+    pub chips_per_channel: u32,
+    pub dies_per_chip: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_size: u32,
+    pub sectors_per_page: u32,
+}
+
+pub const SECTOR_BYTES: u64 = 512;
+
+impl Geometry {
+    pub fn from_config(f: &FlashConfig) -> Self {
+        Self {
+            channels: f.channels,
+            chips_per_channel: f.chips_per_channel,
+            dies_per_chip: f.dies_per_chip,
+            planes_per_die: f.planes_per_die,
+            blocks_per_plane: f.blocks_per_plane,
+            pages_per_block: f.pages_per_block,
+            page_size: f.page_size_bytes,
+            sectors_per_page: (f.page_size_bytes as u64 / SECTOR_BYTES) as u32,
+        }
+    }
+    pub fn chips(&self) -> u32 {
+        self.channels * self.chips_per_channel
+    }
+    pub fn dies(&self) -> u32 {
+        self.chips() * self.dies_per_chip
+    }
+    pub fn planes(&self) -> u32 {
+        self.dies() * self.planes_per_die
+    }
+    pub fn pages_per_plane(&self) -> u32 {
+        self.blocks_per_plane * self.pages_per_block
+    }
+    pub fn total_blocks(&self) -> u32 {
+        self.planes() * self.blocks_per_plane
+    }
+    pub fn total_pages(&self) -> u64 {
+        self.planes() as u64 * self.pages_per_plane() as u64
+    }
+    #[inline]
+    pub fn plane_of_ppa(&self, ppa: u32) -> u32 {
+        ppa / self.pages_per_plane()
+    }
+    /// Global block index (plane id * blocks_per_plane + block).
+    #[inline]
+    pub fn block_of_ppa(&self, ppa: u32) -> u32 {
+        ppa / self.pages_per_block
+    }
+    #[inline]
+    pub fn page_in_block(&self, ppa: u32) -> u32 {
+        ppa % self.pages_per_block
+    }
+    #[inline]
+    pub fn die_of_plane(&self, plane: u32) -> u32 {
+        plane / self.planes_per_die
+    }
+    #[inline]
+    pub fn chip_of_die(&self, die: u32) -> u32 {
+        die / self.dies_per_chip
+    }
+    #[inline]
+    pub fn channel_of_die(&self, die: u32) -> u32 {
+        die / (self.dies_per_chip * self.chips_per_channel)
+    }
+    pub fn plane_id(&self, ch: u32, chip: u32, die: u32, plane: u32) -> u32 {
+        ((ch * self.chips_per_channel + chip) * self.dies_per_chip + die) * self.planes_per_die + plane
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbering_is_consistent() {
+        let g = Geometry::from_config(&FlashConfig::default());
+        assert_eq!(g.planes(), 128);
+        assert_eq!(g.total_pages(), 67_108_864);
+        let p = g.plane_id(3, 2, 1, 1);
+        let d = g.die_of_plane(p);
+        assert_eq!(g.channel_of_die(d), 3);
+        assert_eq!(g.chip_of_die(d), 3 * 4 + 2);
+        let ppa = p * g.pages_per_plane() + 5 * g.pages_per_block + 7;
+        assert_eq!(g.plane_of_ppa(ppa), p);
+        assert_eq!(g.page_in_block(ppa), 7);
+        assert_eq!(g.block_of_ppa(ppa) % g.blocks_per_plane, 5);
+    }
+}

@@ -1,0 +1,559 @@
+//! The simulator: one owner of every component. Events are plain data naming a request, a
+//! die or a transaction by index; handlers are methods here, so no component holds a
+//! reference to another and the whole state is flat.
+
+mod run;
+
+pub use run::{CompletionRecord, RunOutput};
+
+use crate::config::{Config, InterfaceType};
+use crate::engine::{us_to_ps, EventQueue, Picoseconds};
+use crate::flash::{Backend, Geometry, Timing};
+use crate::ftl::mapping::Stream;
+use crate::ftl::scheduling::{DieQueues, Slab, Tx, TxKind};
+use crate::ftl::{Ftl, NONE};
+use crate::host::link::Link;
+use crate::host::nvme::FetchUnit;
+use crate::stats::RwStats;
+use crate::workload::synthetic::SyntheticFlow;
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ev {
+    /// The host's announcement of request `0` reached the device.
+    Doorbell(u32),
+    /// The command of request `0` is inside the device.
+    CommandArrived(u32),
+    /// The write data of request `0` is in the device buffer.
+    WriteDataArrived(u32),
+    /// The firmware finished processing request `0`; its transactions go to the dies.
+    FirmwareDone(u32),
+    /// The array phase (sense, program or erase) of die `0`'s batch ended.
+    DieArrayDone(u32),
+    /// The data of die `0`'s read batch is out of the page registers.
+    DieXferDone(u32),
+    /// The completion of request `0` is in the host's completion queue.
+    Completed(u32),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Req {
+    pub flow: u32,
+    pub is_read: bool,
+    pub start_sector: u64,
+    pub sectors: u32,
+    pub submit_ps: Picoseconds,
+    pub pending_tx: u32,
+}
+
+const MAX_BATCH: usize = 16;
+
+#[derive(Clone, Copy)]
+struct DieState {
+    busy: bool,
+    n: u8,
+    batch: [u32; MAX_BATCH],
+}
+
+pub struct Simulator {
+    pub(crate) q: EventQueue<Ev>,
+    pub(crate) geo: Geometry,
+    pub(crate) backend: Backend,
+    pub ftl: Ftl,
+    txs: Slab<Tx>,
+    reqs: Slab<Req>,
+    dies: Vec<DieState>,
+    die_q: Vec<DieQueues>,
+    link: Link,
+    fetch: FetchUnit,
+    sata: bool,
+    fw_free: Picoseconds,
+    fw_request_ps: Picoseconds,
+    fw_tx_ps: Picoseconds,
+    multiplane: bool,
+    pub(crate) flows: Vec<SyntheticFlow>,
+    pub(crate) flow_stats: Vec<RwStats>,
+    pub(crate) completed: Vec<u64>,
+    pub(crate) last_completion: Picoseconds,
+    pub(crate) unmapped_reads: u64,
+    pub(crate) rmw_reads: u64,
+    pub(crate) log: Option<Vec<CompletionRecord>>,
+}
+
+impl Simulator {
+    pub fn new(c: &Config) -> Self {
+        let geo = Geometry::from_config(&c.flash);
+        let ftl = Ftl::new(c);
+        let capacity = ftl.logical_pages as u64 * geo.page_size as u64;
+        let flows: Vec<SyntheticFlow> = c
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| SyntheticFlow::new(f, capacity, c.run.seed, 1 + i as u64))
+            .collect();
+        let sata = c.interface.kind == InterfaceType::Sata;
+        let (queues, limit) = if sata { (1, c.interface.ncq_depth) } else { (flows.len(), c.interface.queue_fetch_size) };
+        let n = flows.len();
+        Self {
+            q: EventQueue::new(),
+            geo,
+            backend: Backend::new(geo, Timing::from_config(&c.flash)),
+            ftl,
+            txs: Slab::new(),
+            reqs: Slab::new(),
+            dies: vec![DieState { busy: false, n: 0, batch: [0; MAX_BATCH] }; geo.dies() as usize],
+            die_q: (0..geo.dies()).map(|_| DieQueues::default()).collect(),
+            link: Link::new(c),
+            fetch: FetchUnit::new(queues, limit),
+            sata,
+            fw_free: 0,
+            fw_request_ps: us_to_ps(c.ftl.firmware_request_us),
+            fw_tx_ps: us_to_ps(c.ftl.firmware_transaction_us),
+            multiplane: c.flash.multiplane && geo.planes_per_die > 1,
+            flows,
+            flow_stats: vec![RwStats::default(); n],
+            completed: vec![0; n],
+            last_completion: 0,
+            unmapped_reads: 0,
+            rmw_reads: 0,
+            log: None,
+        }
+    }
+
+    #[inline]
+    fn queue_of(&self, flow: u32) -> usize {
+        if self.sata {
+            0
+        } else {
+            flow as usize
+        }
+    }
+
+    /// The host puts the next request of `flow` in its submission queue now.
+    pub(crate) fn submit(&mut self, flow: u32) {
+        let now = self.q.now();
+        let r = self.flows[flow as usize].next();
+        let id = self.reqs.insert(Req {
+            flow,
+            is_read: r.is_read,
+            start_sector: r.start_sector,
+            sectors: r.sectors,
+            submit_ps: now,
+            pending_tx: 0,
+        });
+        let t = self.link.doorbell(now);
+        self.q.schedule(t, Ev::Doorbell(id));
+    }
+
+    pub(crate) fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Doorbell(r) => {
+                let queue = self.queue_of(self.reqs.get(r).flow);
+                self.fetch.announce(queue, r);
+                self.try_fetch();
+            }
+            Ev::CommandArrived(r) => {
+                let req = *self.reqs.get(r);
+                if req.is_read {
+                    self.firmware(r);
+                } else {
+                    let t = self.link.fetch_write_data(self.q.now(), req.sectors as u64 * 512);
+                    self.q.schedule(t, Ev::WriteDataArrived(r));
+                }
+            }
+            Ev::WriteDataArrived(r) => self.firmware(r),
+            Ev::FirmwareDone(r) => self.dispatch_request(r),
+            Ev::DieArrayDone(d) => self.die_array_done(d),
+            Ev::DieXferDone(d) => self.die_finish(d),
+            Ev::Completed(r) => self.complete_request(r),
+        }
+    }
+
+    fn try_fetch(&mut self) {
+        while let Some((_, r)) = self.fetch.next() {
+            let t = self.link.fetch_command(self.q.now());
+            self.q.schedule(t, Ev::CommandArrived(r));
+        }
+    }
+
+    /// Page span of a request: (first logical page, number of pages).
+    #[inline]
+    fn span(&self, req: &Req) -> (u64, u64) {
+        let spp = self.geo.sectors_per_page as u64;
+        let first = req.start_sector / spp;
+        let last = (req.start_sector + req.sectors as u64 - 1) / spp;
+        (first, last - first + 1)
+    }
+
+    /// The controller CPU is one FIFO resource: a request costs a fixed time plus a time per
+    /// page transaction.
+    fn firmware(&mut self, r: u32) {
+        let req = *self.reqs.get(r);
+        let (_, pages) = self.span(&req);
+        let start = self.q.now().max(self.fw_free);
+        self.fw_free = start + self.fw_request_ps + pages * self.fw_tx_ps;
+        self.q.schedule(self.fw_free, Ev::FirmwareDone(r));
+    }
+
+    /// Splits a request into page transactions with their sector counts and queues them.
+    fn dispatch_request(&mut self, r: u32) {
+        let req = *self.reqs.get(r);
+        let spp = self.geo.sectors_per_page as u64;
+        let (first, pages) = self.span(&req);
+        let end = req.start_sector + req.sectors as u64;
+        let mut pending = 0;
+        for i in 0..pages {
+            let lpa = (first + i) as u32;
+            let lo = req.start_sector.max((first + i) * spp);
+            let hi = end.min((first + i + 1) * spp);
+            let sectors = (hi - lo) as u32;
+            let mapped = self.ftl.l2p[lpa as usize];
+            if req.is_read {
+                if mapped == NONE {
+                    // Never written: real drives answer from the mapping table alone.
+                    self.unmapped_reads += 1;
+                    continue;
+                }
+                let plane = self.geo.plane_of_ppa(mapped);
+                let t = self.txs.insert(Tx { kind: TxKind::UserRead, req: r, lpa, ppa: mapped, plane, sectors, link: NONE });
+                self.enqueue(t);
+            } else {
+                let plane = self.ftl.target_plane(lpa);
+                let w = self.txs.insert(Tx { kind: TxKind::UserWrite, req: r, lpa, ppa: NONE, plane, sectors, link: NONE });
+                if (sectors as u64) < spp && mapped != NONE {
+                    // Partial page: read the unchanged sectors first, then program the page.
+                    self.rmw_reads += 1;
+                    let old_plane = self.geo.plane_of_ppa(mapped);
+                    let rr = self.txs.insert(Tx {
+                        kind: TxKind::RmwRead,
+                        req: r,
+                        lpa,
+                        ppa: mapped,
+                        plane: old_plane,
+                        sectors: spp as u32 - sectors,
+                        link: w,
+                    });
+                    self.enqueue(rr);
+                } else {
+                    self.enqueue(w);
+                }
+            }
+            pending += 1;
+        }
+        self.reqs.get_mut(r).pending_tx = pending;
+        if pending == 0 {
+            self.flash_done(r);
+        }
+    }
+
+    fn enqueue(&mut self, t: u32) {
+        let tx = *self.txs.get(t);
+        let die = self.geo.die_of_plane(tx.plane);
+        let dq = &mut self.die_q[die as usize];
+        match tx.kind {
+            TxKind::UserRead | TxKind::RmwRead => dq.reads.push_back(t),
+            TxKind::UserWrite => dq.writes.push_back(t),
+            _ => dq.gc.push_back(t),
+        }
+        self.schedule_die(die);
+    }
+
+    /// All flash work of request `r` is done: send data (reads) and the completion.
+    fn flash_done(&mut self, r: u32) {
+        let req = *self.reqs.get(r);
+        let bytes = if req.is_read { req.sectors as u64 * 512 } else { 0 };
+        let t = self.link.complete(self.q.now(), bytes);
+        self.q.schedule(t, Ev::Completed(r));
+    }
+
+    fn complete_request(&mut self, r: u32) {
+        let now = self.q.now();
+        let req = *self.reqs.get(r);
+        let lat = now - req.submit_ps;
+        let s = &mut self.flow_stats[req.flow as usize];
+        let bytes = req.sectors as u64 * 512;
+        if req.is_read {
+            s.read.record(lat, bytes);
+        } else {
+            s.write.record(lat, bytes);
+        }
+        if let Some(log) = self.log.as_mut() {
+            log.push(CompletionRecord {
+                flow: req.flow,
+                is_read: req.is_read,
+                start_sector: req.start_sector,
+                sectors: req.sectors,
+                submit_ps: req.submit_ps,
+                complete_ps: now,
+            });
+        }
+        self.completed[req.flow as usize] += 1;
+        self.last_completion = now;
+        self.reqs.remove(r);
+        self.fetch.release(self.queue_of(req.flow));
+        self.try_fetch();
+        if self.flows[req.flow as usize].wants_more(now) {
+            self.submit(req.flow);
+        }
+    }
+
+    // ----- transaction scheduling and flash execution -----
+
+    /// Whether a plane of `die` is down to its GC reserve, so GC must go first.
+    fn die_urgent(&self, die: u32) -> bool {
+        let ppd = self.geo.planes_per_die;
+        (die * ppd..(die + 1) * ppd)
+            .any(|p| self.ftl.planes[p as usize].free_blocks.len() <= self.ftl.reserve_blocks as usize)
+    }
+
+    fn schedule_die(&mut self, die: u32) {
+        if self.dies[die as usize].busy || self.die_q[die as usize].is_empty() {
+            return;
+        }
+        let gc_first = !self.die_q[die as usize].gc.is_empty() && self.die_urgent(die);
+        // Busy before choosing: allocating a page can start GC, whose enqueue must not
+        // re-enter this die's scheduler.
+        self.dies[die as usize].busy = true;
+        let started = if gc_first {
+            self.start_gc_op(die) || self.start_reads(die) || self.start_writes(die)
+        } else {
+            self.start_reads(die) || self.start_writes(die) || self.start_gc_op(die)
+        };
+        if !started {
+            self.dies[die as usize].busy = false;
+        }
+    }
+
+    fn start_reads(&mut self, die: u32) -> bool {
+        let Some(t0) = self.die_q[die as usize].reads.pop_front() else { return false };
+        let page = self.geo.page_in_block(self.txs.get(t0).ppa);
+        let mut batch = [0u32; MAX_BATCH];
+        batch[0] = t0;
+        let mut n = 1;
+        if self.multiplane {
+            let mut used: u32 = 1 << (self.txs.get(t0).plane % self.geo.planes_per_die);
+            let mut i = 0;
+            let dq = &mut self.die_q[die as usize].reads;
+            while i < dq.len().min(4 * self.geo.planes_per_die as usize) && n < self.geo.planes_per_die as usize {
+                let tx = self.txs.get(dq[i]);
+                let bit = 1 << (tx.plane % self.geo.planes_per_die);
+                if used & bit == 0 && self.geo.page_in_block(tx.ppa) == page {
+                    used |= bit;
+                    batch[n] = dq.remove(i).expect("index in range");
+                    n += 1;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        let t = self.backend.start_read(self.q.now(), die, page, n as u32);
+        self.begin(die, &batch[..n], t);
+        true
+    }
+
+    fn start_writes(&mut self, die: u32) -> bool {
+        let ppd = self.geo.planes_per_die;
+        let dq = &self.die_q[die as usize].writes;
+        // First write whose plane can take a page now (planes at their GC reserve wait).
+        let Some(i0) = (0..dq.len()).find(|&i| {
+            self.ftl.next_page_offset(self.txs.get(dq[i]).plane, Stream::User).is_some()
+        }) else {
+            return false;
+        };
+        let t0 = self.die_q[die as usize].writes.remove(i0).expect("index in range");
+        let p0 = self.txs.get(t0).plane;
+        let offset = self.ftl.next_page_offset(p0, Stream::User).expect("checked above");
+        let mut batch = [0u32; MAX_BATCH];
+        batch[0] = t0;
+        let mut n = 1;
+        if self.multiplane {
+            let mut used: u32 = 1 << (p0 % ppd);
+            let mut i = 0;
+            while i < self.die_q[die as usize].writes.len().min(4 * ppd as usize) && n < ppd as usize {
+                let t = self.die_q[die as usize].writes[i];
+                let p = self.txs.get(t).plane;
+                let bit = 1 << (p % ppd);
+                if used & bit == 0 && self.ftl.next_page_offset(p, Stream::User) == Some(offset) {
+                    used |= bit;
+                    batch[n] = self.die_q[die as usize].writes.remove(i).expect("index in range");
+                    n += 1;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        for &t in &batch[..n] {
+            let tx = *self.txs.get(t);
+            let ppa = self.ftl.allocate(tx.plane, Stream::User);
+            self.ftl.map(tx.lpa, ppa);
+            self.ftl.stats.user_page_writes += 1;
+            self.txs.get_mut(t).ppa = ppa;
+            self.after_allocation(tx.plane);
+        }
+        let t = self.backend.start_program(self.q.now(), die, offset, n as u32);
+        self.begin(die, &batch[..n], t);
+        true
+    }
+
+    /// Runs the first GC transaction of the die that still has work to do; stale ones (their
+    /// page was overwritten meanwhile) are retired on the way.
+    fn start_gc_op(&mut self, die: u32) -> bool {
+        while let Some(t) = self.die_q[die as usize].gc.pop_front() {
+            let tx = *self.txs.get(t);
+            let now = self.q.now();
+            match tx.kind {
+                TxKind::GcRead => {
+                    if self.ftl.p2l[tx.ppa as usize] != tx.lpa {
+                        self.txs.remove(t);
+                        self.gc_move_done(tx.plane);
+                        continue;
+                    }
+                    let page = self.geo.page_in_block(tx.ppa);
+                    let end = self.backend.start_read(now, die, page, 1);
+                    self.begin(die, &[t], end);
+                    return true;
+                }
+                TxKind::GcWrite => {
+                    if self.ftl.l2p[tx.lpa as usize] != tx.ppa {
+                        self.txs.remove(t);
+                        self.gc_move_done(tx.plane);
+                        continue;
+                    }
+                    let ppa = self.ftl.allocate(tx.plane, Stream::Gc);
+                    self.ftl.map(tx.lpa, ppa);
+                    let page = self.geo.page_in_block(ppa);
+                    self.after_allocation(tx.plane);
+                    let end = self.backend.start_program(now, die, page, 1);
+                    self.begin(die, &[t], end);
+                    return true;
+                }
+                TxKind::GcErase => {
+                    let end = self.backend.start_erase(now, die, 1);
+                    self.begin(die, &[t], end);
+                    return true;
+                }
+                _ => unreachable!("user transaction in a GC queue"),
+            }
+        }
+        false
+    }
+
+    fn begin(&mut self, die: u32, batch: &[u32], array_end: Picoseconds) {
+        let d = &mut self.dies[die as usize];
+        d.busy = true;
+        d.n = batch.len() as u8;
+        d.batch[..batch.len()].copy_from_slice(batch);
+        self.q.schedule(array_end, Ev::DieArrayDone(die));
+    }
+
+    fn die_array_done(&mut self, die: u32) {
+        let d = self.dies[die as usize];
+        let first = *self.txs.get(d.batch[0]);
+        match first.kind {
+            TxKind::UserRead | TxKind::RmwRead | TxKind::GcRead => {
+                let sectors: u32 = d.batch[..d.n as usize].iter().map(|&t| self.txs.get(t).sectors).sum();
+                let end = self.backend.transfer_out(self.q.now(), die, sectors);
+                self.q.schedule(end, Ev::DieXferDone(die));
+            }
+            _ => self.die_finish(die),
+        }
+    }
+
+    fn die_finish(&mut self, die: u32) {
+        let d = self.dies[die as usize];
+        self.dies[die as usize].busy = false;
+        for &t in &d.batch[..d.n as usize] {
+            self.tx_done(t);
+        }
+        self.schedule_die(die);
+    }
+
+    fn tx_done(&mut self, t: u32) {
+        let tx = *self.txs.get(t);
+        self.txs.remove(t);
+        match tx.kind {
+            TxKind::UserRead | TxKind::UserWrite => {
+                let req = self.reqs.get_mut(tx.req);
+                req.pending_tx -= 1;
+                if req.pending_tx == 0 {
+                    self.flash_done(tx.req);
+                }
+            }
+            TxKind::RmwRead => self.enqueue(tx.link),
+            TxKind::GcRead => {
+                let w = self.txs.insert(Tx { kind: TxKind::GcWrite, ..tx });
+                self.enqueue(w);
+            }
+            TxKind::GcWrite => {
+                self.ftl.stats.gc_page_moves += 1;
+                self.gc_move_done(tx.plane);
+            }
+            TxKind::GcErase => {
+                self.ftl.erase(tx.ppa);
+                self.ftl.stats.gc_runs += 1;
+                self.ftl.planes[tx.plane as usize].gc_victim = NONE;
+                self.maybe_start_gc(tx.plane);
+                // Writes that waited for space on other dies' planes never wait here: a
+                // plane belongs to one die, whose scheduler runs right after this.
+            }
+        }
+    }
+
+    // ----- garbage collection -----
+
+    fn after_allocation(&mut self, plane: u32) {
+        if self.ftl.planes[plane as usize].gc_victim == NONE && self.ftl.free_pages(plane) < self.ftl.gc_start_free_pages {
+            self.maybe_start_gc(plane);
+        }
+    }
+
+    fn maybe_start_gc(&mut self, plane: u32) {
+        if self.ftl.planes[plane as usize].gc_victim != NONE || self.ftl.free_pages(plane) >= self.ftl.gc_start_free_pages {
+            return;
+        }
+        let Some(victim) = crate::ftl::gc::pick_victim_greedy(&self.ftl, plane) else { return };
+        self.ftl.block_state[victim as usize] = crate::ftl::mapping::BlockState::Victim;
+        let ppb = self.geo.pages_per_block;
+        let mut moves = 0;
+        for ppa in victim * ppb..(victim + 1) * ppb {
+            let lpa = self.ftl.p2l[ppa as usize];
+            if lpa != NONE {
+                let t = self.txs.insert(Tx {
+                    kind: TxKind::GcRead,
+                    req: NONE,
+                    lpa,
+                    ppa,
+                    plane,
+                    sectors: self.geo.sectors_per_page,
+                    link: NONE,
+                });
+                self.enqueue(t);
+                moves += 1;
+            }
+        }
+        let ps = &mut self.ftl.planes[plane as usize];
+        ps.gc_victim = victim;
+        ps.gc_pending = moves;
+        if moves == 0 {
+            self.queue_erase(plane);
+        }
+    }
+
+    fn gc_move_done(&mut self, plane: u32) {
+        let ps = &mut self.ftl.planes[plane as usize];
+        ps.gc_pending -= 1;
+        if ps.gc_pending == 0 {
+            self.queue_erase(plane);
+        }
+    }
+
+    fn queue_erase(&mut self, plane: u32) {
+        let victim = self.ftl.planes[plane as usize].gc_victim;
+        let t = self.txs.insert(Tx { kind: TxKind::GcErase, req: NONE, lpa: NONE, ppa: victim, plane, sectors: 0, link: NONE });
+        self.enqueue(t);
+    }
+
+    /// Requests inside the simulator (submitted, not completed).
+    pub fn outstanding(&self) -> usize {
+        self.reqs.live()
+    }
+}
