@@ -195,7 +195,8 @@ pub struct FtlConfig {
     pub initial_state: InitialState,
     /// Garbage-collection victim policy: "greedy". Default "greedy".
     pub gc_policy: GcPolicy,
-    /// GC starts in a plane when its free pages fall below this fraction of its pages.
+    /// GC starts in a plane when its free pages fall below this fraction of its pages (and
+    /// in any case one block before user writes would reach the GC reserve).
     /// Default 0.05 (MQSim's GC_Exec_Threshold); (0, 0.5], and above `gc_hard_threshold`.
     pub gc_threshold: f64,
     /// User writes to a plane wait when its free pages fall below this fraction; the rest is

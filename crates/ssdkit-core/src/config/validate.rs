@@ -119,7 +119,7 @@ pub fn validate(c: &Config) -> Result<(), String> {
     let logical_pages = crate::ftl::logical_pages(c);
     let share_blocks = logical_pages.div_ceil(planes).div_ceil(f.pages_per_block as u64);
     let reserve = crate::ftl::reserve_blocks(c) as u64;
-    if share_blocks + reserve + 2 > f.blocks_per_plane as u64 {
+    if share_blocks + reserve + 2 >= f.blocks_per_plane as u64 {
         return Err(format!(
             "key `ftl.spare_factor` = {} leaves too few spare blocks: each plane holds {share_blocks} blocks of logical data and needs {} more (GC reserve from `ftl.gc_hard_threshold` + 2 open blocks) out of {}; raise the spare factor or lower the thresholds",
             t.spare_factor,

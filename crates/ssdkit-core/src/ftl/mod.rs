@@ -35,8 +35,12 @@ pub fn reserve_blocks(c: &Config) -> u32 {
     blocks.max(2)
 }
 
-/// GC starts in a plane when its free pages fall below this many.
+/// GC starts in a plane when its free pages fall below this many: the configured fraction,
+/// but never later than one block before user writes would have to wait for the reserve,
+/// else a small plane could block its writers without ever starting GC.
 pub fn gc_start_free_pages(c: &Config) -> u64 {
     let f = &c.flash;
-    (c.ftl.gc_threshold * f.blocks_per_plane as f64 * f.pages_per_block as f64).ceil() as u64
+    let ppb = f.pages_per_block as u64;
+    let configured = (c.ftl.gc_threshold * f.blocks_per_plane as f64 * ppb as f64).ceil() as u64;
+    configured.max((reserve_blocks(c) as u64 + 1) * ppb + 1)
 }

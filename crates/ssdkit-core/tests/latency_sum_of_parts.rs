@@ -1,0 +1,105 @@
+//! QD1 4 KiB random reads and writes on `mqsim-paper`: with one request in the device at a
+//! time nothing contends, so the mean response time must equal the sum of the configured
+//! steps, computed here from the configuration by the textbook formulas (PCIe payload rate
+//! and per-TLP overhead, ONFI bus rate, array times, firmware). Tolerance 0.5 % (issue 2).
+
+mod common;
+use common::*;
+use ssdkit_core::config::Config;
+
+struct Parts {
+    pcie_ps_per_byte: f64,
+    overhead: f64,
+    mps: f64,
+    mrrs: f64,
+}
+
+impl Parts {
+    fn new(c: &Config) -> Self {
+        // PCIe 3.0: 8 GT/s per lane, 128b/130b line code.
+        assert_eq!(c.pcie.generation, 3);
+        let bytes_per_s = c.pcie.lanes as f64 * 8e9 * 128.0 / 130.0 / 8.0;
+        Self {
+            pcie_ps_per_byte: 1e12 / bytes_per_s,
+            overhead: c.pcie.packet_overhead_bytes as f64,
+            mps: c.pcie.max_payload_bytes as f64,
+            mrrs: c.pcie.max_read_request_bytes as f64,
+        }
+    }
+    /// Microseconds to send `payload` bytes as TLPs of at most `max` bytes.
+    fn tlps_us(&self, payload: f64, max: f64) -> f64 {
+        let packets = (payload / max).ceil().max(1.0);
+        (payload + packets * self.overhead) * self.pcie_ps_per_byte / 1e6
+    }
+}
+
+fn bus_us(c: &Config, bytes: f64) -> f64 {
+    bytes / (c.flash.bus.width_bits as f64 / 8.0) / c.flash.bus.rate_mts
+}
+
+fn cmd_us(c: &Config, cycles: u32) -> f64 {
+    cycles as f64 * c.flash.bus.cmd_addr_cycle_ns / 1000.0
+}
+
+fn qd1(op_read: bool) -> (Config, f64) {
+    let rf = if op_read { "1.0" } else { "0.0" };
+    let c = preset(
+        "mqsim-paper",
+        &["flow.0.queue_depth=1", &format!("flow.0.read_fraction={rf}"), "flow.0.requests=3000"],
+    );
+    let r = run_cfg(&c);
+    assert_eq!(count(&r, "all"), 3000);
+    (c.clone(), mean_us(&r, "all"))
+}
+
+#[test]
+fn qd1_random_read_mean_is_sum_of_parts() {
+    let (c, mean) = qd1(true);
+    let p = Parts::new(&c);
+    let req = 4096.0;
+    let expected = p.tlps_us(4.0, 4.0)              // SQ tail doorbell write
+        + p.tlps_us(0.0, 1.0)                        // device's memory read request for the SQE
+        + p.tlps_us(64.0, p.mps)                     // SQE in a completion TLP
+        + c.ftl.firmware_request_us + c.ftl.firmware_transaction_us
+        + cmd_us(&c, c.flash.bus.read_cmd_cycles)    // command/address cycles
+        + c.flash.read_us[0]                         // tR (LSB = MSB on this preset)
+        + bus_us(&c, req)                            // only the 4 KiB asked for leave the die
+        + p.tlps_us(req, p.mps)                      // data to host memory
+        + p.tlps_us(16.0, 16.0); // CQE
+    assert_eq!(c.flash.read_us[0], c.flash.read_us[1]);
+    let e = rel(mean, expected);
+    assert!(e < 0.005, "mean {mean:.4} us vs sum of parts {expected:.4} us ({:.3} %)", e * 100.0);
+}
+
+#[test]
+fn qd1_random_write_mean_is_sum_of_parts() {
+    let (c, mean) = qd1(false);
+    let p = Parts::new(&c);
+    let req = 4096.0;
+    let page = c.flash.page_size_bytes as f64;
+    let expected = p.tlps_us(4.0, 4.0)
+        + p.tlps_us(0.0, 1.0)
+        + p.tlps_us(64.0, p.mps)
+        // write data: one header-only read request per MRRS, data in MPS-sized completions
+        + (req / p.mrrs) * p.tlps_us(0.0, 1.0)
+        + p.tlps_us(req, p.mps)
+        + c.ftl.firmware_request_us + c.ftl.firmware_transaction_us
+        // 4 KiB into an 8 KiB page of a fully mapped drive: read the other 4 KiB first
+        + cmd_us(&c, c.flash.bus.read_cmd_cycles) + c.flash.read_us[0] + bus_us(&c, page - req)
+        // then program the whole page
+        + cmd_us(&c, c.flash.bus.program_cmd_cycles) + bus_us(&c, page) + c.flash.program_us[0]
+        + p.tlps_us(16.0, 16.0);
+    assert_eq!(c.flash.program_us[0], c.flash.program_us[1]);
+    let e = rel(mean, expected);
+    assert!(e < 0.005, "mean {mean:.4} us vs sum of parts {expected:.4} us ({:.3} %)", e * 100.0);
+}
+
+#[test]
+fn qd1_read_of_empty_drive_skips_flash() {
+    let c = preset("mqsim-paper", &["flow.0.queue_depth=1", "flow.0.requests=500", "ftl.initial_state=empty"]);
+    let r = run_cfg(&c);
+    assert_eq!(r["device"]["flash"]["page_reads"].as_u64(), Some(0));
+    assert_eq!(r["device"]["ftl"]["unmapped_page_reads"].as_u64(), Some(500));
+    // Host link and firmware only: far below one array read.
+    assert!(mean_us(&r, "read") < c.flash.read_us[0]);
+}
