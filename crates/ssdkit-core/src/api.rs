@@ -8,12 +8,17 @@ use crate::sim::{RunOutput, Simulator};
 pub enum Source<'a> {
     Preset(&'a str),
     /// TOML text and the name of its origin (a file path) for error messages.
-    Toml { text: &'a str, origin: &'a str },
+    Toml {
+        text: &'a str,
+        origin: &'a str,
+    },
 }
 
 pub fn load(source: Source<'_>, overrides: &[String]) -> Result<Config, Error> {
     match source {
-        Source::Preset(name) => Config::load(preset_toml(name)?, &format!("preset {name}"), overrides),
+        Source::Preset(name) => {
+            Config::load(preset_toml(name)?, &format!("preset {name}"), overrides)
+        }
         Source::Toml { text, origin } => Config::load(text, origin, overrides),
     }
 }

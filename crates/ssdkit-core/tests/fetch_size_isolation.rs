@@ -27,8 +27,15 @@ fn small_fetch_size_bounds_device_queue_and_protects_light_flow() {
     let large = two_flows(1024);
     assert_eq!(small["flows"][0]["max_in_device"].as_u64(), Some(16));
     assert_eq!(large["flows"][0]["max_in_device"].as_u64(), Some(256));
-    let light = |r: &serde_json::Value| r["flows"][1]["stats"]["all"]["latency_us"]["mean"].as_f64().unwrap();
+    let light = |r: &serde_json::Value| {
+        r["flows"][1]["stats"]["all"]["latency_us"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
     let (s, l) = (light(&small), light(&large));
     // "Measurably": at least 20 % lower mean latency for the light flow.
-    assert!(s < 0.8 * l, "light flow mean {s:.1} us with fetch 16 vs {l:.1} us with fetch 1024");
+    assert!(
+        s < 0.8 * l,
+        "light flow mean {s:.1} us with fetch 16 vs {l:.1} us with fetch 1024"
+    );
 }

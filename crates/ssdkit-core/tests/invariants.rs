@@ -26,6 +26,7 @@ pages_per_block = 16
 page_size_bytes = 4096
 "#;
 
+#[allow(clippy::too_many_arguments)] // one knob per property dimension
 fn config(
     qd: u32,
     read_fraction: f64,
@@ -42,8 +43,14 @@ fn config(
         format!("flow.0.read_fraction={read_fraction}"),
         format!("flow.0.request_bytes={}", sectors * 512),
         format!("flow.0.requests={requests}"),
-        format!("ftl.placement={}", if dynamic { "dynamic" } else { "static" }),
-        format!("ftl.initial_state={}", if empty { "empty" } else { "sequential" }),
+        format!(
+            "ftl.placement={}",
+            if dynamic { "dynamic" } else { "static" }
+        ),
+        format!(
+            "ftl.initial_state={}",
+            if empty { "empty" } else { "sequential" }
+        ),
         format!("flash.multiplane={multiplane}"),
         // A second, sequential writer keeps GC busy with multi-page requests.
         "flow.1.queue_depth=2".into(),
@@ -52,21 +59,36 @@ fn config(
         "flow.1.pattern=sequential".into(),
         format!("flow.1.requests={}", requests / 4),
     ];
-    load(Source::Toml { text: SMALL, origin: "test" }, &o).unwrap_or_else(|e| panic!("{e}"))
+    load(
+        Source::Toml {
+            text: SMALL,
+            origin: "test",
+        },
+        &o,
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn check(c: &ssdkit_core::config::Config) {
     let initially_mapped = c.ftl.initial_state == ssdkit_core::config::InitialState::Sequential;
     let (out, sim) = run_keep_state(c, true).unwrap_or_else(|e| panic!("{e}"));
     let ftl = &sim.ftl;
-    ftl.check_invariants().unwrap_or_else(|e| panic!("invariant broken: {e}"));
+    ftl.check_invariants()
+        .unwrap_or_else(|e| panic!("invariant broken: {e}"));
     let log = out.log.expect("log requested");
     let expected: u64 = c.flows.iter().map(|f| f.requests).sum();
-    assert_eq!(log.len() as u64, expected, "every request completes exactly once");
+    assert_eq!(
+        log.len() as u64,
+        expected,
+        "every request completes exactly once"
+    );
     let spp = 4096 / 512;
     let mut written = HashSet::new();
     for rec in &log {
-        assert!(rec.complete_ps >= rec.submit_ps, "completion before submission: {rec:?}");
+        assert!(
+            rec.complete_ps >= rec.submit_ps,
+            "completion before submission: {rec:?}"
+        );
         if !rec.is_read {
             let first = rec.start_sector / spp;
             let last = (rec.start_sector + rec.sectors as u64 - 1) / spp;
@@ -76,10 +98,16 @@ fn check(c: &ssdkit_core::config::Config) {
     for lpa in 0..ftl.logical_pages as u64 {
         let should = initially_mapped || written.contains(&lpa);
         let is = ftl.l2p[lpa as usize] != NONE;
-        assert_eq!(is, should, "logical page {lpa}: mapped {is}, expected {should}");
+        assert_eq!(
+            is, should,
+            "logical page {lpa}: mapped {is}, expected {should}"
+        );
     }
     assert!(ftl.erase_count.iter().all(|&e| e < u32::MAX));
-    assert_eq!(out.result["device"]["ftl"]["gc_runs"].as_u64().unwrap(), ftl.stats.gc_runs);
+    assert_eq!(
+        out.result["device"]["ftl"]["gc_runs"].as_u64().unwrap(),
+        ftl.stats.gc_runs
+    );
 }
 
 proptest! {
@@ -106,5 +134,10 @@ fn heavy_overwrite_collects_garbage_and_keeps_invariants() {
     let ftl = &out.result["device"]["ftl"];
     assert!(ftl["gc_runs"].as_u64().unwrap() > 100, "GC ran: {ftl}");
     assert!(ftl["write_amplification"].as_f64().unwrap() > 1.0);
-    assert!(sim.ftl.erase_count.iter().sum::<u32>() as u64 == out.result["device"]["flash"]["block_erases"].as_u64().unwrap());
+    assert!(
+        sim.ftl.erase_count.iter().sum::<u32>() as u64
+            == out.result["device"]["flash"]["block_erases"]
+                .as_u64()
+                .unwrap()
+    );
 }

@@ -45,7 +45,11 @@ fn qd1(op_read: bool) -> (Config, f64) {
     let rf = if op_read { "1.0" } else { "0.0" };
     let c = preset(
         "mqsim-paper",
-        &["flow.0.queue_depth=1", &format!("flow.0.read_fraction={rf}"), "flow.0.requests=3000"],
+        &[
+            "flow.0.queue_depth=1",
+            &format!("flow.0.read_fraction={rf}"),
+            "flow.0.requests=3000",
+        ],
     );
     let r = run_cfg(&c);
     assert_eq!(count(&r, "all"), 3000);
@@ -68,7 +72,11 @@ fn qd1_random_read_mean_is_sum_of_parts() {
         + p.tlps_us(16.0, 16.0); // CQE
     assert_eq!(c.flash.read_us[0], c.flash.read_us[1]);
     let e = rel(mean, expected);
-    assert!(e < 0.005, "mean {mean:.4} us vs sum of parts {expected:.4} us ({:.3} %)", e * 100.0);
+    assert!(
+        e < 0.005,
+        "mean {mean:.4} us vs sum of parts {expected:.4} us ({:.3} %)",
+        e * 100.0
+    );
 }
 
 #[test]
@@ -91,15 +99,29 @@ fn qd1_random_write_mean_is_sum_of_parts() {
         + p.tlps_us(16.0, 16.0);
     assert_eq!(c.flash.program_us[0], c.flash.program_us[1]);
     let e = rel(mean, expected);
-    assert!(e < 0.005, "mean {mean:.4} us vs sum of parts {expected:.4} us ({:.3} %)", e * 100.0);
+    assert!(
+        e < 0.005,
+        "mean {mean:.4} us vs sum of parts {expected:.4} us ({:.3} %)",
+        e * 100.0
+    );
 }
 
 #[test]
 fn qd1_read_of_empty_drive_skips_flash() {
-    let c = preset("mqsim-paper", &["flow.0.queue_depth=1", "flow.0.requests=500", "ftl.initial_state=empty"]);
+    let c = preset(
+        "mqsim-paper",
+        &[
+            "flow.0.queue_depth=1",
+            "flow.0.requests=500",
+            "ftl.initial_state=empty",
+        ],
+    );
     let r = run_cfg(&c);
     assert_eq!(r["device"]["flash"]["page_reads"].as_u64(), Some(0));
-    assert_eq!(r["device"]["ftl"]["unmapped_page_reads"].as_u64(), Some(500));
+    assert_eq!(
+        r["device"]["ftl"]["unmapped_page_reads"].as_u64(),
+        Some(500)
+    );
     // Host link and firmware only: far below one array read.
     assert!(mean_us(&r, "read") < c.flash.read_us[0]);
 }

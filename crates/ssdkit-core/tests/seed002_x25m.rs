@@ -12,10 +12,18 @@ use ssdkit_core::config::Config;
 /// Eq. 1-7: latency of one request of `n_page` pages, microseconds.
 fn eq_6_7(c: &Config, n_page: u64, write: bool) -> f64 {
     let b = &c.flash.bus;
-    let ch = if write { b.channel_switch_write_us } else { b.channel_switch_read_us };
+    let ch = if write {
+        b.channel_switch_write_us
+    } else {
+        b.channel_switch_read_us
+    };
     // Register transfer: one page over the channel bus.
     let reg = c.flash.page_size_bytes as f64 / (b.width_bits as f64 / 8.0) / b.rate_mts;
-    let cell = if write { c.flash.program_us[0] } else { c.flash.read_us[0] };
+    let cell = if write {
+        c.flash.program_us[0]
+    } else {
+        c.flash.read_us[0]
+    };
     let page = ch + reg + cell; // Eq. 1 / Eq. 2
     let rho = (c.flash.channels * c.flash.chips_per_channel) as u64; // pages in flight
     let t_wait = (page - ch * rho as f64).max(0.0); // Eq. 3
@@ -24,7 +32,11 @@ fn eq_6_7(c: &Config, n_page: u64, write: bool) -> f64 {
 }
 
 fn x25m(overrides: &[&str]) -> Config {
-    let mut o = vec!["interface.link_model=ideal", "ftl.firmware_request_us=0", "ftl.firmware_transaction_us=0"];
+    let mut o = vec![
+        "interface.link_model=ideal",
+        "ftl.firmware_request_us=0",
+        "ftl.firmware_transaction_us=0",
+    ];
     o.extend_from_slice(overrides);
     preset("x25m", &o)
 }
@@ -62,13 +74,26 @@ fn table4_single_page_iops_within_2_percent() {
     // Seed 002 Table 4 model values (X25-M, 4 KiB random, one request at a time).
     for (write, table4) in [(false, 4201.7), (true, 947.9)] {
         let rf = if write { "0" } else { "1" };
-        let c = x25m(&["flow.0.queue_depth=1", &format!("flow.0.read_fraction={rf}"), "flow.0.requests=3000"]);
+        let c = x25m(&[
+            "flow.0.queue_depth=1",
+            &format!("flow.0.read_fraction={rf}"),
+            "flow.0.requests=3000",
+        ]);
         let r = run_cfg(&c);
         let iops = r["device"]["stats"]["all"]["iops"].as_f64().unwrap();
         let e = rel(iops, table4);
-        assert!(e < 0.02, "{} IOPS {iops:.1} vs Table 4 {table4} ({:.2} %)", if write { "write" } else { "read" }, e * 100.0);
+        assert!(
+            e < 0.02,
+            "{} IOPS {iops:.1} vs Table 4 {table4} ({:.2} %)",
+            if write { "write" } else { "read" },
+            e * 100.0
+        );
         // and the simulated latency is Eq. 1 / Eq. 2 computed from this configuration
         let e1 = rel(mean_us(&r, "all"), eq_6_7(&c, 1, write));
-        assert!(e1 < 0.005, "single-page latency off Eq. 1/2 by {:.3} %", e1 * 100.0);
+        assert!(
+            e1 < 0.005,
+            "single-page latency off Eq. 1/2 by {:.3} %",
+            e1 * 100.0
+        );
     }
 }

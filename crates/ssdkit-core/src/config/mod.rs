@@ -49,7 +49,10 @@ pub struct RunConfig {
 }
 impl Default for RunConfig {
     fn default() -> Self {
-        Self { seed: 1, max_simulated_ms: 0.0 }
+        Self {
+            seed: 1,
+            max_simulated_ms: 0.0,
+        }
     }
 }
 
@@ -425,7 +428,10 @@ impl Config {
             if path == "." || path.is_empty() {
                 Error::Config(format!("{origin}: {inner}"))
             } else {
-                Error::Config(format!("{origin}: key `{}`: {inner}", path.replace("flow[", "flow.").replace(']', "")))
+                Error::Config(format!(
+                    "{origin}: key `{}`: {inner}",
+                    path.replace("flow[", "flow.").replace(']', "")
+                ))
             }
         })?;
         for (i, f) in cfg.flows.iter_mut().enumerate() {
@@ -458,4 +464,52 @@ impl Config {
 pub fn schema_json() -> String {
     let schema = schemars::schema_for!(Config);
     serde_json::to_string_pretty(&schema).expect("schema serialises")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/config.schema.json is generated from these structs; keep it current
+    /// (`make schema` rewrites it).
+    #[test]
+    fn schema_file_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/config.schema.json");
+        let now = schema_json() + "\n";
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(path, &now).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            on_disk == now,
+            "docs/config.schema.json is stale: run `make schema`"
+        );
+    }
+
+    #[test]
+    fn presets_load_and_unknown_keys_are_refused() {
+        for (name, _) in preset_names() {
+            Config::load(preset_toml(name).unwrap(), name, &[]).unwrap();
+        }
+        let e = Config::load(
+            preset_toml("x25m").unwrap(),
+            "x25m",
+            &["flash.chanels=3".into()],
+        )
+        .unwrap_err();
+        let m = e.to_string();
+        assert!(m.contains("chanels") && m.contains("channels"), "{m}");
+        let e = Config::load(
+            "",
+            "t",
+            &[
+                "flash.page_size_bytes=3000".into(),
+                "flow.0.requests=1".into(),
+            ],
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("flash.page_size_bytes"), "{e}");
+        let e = preset_toml("nope").unwrap_err();
+        assert!(e.to_string().contains("mqsim-paper"), "{e}");
+    }
 }

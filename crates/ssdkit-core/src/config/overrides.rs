@@ -6,12 +6,14 @@ use toml::Value;
 /// bare string, so `--set ftl.placement=dynamic` works without quotes. A numeric path segment
 /// indexes an array of tables: `flow.0.queue_depth=32`.
 pub fn apply_override(root: &mut Value, spec: &str) -> Result<(), Error> {
-    let (path, raw) = spec.split_once('=').ok_or_else(|| {
-        Error::Config(format!("override `{spec}`: expected key.path=value"))
-    })?;
+    let (path, raw) = spec
+        .split_once('=')
+        .ok_or_else(|| Error::Config(format!("override `{spec}`: expected key.path=value")))?;
     let path = path.trim();
     if path.is_empty() || path.split('.').any(|s| s.is_empty()) {
-        return Err(Error::Config(format!("override `{spec}`: empty key in path `{path}`")));
+        return Err(Error::Config(format!(
+            "override `{spec}`: empty key in path `{path}`"
+        )));
     }
     let value = parse_value(raw.trim());
     let segs: Vec<&str> = path.split('.').collect();
@@ -36,7 +38,9 @@ pub fn apply_override(root: &mut Value, spec: &str) -> Result<(), Error> {
             }
             Value::Array(a) => {
                 let idx: usize = seg.parse().map_err(|_| {
-                    Error::Config(format!("override `{spec}`: `{here}` must be an index into an array"))
+                    Error::Config(format!(
+                        "override `{spec}`: `{here}` must be an index into an array"
+                    ))
                 })?;
                 if idx > a.len() {
                     return Err(Error::Config(format!(
@@ -82,7 +86,8 @@ mod tests {
 
     #[test]
     fn sets_nested_keys_and_array_entries() {
-        let mut v: Value = toml::from_str("[flash]\nchannels = 8\n[[flow]]\nqueue_depth = 1\n").unwrap();
+        let mut v: Value =
+            toml::from_str("[flash]\nchannels = 8\n[[flow]]\nqueue_depth = 1\n").unwrap();
         apply_override(&mut v, "flash.channels=4").unwrap();
         apply_override(&mut v, "flow.0.queue_depth=32").unwrap();
         apply_override(&mut v, "ftl.placement=dynamic").unwrap();

@@ -26,6 +26,9 @@ pub fn preset_toml(name: &str) -> Result<&'static str, Error> {
         .map(|(_, _, t)| *t)
         .ok_or_else(|| {
             let names: Vec<&str> = PRESETS.iter().map(|(n, _, _)| *n).collect();
-            Error::Preset(format!("unknown preset `{name}`; available: {}", names.join(", ")))
+            Error::Preset(format!(
+                "unknown preset `{name}`; available: {}",
+                names.join(", ")
+            ))
         })
 }

@@ -4,7 +4,9 @@ use super::*;
 
 fn int_range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     if v < lo || v > hi {
-        return Err(format!("key `{key}` = {v} is out of range; allowed {lo}..={hi}"));
+        return Err(format!(
+            "key `{key}` = {v} is out of range; allowed {lo}..={hi}"
+        ));
     }
     Ok(())
 }
@@ -13,48 +15,115 @@ fn float_range(key: &str, v: f64, lo: f64, hi: f64, lo_open: bool) -> Result<(),
     let ok = v.is_finite() && (if lo_open { v > lo } else { v >= lo }) && v <= hi;
     if !ok {
         let l = if lo_open { "(" } else { "[" };
-        return Err(format!("key `{key}` = {v} is out of range; allowed {l}{lo}, {hi}]"));
+        return Err(format!(
+            "key `{key}` = {v} is out of range; allowed {l}{lo}, {hi}]"
+        ));
     }
     Ok(())
 }
 
 fn pow2(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     if !v.is_power_of_two() || v < lo || v > hi {
-        return Err(format!("key `{key}` = {v} must be a power of two in {lo}..={hi}"));
+        return Err(format!(
+            "key `{key}` = {v} must be a power of two in {lo}..={hi}"
+        ));
     }
     Ok(())
 }
 
 pub fn validate(c: &Config) -> Result<(), String> {
-    float_range("run.max_simulated_ms", c.run.max_simulated_ms, 0.0, 1e12, false)?;
+    float_range(
+        "run.max_simulated_ms",
+        c.run.max_simulated_ms,
+        0.0,
+        1e12,
+        false,
+    )?;
 
     let i = &c.interface;
-    int_range("interface.queue_fetch_size", i.queue_fetch_size as u64, 1, 65535)?;
-    int_range("interface.io_queue_depth", i.io_queue_depth as u64, 2, 65536)?;
+    int_range(
+        "interface.queue_fetch_size",
+        i.queue_fetch_size as u64,
+        1,
+        65535,
+    )?;
+    int_range(
+        "interface.io_queue_depth",
+        i.io_queue_depth as u64,
+        2,
+        65536,
+    )?;
     int_range("interface.ncq_depth", i.ncq_depth as u64, 1, 32)?;
-    float_range("interface.sata_rate_mbps", i.sata_rate_mbps, 0.0, 10000.0, true)?;
-    int_range("interface.sata_frame_overhead_bytes", i.sata_frame_overhead_bytes as u64, 0, 1024)?;
-    int_range("interface.sata_max_data_fis_bytes", i.sata_max_data_fis_bytes as u64, 512, 65536)?;
+    float_range(
+        "interface.sata_rate_mbps",
+        i.sata_rate_mbps,
+        0.0,
+        10000.0,
+        true,
+    )?;
+    int_range(
+        "interface.sata_frame_overhead_bytes",
+        i.sata_frame_overhead_bytes as u64,
+        0,
+        1024,
+    )?;
+    int_range(
+        "interface.sata_max_data_fis_bytes",
+        i.sata_max_data_fis_bytes as u64,
+        512,
+        65536,
+    )?;
 
     let p = &c.pcie;
     int_range("pcie.generation", p.generation as u64, 1, 5)?;
     if ![1, 2, 4, 8, 16].contains(&p.lanes) {
-        return Err(format!("key `pcie.lanes` = {} is not allowed; allowed 1, 2, 4, 8, 16", p.lanes));
+        return Err(format!(
+            "key `pcie.lanes` = {} is not allowed; allowed 1, 2, 4, 8, 16",
+            p.lanes
+        ));
     }
-    pow2("pcie.max_payload_bytes", p.max_payload_bytes as u64, 128, 4096)?;
-    pow2("pcie.max_read_request_bytes", p.max_read_request_bytes as u64, 128, 4096)?;
-    int_range("pcie.packet_overhead_bytes", p.packet_overhead_bytes as u64, 0, 256)?;
+    pow2(
+        "pcie.max_payload_bytes",
+        p.max_payload_bytes as u64,
+        128,
+        4096,
+    )?;
+    pow2(
+        "pcie.max_read_request_bytes",
+        p.max_read_request_bytes as u64,
+        128,
+        4096,
+    )?;
+    int_range(
+        "pcie.packet_overhead_bytes",
+        p.packet_overhead_bytes as u64,
+        0,
+        256,
+    )?;
 
     let f = &c.flash;
     int_range("flash.channels", f.channels as u64, 1, 256)?;
     int_range("flash.chips_per_channel", f.chips_per_channel as u64, 1, 64)?;
     int_range("flash.dies_per_chip", f.dies_per_chip as u64, 1, 16)?;
     int_range("flash.planes_per_die", f.planes_per_die as u64, 1, 16)?;
-    int_range("flash.blocks_per_plane", f.blocks_per_plane as u64, 8, 1 << 20)?;
+    int_range(
+        "flash.blocks_per_plane",
+        f.blocks_per_plane as u64,
+        8,
+        1 << 20,
+    )?;
     int_range("flash.pages_per_block", f.pages_per_block as u64, 4, 65536)?;
-    pow2("flash.page_size_bytes", f.page_size_bytes as u64, 512, 32768)?;
+    pow2(
+        "flash.page_size_bytes",
+        f.page_size_bytes as u64,
+        512,
+        32768,
+    )?;
     let bits = f.cell_type.bits();
-    for (key, v) in [("flash.read_us", &f.read_us), ("flash.program_us", &f.program_us)] {
+    for (key, v) in [
+        ("flash.read_us", &f.read_us),
+        ("flash.program_us", &f.program_us),
+    ] {
         if v.len() != bits {
             return Err(format!(
                 "key `{key}` has {} values; cell type {:?} needs exactly {bits} (one per page type, LSB first)",
@@ -69,16 +138,53 @@ pub fn validate(c: &Config) -> Result<(), String> {
     float_range("flash.erase_us", f.erase_us, 0.0, 1_000_000.0, true)?;
     let b = &f.bus;
     if b.width_bits != 8 && b.width_bits != 16 {
-        return Err(format!("key `flash.bus.width_bits` = {} is not allowed; allowed 8, 16", b.width_bits));
+        return Err(format!(
+            "key `flash.bus.width_bits` = {} is not allowed; allowed 8, 16",
+            b.width_bits
+        ));
     }
     float_range("flash.bus.rate_mts", b.rate_mts, 0.0, 10000.0, true)?;
-    float_range("flash.bus.cmd_addr_cycle_ns", b.cmd_addr_cycle_ns, 0.0, 1000.0, false)?;
+    float_range(
+        "flash.bus.cmd_addr_cycle_ns",
+        b.cmd_addr_cycle_ns,
+        0.0,
+        1000.0,
+        false,
+    )?;
     int_range("flash.bus.read_cmd_cycles", b.read_cmd_cycles as u64, 0, 64)?;
-    int_range("flash.bus.program_cmd_cycles", b.program_cmd_cycles as u64, 0, 64)?;
-    int_range("flash.bus.erase_cmd_cycles", b.erase_cmd_cycles as u64, 0, 64)?;
-    float_range("flash.bus.channel_switch_read_us", b.channel_switch_read_us, 0.0, 10000.0, false)?;
-    float_range("flash.bus.channel_switch_write_us", b.channel_switch_write_us, 0.0, 10000.0, false)?;
-    float_range("flash.bus.way_switch_us", b.way_switch_us, 0.0, 10000.0, false)?;
+    int_range(
+        "flash.bus.program_cmd_cycles",
+        b.program_cmd_cycles as u64,
+        0,
+        64,
+    )?;
+    int_range(
+        "flash.bus.erase_cmd_cycles",
+        b.erase_cmd_cycles as u64,
+        0,
+        64,
+    )?;
+    float_range(
+        "flash.bus.channel_switch_read_us",
+        b.channel_switch_read_us,
+        0.0,
+        10000.0,
+        false,
+    )?;
+    float_range(
+        "flash.bus.channel_switch_write_us",
+        b.channel_switch_write_us,
+        0.0,
+        10000.0,
+        false,
+    )?;
+    float_range(
+        "flash.bus.way_switch_us",
+        b.way_switch_us,
+        0.0,
+        10000.0,
+        false,
+    )?;
 
     let total_pages = f.channels as u64
         * f.chips_per_channel as u64
@@ -104,20 +210,40 @@ pub fn validate(c: &Config) -> Result<(), String> {
     }
     float_range("ftl.spare_factor", t.spare_factor, 0.01, 0.9, false)?;
     float_range("ftl.gc_threshold", t.gc_threshold, 0.0, 0.5, true)?;
-    float_range("ftl.gc_hard_threshold", t.gc_hard_threshold, 0.0, 0.5, false)?;
+    float_range(
+        "ftl.gc_hard_threshold",
+        t.gc_hard_threshold,
+        0.0,
+        0.5,
+        false,
+    )?;
     if t.gc_hard_threshold >= t.gc_threshold {
         return Err(format!(
             "key `ftl.gc_hard_threshold` = {} must be below `ftl.gc_threshold` = {}",
             t.gc_hard_threshold, t.gc_threshold
         ));
     }
-    float_range("ftl.firmware_request_us", t.firmware_request_us, 0.0, 10000.0, false)?;
-    float_range("ftl.firmware_transaction_us", t.firmware_transaction_us, 0.0, 10000.0, false)?;
+    float_range(
+        "ftl.firmware_request_us",
+        t.firmware_request_us,
+        0.0,
+        10000.0,
+        false,
+    )?;
+    float_range(
+        "ftl.firmware_transaction_us",
+        t.firmware_transaction_us,
+        0.0,
+        10000.0,
+        false,
+    )?;
     // Each plane must keep, beside its logical share, the GC reserve plus one open block for
     // user and one for GC writes; otherwise GC could find no block with an invalid page.
     let planes = total_pages / (f.blocks_per_plane as u64 * f.pages_per_block as u64);
     let logical_pages = crate::ftl::logical_pages(c);
-    let share_blocks = logical_pages.div_ceil(planes).div_ceil(f.pages_per_block as u64);
+    let share_blocks = logical_pages
+        .div_ceil(planes)
+        .div_ceil(f.pages_per_block as u64);
     let reserve = crate::ftl::reserve_blocks(c) as u64;
     if share_blocks + reserve + 2 >= f.blocks_per_plane as u64 {
         return Err(format!(
@@ -151,7 +277,12 @@ pub fn validate(c: &Config) -> Result<(), String> {
     };
     for (k, fl) in c.flows.iter().enumerate() {
         let key = |s: &str| format!("flow.{k}.{s}");
-        int_range(&key("queue_depth"), fl.queue_depth as u64, 1, qmax.min(65535))?;
+        int_range(
+            &key("queue_depth"),
+            fl.queue_depth as u64,
+            1,
+            qmax.min(65535),
+        )?;
         float_range(&key("read_fraction"), fl.read_fraction, 0.0, 1.0, false)?;
         if fl.request_bytes == 0 || fl.request_bytes % 512 != 0 {
             return Err(format!(
@@ -161,7 +292,11 @@ pub fn validate(c: &Config) -> Result<(), String> {
             ));
         }
         if fl.start_bytes % 512 != 0 || fl.range_bytes % 512 != 0 {
-            return Err(format!("keys `{}` and `{}` must be multiples of 512 bytes", key("start_bytes"), key("range_bytes")));
+            return Err(format!(
+                "keys `{}` and `{}` must be multiples of 512 bytes",
+                key("start_bytes"),
+                key("range_bytes")
+            ));
         }
         if fl.start_bytes >= capacity {
             return Err(format!(
@@ -170,7 +305,11 @@ pub fn validate(c: &Config) -> Result<(), String> {
                 fl.start_bytes
             ));
         }
-        let range = if fl.range_bytes == 0 { capacity - fl.start_bytes } else { fl.range_bytes };
+        let range = if fl.range_bytes == 0 {
+            capacity - fl.start_bytes
+        } else {
+            fl.range_bytes
+        };
         if fl.start_bytes + range > capacity {
             return Err(format!(
                 "key `{}`: range {}..{} exceeds the logical capacity of {capacity} bytes",

@@ -45,7 +45,12 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        Self { heap: BinaryHeap::with_capacity(1024), now: 0, next_seq: 0, processed: 0 }
+        Self {
+            heap: BinaryHeap::with_capacity(1024),
+            now: 0,
+            next_seq: 0,
+            processed: 0,
+        }
     }
 
     pub fn now(&self) -> Picoseconds {
@@ -69,10 +74,18 @@ impl<E> EventQueue<E> {
     /// caller: it would let effects precede causes.
     #[inline]
     pub fn schedule(&mut self, at: Picoseconds, event: E) {
-        assert!(at >= self.now, "event scheduled in the past ({at} < {})", self.now);
+        assert!(
+            at >= self.now,
+            "event scheduled in the past ({at} < {})",
+            self.now
+        );
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time: at, seq, event });
+        self.heap.push(Entry {
+            time: at,
+            seq,
+            event,
+        });
     }
 
     /// Removes the earliest event and advances the clock to its time.

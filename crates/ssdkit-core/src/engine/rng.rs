@@ -25,9 +25,18 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map(|_| 0).scan(derive_stream(7, 1), |r, _| Some(r.gen())).collect();
-        let b: Vec<u64> = (0..4).map(|_| 0).scan(derive_stream(7, 1), |r, _| Some(r.gen())).collect();
-        let c: Vec<u64> = (0..4).map(|_| 0).scan(derive_stream(7, 2), |r, _| Some(r.gen())).collect();
+        let a: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(derive_stream(7, 1), |r, _| Some(r.gen()))
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(derive_stream(7, 1), |r, _| Some(r.gen()))
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(derive_stream(7, 2), |r, _| Some(r.gen()))
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

@@ -71,7 +71,13 @@ impl Backend {
     /// Starts a (multi-plane) read of `planes` pages at page offset `page`: command/address
     /// cycles for each plane, then the array sense. Returns when the data sits in the page
     /// registers.
-    pub fn start_read(&mut self, now: Picoseconds, die: u32, page: u32, planes: u32) -> Picoseconds {
+    pub fn start_read(
+        &mut self,
+        now: Picoseconds,
+        die: u32,
+        page: u32,
+        planes: u32,
+    ) -> Picoseconds {
         let t = self.issue(now, self.timing.switch_read_ps);
         let cmd_end = self.bus(die, t, self.timing.read_cmd_ps * planes as u64);
         self.stats.page_reads += planes as u64;
@@ -97,7 +103,13 @@ impl Backend {
 
     /// Starts a (multi-plane) program: for each plane command/address cycles and a full page
     /// of data on the bus, then the array program. Returns when the program ends.
-    pub fn start_program(&mut self, now: Picoseconds, die: u32, page: u32, planes: u32) -> Picoseconds {
+    pub fn start_program(
+        &mut self,
+        now: Picoseconds,
+        die: u32,
+        page: u32,
+        planes: u32,
+    ) -> Picoseconds {
         let t = self.issue(now, self.timing.switch_write_ps);
         let spp = self.geo.sectors_per_page;
         let per_plane = self.timing.program_cmd_ps + self.timing.xfer_ps[spp as usize];

@@ -76,7 +76,8 @@ impl Geometry {
         die / (self.dies_per_chip * self.chips_per_channel)
     }
     pub fn plane_id(&self, ch: u32, chip: u32, die: u32, plane: u32) -> u32 {
-        ((ch * self.chips_per_channel + chip) * self.dies_per_chip + die) * self.planes_per_die + plane
+        ((ch * self.chips_per_channel + chip) * self.dies_per_chip + die) * self.planes_per_die
+            + plane
     }
 }
 

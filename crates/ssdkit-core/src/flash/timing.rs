@@ -63,7 +63,9 @@ impl Timing {
             read_ps: f.read_us.iter().map(|&u| us_to_ps(u)).collect(),
             program_ps: f.program_us.iter().map(|&u| us_to_ps(u)).collect(),
             erase_ps: us_to_ps(f.erase_us),
-            xfer_ps: (0..=spp).map(|k| bus_transfer_ps(k * 512, b.width_bits, b.rate_mts)).collect(),
+            xfer_ps: (0..=spp)
+                .map(|k| bus_transfer_ps(k * 512, b.width_bits, b.rate_mts))
+                .collect(),
             read_cmd_ps: cyc * b.read_cmd_cycles as u64,
             program_cmd_ps: cyc * b.program_cmd_cycles as u64,
             erase_cmd_ps: cyc * b.erase_cmd_cycles as u64,
@@ -83,7 +85,10 @@ mod tests {
         // 8 KiB over an 8-bit bus at 333 MT/s: 8192 / 333e6 s = 24.6006 us.
         let t = bus_transfer_ps(8192, 8, 333.0);
         assert!((t as f64 - 24.600_600_6e6).abs() < 1.0);
-        assert_eq!(bus_transfer_ps(8192, 16, 333.0), bus_transfer_ps(4096, 8, 333.0));
+        assert_eq!(
+            bus_transfer_ps(8192, 16, 333.0),
+            bus_transfer_ps(4096, 8, 333.0)
+        );
     }
 
     #[test]
@@ -91,7 +96,9 @@ mod tests {
         let m = PageTypeMapping::Simplessd;
         let types: Vec<u8> = (0..14).map(|i| page_type(m, i, 3, 2)).collect();
         assert_eq!(types, vec![0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 2, 2]);
-        let cyc: Vec<u8> = (0..6).map(|i| page_type(PageTypeMapping::Cyclic, i, 3, 2)).collect();
+        let cyc: Vec<u8> = (0..6)
+            .map(|i| page_type(PageTypeMapping::Cyclic, i, 3, 2))
+            .collect();
         assert_eq!(cyc, vec![0, 1, 2, 0, 1, 2]);
     }
 }

@@ -21,7 +21,15 @@ impl Striping {
                 _ => 3,
             };
         }
-        Self { order: o, sizes: [g.channels, g.chips_per_channel, g.dies_per_chip, g.planes_per_die] }
+        Self {
+            order: o,
+            sizes: [
+                g.channels,
+                g.chips_per_channel,
+                g.dies_per_chip,
+                g.planes_per_die,
+            ],
+        }
     }
 
     /// The plane that the `k`-th unit of the stripe maps to, k in 0..planes.

@@ -94,11 +94,19 @@ impl Ftl {
         let bpp = geo.blocks_per_plane;
         for p in 0..geo.planes() {
             let first = p * bpp;
-            let free = (first..first + bpp).filter(|&b| ftl.block_state[b as usize] == BlockState::Free).collect();
+            let free = (first..first + bpp)
+                .filter(|&b| ftl.block_state[b as usize] == BlockState::Free)
+                .collect();
             let user_open = (first..first + bpp)
                 .find(|&b| ftl.block_state[b as usize] == BlockState::Open)
                 .unwrap_or(NONE);
-            ftl.planes.push(PlaneState { free_blocks: free, user_open, gc_open: NONE, gc_victim: NONE, gc_pending: 0 });
+            ftl.planes.push(PlaneState {
+                free_blocks: free,
+                user_open,
+                gc_open: NONE,
+                gc_victim: NONE,
+                gc_pending: 0,
+            });
         }
         ftl
     }
@@ -110,7 +118,9 @@ impl Ftl {
         let g = self.geo;
         let planes = g.planes();
         let ppp = g.pages_per_plane();
-        let stripe: Vec<u32> = (0..planes).map(|k| self.striping.plane_of_index(&g, k)).collect();
+        let stripe: Vec<u32> = (0..planes)
+            .map(|k| self.striping.plane_of_index(&g, k))
+            .collect();
         for lpa in 0..self.logical_pages {
             let plane = stripe[(lpa % planes) as usize];
             let local = lpa / planes;
@@ -119,7 +129,9 @@ impl Ftl {
             self.p2l[ppa as usize] = lpa;
         }
         for p in 0..planes {
-            let n = (self.logical_pages / planes + u32::from(p_index(&stripe, p) < self.logical_pages % planes)) as u64;
+            let n = (self.logical_pages / planes
+                + u32::from(p_index(&stripe, p) < self.logical_pages % planes))
+                as u64;
             let first = p * g.blocks_per_plane;
             let ppb = g.pages_per_block as u64;
             for k in 0..n.div_ceil(ppb) {
@@ -127,7 +139,11 @@ impl Ftl {
                 let w = (n - k * ppb).min(ppb) as u32;
                 self.written[b] = w;
                 self.valid[b] = w;
-                self.block_state[b] = if w as u64 == ppb { BlockState::Closed } else { BlockState::Open };
+                self.block_state[b] = if w as u64 == ppb {
+                    BlockState::Closed
+                } else {
+                    BlockState::Open
+                };
             }
         }
     }
@@ -135,7 +151,8 @@ impl Ftl {
     /// Plane of a logical page under static striping.
     #[inline]
     pub fn static_plane(&self, lpa: u32) -> u32 {
-        self.striping.plane_of_index(&self.geo, lpa % self.geo.planes())
+        self.striping
+            .plane_of_index(&self.geo, lpa % self.geo.planes())
     }
 
     /// Plane a new user write of `lpa` goes to.
@@ -205,7 +222,10 @@ impl Ftl {
             Stream::Gc => &mut ps.gc_open,
         };
         if *open == NONE {
-            let b = ps.free_blocks.pop_front().expect("allocate called without a free block");
+            let b = ps
+                .free_blocks
+                .pop_front()
+                .expect("allocate called without a free block");
             self.block_state[b as usize] = BlockState::Open;
             *open = b;
         }
@@ -248,7 +268,10 @@ impl Ftl {
         let g = self.geo;
         for (lpa, &ppa) in self.l2p.iter().enumerate() {
             if ppa != NONE && self.p2l[ppa as usize] != lpa as u32 {
-                return Err(format!("L2P[{lpa}] = {ppa} but P2L[{ppa}] = {}", self.p2l[ppa as usize]));
+                return Err(format!(
+                    "L2P[{lpa}] = {ppa} but P2L[{ppa}] = {}",
+                    self.p2l[ppa as usize]
+                ));
             }
         }
         let mut valid = vec![0u32; self.valid.len()];
@@ -257,29 +280,45 @@ impl Ftl {
                 continue;
             }
             if lpa >= self.logical_pages || self.l2p[lpa as usize] != ppa as u32 {
-                return Err(format!("P2L[{ppa}] = {lpa} is not the live copy (duplicate or stale)"));
+                return Err(format!(
+                    "P2L[{ppa}] = {lpa} is not the live copy (duplicate or stale)"
+                ));
             }
             let b = g.block_of_ppa(ppa as u32);
             if g.page_in_block(ppa as u32) >= self.written[b as usize] {
-                return Err(format!("valid page {ppa} beyond the write pointer of block {b}"));
+                return Err(format!(
+                    "valid page {ppa} beyond the write pointer of block {b}"
+                ));
             }
             valid[b as usize] += 1;
         }
         if valid != self.valid {
-            let b = (0..valid.len()).find(|&b| valid[b] != self.valid[b]).unwrap();
-            return Err(format!("block {b}: valid count {} but {} valid pages", self.valid[b], valid[b]));
+            let b = (0..valid.len())
+                .find(|&b| valid[b] != self.valid[b])
+                .unwrap();
+            return Err(format!(
+                "block {b}: valid count {} but {} valid pages",
+                self.valid[b], valid[b]
+            ));
         }
         for (p, ps) in self.planes.iter().enumerate() {
             for &b in &ps.free_blocks {
-                if self.block_state[b as usize] != BlockState::Free || self.written[b as usize] != 0 {
+                if self.block_state[b as usize] != BlockState::Free || self.written[b as usize] != 0
+                {
                     return Err(format!("plane {p}: free-list block {b} is not erased"));
                 }
                 if b / g.blocks_per_plane != p as u32 {
-                    return Err(format!("plane {p}: free-list block {b} belongs to another plane"));
+                    return Err(format!(
+                        "plane {p}: free-list block {b} belongs to another plane"
+                    ));
                 }
             }
         }
-        let frees = self.block_state.iter().filter(|&&s| s == BlockState::Free).count();
+        let frees = self
+            .block_state
+            .iter()
+            .filter(|&&s| s == BlockState::Free)
+            .count();
         let listed: usize = self.planes.iter().map(|p| p.free_blocks.len()).sum();
         if frees != listed {
             return Err(format!("{frees} free blocks but {listed} on free lists"));

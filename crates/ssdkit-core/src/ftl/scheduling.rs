@@ -38,7 +38,10 @@ pub struct Slab<T> {
 
 impl<T: Copy> Slab<T> {
     pub fn new() -> Self {
-        Self { items: Vec::new(), free: Vec::new() }
+        Self {
+            items: Vec::new(),
+            free: Vec::new(),
+        }
     }
     #[inline]
     pub fn insert(&mut self, t: T) -> u32 {

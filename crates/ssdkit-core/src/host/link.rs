@@ -151,7 +151,11 @@ impl Link {
     /// Read data (if any) moves to host memory, then the completion entry is posted.
     /// Returns when the completion is in the host's completion queue.
     pub fn complete(&mut self, now: Picoseconds, read_bytes: u64) -> Picoseconds {
-        let t = if read_bytes > 0 { self.send(Dir::Up, now, read_bytes, self.max_payload) } else { now };
+        let t = if read_bytes > 0 {
+            self.send(Dir::Up, now, read_bytes, self.max_payload)
+        } else {
+            now
+        };
         match self.kind {
             Kind::Pcie => self.send(Dir::Up, t, CQE_BYTES, CQE_BYTES),
             Kind::Sata => self.send(Dir::Up, t, SATA_SDB_FIS, SATA_SDB_FIS),
@@ -181,11 +185,17 @@ mod tests {
 
     #[test]
     fn packets_queue_fifo_per_direction() {
-        let c = Config { flows: vec![Default::default()], ..Default::default() };
+        let c = Config {
+            flows: vec![Default::default()],
+            ..Default::default()
+        };
         let mut l = Link::new(&c);
         let a = l.doorbell(0);
         let b = l.doorbell(0);
-        assert!(a > 0 && b == 2 * a, "second packet waits for the first: {a} {b}");
+        assert!(
+            a > 0 && b == 2 * a,
+            "second packet waits for the first: {a} {b}"
+        );
         // The other direction is independent.
         let up = l.complete(0, 0);
         assert!(up < b + a);

@@ -35,7 +35,7 @@ impl FetchUnit {
     /// Next (queue, request) to fetch, round-robin over queues with room; None when no queue
     /// has both a visible request and room.
     #[inline]
-    pub fn next(&mut self) -> Option<(usize, u32)> {
+    pub fn next_fetch(&mut self) -> Option<(usize, u32)> {
         if self.waiting == 0 {
             return None;
         }
@@ -71,11 +71,11 @@ mod tests {
             f.announce(0, r);
         }
         f.announce(1, 10);
-        let got: Vec<u32> = std::iter::from_fn(|| f.next().map(|(_, r)| r)).collect();
+        let got: Vec<u32> = std::iter::from_fn(|| f.next_fetch().map(|(_, r)| r)).collect();
         assert_eq!(got, vec![0, 10, 1]);
         assert_eq!(f.in_device, vec![2, 1]);
         f.release(0);
-        assert_eq!(f.next(), Some((0, 2)));
+        assert_eq!(f.next_fetch(), Some((0, 2)));
         assert_eq!(f.max_in_device, vec![2, 1]);
     }
 }

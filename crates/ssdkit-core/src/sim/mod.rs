@@ -91,7 +91,11 @@ impl Simulator {
             .map(|(i, f)| SyntheticFlow::new(f, capacity, c.run.seed, 1 + i as u64))
             .collect();
         let sata = c.interface.kind == InterfaceType::Sata;
-        let (queues, limit) = if sata { (1, c.interface.ncq_depth) } else { (flows.len(), c.interface.queue_fetch_size) };
+        let (queues, limit) = if sata {
+            (1, c.interface.ncq_depth)
+        } else {
+            (flows.len(), c.interface.queue_fetch_size)
+        };
         let n = flows.len();
         Self {
             q: EventQueue::new(),
@@ -100,7 +104,14 @@ impl Simulator {
             ftl,
             txs: Slab::new(),
             reqs: Slab::new(),
-            dies: vec![DieState { busy: false, n: 0, batch: [0; MAX_BATCH] }; geo.dies() as usize],
+            dies: vec![
+                DieState {
+                    busy: false,
+                    n: 0,
+                    batch: [0; MAX_BATCH]
+                };
+                geo.dies() as usize
+            ],
             die_q: (0..geo.dies()).map(|_| DieQueues::default()).collect(),
             link: Link::new(c),
             fetch: FetchUnit::new(queues, limit),
@@ -131,7 +142,7 @@ impl Simulator {
     /// The host puts the next request of `flow` in its submission queue now.
     pub(crate) fn submit(&mut self, flow: u32) {
         let now = self.q.now();
-        let r = self.flows[flow as usize].next();
+        let r = self.flows[flow as usize].next_request();
         let id = self.reqs.insert(Req {
             flow,
             is_read: r.is_read,
@@ -156,7 +167,9 @@ impl Simulator {
                 if req.is_read {
                     self.firmware(r);
                 } else {
-                    let t = self.link.fetch_write_data(self.q.now(), req.sectors as u64 * 512);
+                    let t = self
+                        .link
+                        .fetch_write_data(self.q.now(), req.sectors as u64 * 512);
                     self.q.schedule(t, Ev::WriteDataArrived(r));
                 }
             }
@@ -169,7 +182,7 @@ impl Simulator {
     }
 
     fn try_fetch(&mut self) {
-        while let Some((_, r)) = self.fetch.next() {
+        while let Some((_, r)) = self.fetch.next_fetch() {
             let t = self.link.fetch_command(self.q.now());
             self.q.schedule(t, Ev::CommandArrived(r));
         }
@@ -214,11 +227,27 @@ impl Simulator {
                     continue;
                 }
                 let plane = self.geo.plane_of_ppa(mapped);
-                let t = self.txs.insert(Tx { kind: TxKind::UserRead, req: r, lpa, ppa: mapped, plane, sectors, link: NONE });
+                let t = self.txs.insert(Tx {
+                    kind: TxKind::UserRead,
+                    req: r,
+                    lpa,
+                    ppa: mapped,
+                    plane,
+                    sectors,
+                    link: NONE,
+                });
                 self.enqueue(t);
             } else {
                 let plane = self.ftl.target_plane(lpa);
-                let w = self.txs.insert(Tx { kind: TxKind::UserWrite, req: r, lpa, ppa: NONE, plane, sectors, link: NONE });
+                let w = self.txs.insert(Tx {
+                    kind: TxKind::UserWrite,
+                    req: r,
+                    lpa,
+                    ppa: NONE,
+                    plane,
+                    sectors,
+                    link: NONE,
+                });
                 if (sectors as u64) < spp && mapped != NONE {
                     // Partial page: read the unchanged sectors first, then program the page.
                     self.rmw_reads += 1;
@@ -260,7 +289,11 @@ impl Simulator {
     /// All flash work of request `r` is done: send data (reads) and the completion.
     fn flash_done(&mut self, r: u32) {
         let req = *self.reqs.get(r);
-        let bytes = if req.is_read { req.sectors as u64 * 512 } else { 0 };
+        let bytes = if req.is_read {
+            req.sectors as u64 * 512
+        } else {
+            0
+        };
         let t = self.link.complete(self.q.now(), bytes);
         self.q.schedule(t, Ev::Completed(r));
     }
@@ -301,8 +334,9 @@ impl Simulator {
     /// Whether a plane of `die` is down to its GC reserve, so GC must go first.
     fn die_urgent(&self, die: u32) -> bool {
         let ppd = self.geo.planes_per_die;
-        (die * ppd..(die + 1) * ppd)
-            .any(|p| self.ftl.planes[p as usize].free_blocks.len() <= self.ftl.reserve_blocks as usize)
+        (die * ppd..(die + 1) * ppd).any(|p| {
+            self.ftl.planes[p as usize].free_blocks.len() <= self.ftl.reserve_blocks as usize
+        })
     }
 
     fn schedule_die(&mut self, die: u32) {
@@ -324,7 +358,9 @@ impl Simulator {
     }
 
     fn start_reads(&mut self, die: u32) -> bool {
-        let Some(t0) = self.die_q[die as usize].reads.pop_front() else { return false };
+        let Some(t0) = self.die_q[die as usize].reads.pop_front() else {
+            return false;
+        };
         let page = self.geo.page_in_block(self.txs.get(t0).ppa);
         let mut batch = [0u32; MAX_BATCH];
         batch[0] = t0;
@@ -333,7 +369,9 @@ impl Simulator {
             let mut used: u32 = 1 << (self.txs.get(t0).plane % self.geo.planes_per_die);
             let mut i = 0;
             let dq = &mut self.die_q[die as usize].reads;
-            while i < dq.len().min(4 * self.geo.planes_per_die as usize) && n < self.geo.planes_per_die as usize {
+            while i < dq.len().min(4 * self.geo.planes_per_die as usize)
+                && n < self.geo.planes_per_die as usize
+            {
                 let tx = self.txs.get(dq[i]);
                 let bit = 1 << (tx.plane % self.geo.planes_per_die);
                 if used & bit == 0 && self.geo.page_in_block(tx.ppa) == page {
@@ -355,26 +393,39 @@ impl Simulator {
         let dq = &self.die_q[die as usize].writes;
         // First write whose plane can take a page now (planes at their GC reserve wait).
         let Some(i0) = (0..dq.len()).find(|&i| {
-            self.ftl.next_page_offset(self.txs.get(dq[i]).plane, Stream::User).is_some()
+            self.ftl
+                .next_page_offset(self.txs.get(dq[i]).plane, Stream::User)
+                .is_some()
         }) else {
             return false;
         };
-        let t0 = self.die_q[die as usize].writes.remove(i0).expect("index in range");
+        let t0 = self.die_q[die as usize]
+            .writes
+            .remove(i0)
+            .expect("index in range");
         let p0 = self.txs.get(t0).plane;
-        let offset = self.ftl.next_page_offset(p0, Stream::User).expect("checked above");
+        let offset = self
+            .ftl
+            .next_page_offset(p0, Stream::User)
+            .expect("checked above");
         let mut batch = [0u32; MAX_BATCH];
         batch[0] = t0;
         let mut n = 1;
         if self.multiplane {
             let mut used: u32 = 1 << (p0 % ppd);
             let mut i = 0;
-            while i < self.die_q[die as usize].writes.len().min(4 * ppd as usize) && n < ppd as usize {
+            while i < self.die_q[die as usize].writes.len().min(4 * ppd as usize)
+                && n < ppd as usize
+            {
                 let t = self.die_q[die as usize].writes[i];
                 let p = self.txs.get(t).plane;
                 let bit = 1 << (p % ppd);
                 if used & bit == 0 && self.ftl.next_page_offset(p, Stream::User) == Some(offset) {
                     used |= bit;
-                    batch[n] = self.die_q[die as usize].writes.remove(i).expect("index in range");
+                    batch[n] = self.die_q[die as usize]
+                        .writes
+                        .remove(i)
+                        .expect("index in range");
                     n += 1;
                 } else {
                     i += 1;
@@ -389,7 +440,9 @@ impl Simulator {
             self.txs.get_mut(t).ppa = ppa;
             self.after_allocation(tx.plane);
         }
-        let t = self.backend.start_program(self.q.now(), die, offset, n as u32);
+        let t = self
+            .backend
+            .start_program(self.q.now(), die, offset, n as u32);
         self.begin(die, &batch[..n], t);
         true
     }
@@ -450,7 +503,10 @@ impl Simulator {
         let first = *self.txs.get(d.batch[0]);
         match first.kind {
             TxKind::UserRead | TxKind::RmwRead | TxKind::GcRead => {
-                let sectors: u32 = d.batch[..d.n as usize].iter().map(|&t| self.txs.get(t).sectors).sum();
+                let sectors: u32 = d.batch[..d.n as usize]
+                    .iter()
+                    .map(|&t| self.txs.get(t).sectors)
+                    .sum();
                 let end = self.backend.transfer_out(self.q.now(), die, sectors);
                 self.q.schedule(end, Ev::DieXferDone(die));
             }
@@ -480,7 +536,10 @@ impl Simulator {
             }
             TxKind::RmwRead => self.enqueue(tx.link),
             TxKind::GcRead => {
-                let w = self.txs.insert(Tx { kind: TxKind::GcWrite, ..tx });
+                let w = self.txs.insert(Tx {
+                    kind: TxKind::GcWrite,
+                    ..tx
+                });
                 self.enqueue(w);
             }
             TxKind::GcWrite => {
@@ -501,16 +560,22 @@ impl Simulator {
     // ----- garbage collection -----
 
     fn after_allocation(&mut self, plane: u32) {
-        if self.ftl.planes[plane as usize].gc_victim == NONE && self.ftl.free_pages(plane) < self.ftl.gc_start_free_pages {
+        if self.ftl.planes[plane as usize].gc_victim == NONE
+            && self.ftl.free_pages(plane) < self.ftl.gc_start_free_pages
+        {
             self.maybe_start_gc(plane);
         }
     }
 
     fn maybe_start_gc(&mut self, plane: u32) {
-        if self.ftl.planes[plane as usize].gc_victim != NONE || self.ftl.free_pages(plane) >= self.ftl.gc_start_free_pages {
+        if self.ftl.planes[plane as usize].gc_victim != NONE
+            || self.ftl.free_pages(plane) >= self.ftl.gc_start_free_pages
+        {
             return;
         }
-        let Some(victim) = crate::ftl::gc::pick_victim_greedy(&self.ftl, plane) else { return };
+        let Some(victim) = crate::ftl::gc::pick_victim_greedy(&self.ftl, plane) else {
+            return;
+        };
         self.ftl.block_state[victim as usize] = crate::ftl::mapping::BlockState::Victim;
         let ppb = self.geo.pages_per_block;
         let mut moves = 0;
@@ -548,7 +613,15 @@ impl Simulator {
 
     fn queue_erase(&mut self, plane: u32) {
         let victim = self.ftl.planes[plane as usize].gc_victim;
-        let t = self.txs.insert(Tx { kind: TxKind::GcErase, req: NONE, lpa: NONE, ppa: victim, plane, sectors: 0, link: NONE });
+        let t = self.txs.insert(Tx {
+            kind: TxKind::GcErase,
+            req: NONE,
+            lpa: NONE,
+            ppa: victim,
+            plane,
+            sectors: 0,
+            link: NONE,
+        });
         self.enqueue(t);
     }
 

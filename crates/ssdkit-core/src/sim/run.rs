@@ -29,7 +29,12 @@ pub struct RunOutput {
 
 impl Simulator {
     /// Runs the configured workload to its end and returns the result document.
-    pub fn run(mut self, c: &Config, progress: bool, keep_log: bool) -> Result<(RunOutput, Simulator), Error> {
+    pub fn run(
+        mut self,
+        c: &Config,
+        progress: bool,
+        keep_log: bool,
+    ) -> Result<(RunOutput, Simulator), Error> {
         let wall = Instant::now();
         if keep_log {
             self.log = Some(Vec::new());
@@ -41,8 +46,16 @@ impl Simulator {
                 }
             }
         }
-        let cap = if c.run.max_simulated_ms > 0.0 { (c.run.max_simulated_ms * PS_PER_MS as f64) as u64 } else { u64::MAX };
-        let total: u64 = self.flows.iter().map(|f| f.limit()).fold(0u64, |a, b| a.saturating_add(b));
+        let cap = if c.run.max_simulated_ms > 0.0 {
+            (c.run.max_simulated_ms * PS_PER_MS as f64) as u64
+        } else {
+            u64::MAX
+        };
+        let total: u64 = self
+            .flows
+            .iter()
+            .map(|f| f.limit())
+            .fold(0u64, |a, b| a.saturating_add(b));
         let show = progress && std::io::stderr().is_terminal();
         let mut shown = false;
         let capped;
@@ -55,7 +68,11 @@ impl Simulator {
             self.handle(ev);
             if show && self.q.processed() & 0xFFFF == 0 && wall.elapsed().as_secs_f64() > 1.0 {
                 let done: u64 = self.completed.iter().sum();
-                let frac = if total == u64::MAX { 0.0 } else { done as f64 / total as f64 };
+                let frac = if total == u64::MAX {
+                    0.0
+                } else {
+                    done as f64 / total as f64
+                };
                 let width = 30;
                 let fill = (frac * width as f64) as usize;
                 eprint!(
@@ -84,7 +101,14 @@ impl Simulator {
         let result = self.result_json(c, wall_s, capped);
         let events = self.q.processed();
         let log = self.log.take();
-        Ok((RunOutput { result, events, log }, self))
+        Ok((
+            RunOutput {
+                result,
+                events,
+                log,
+            },
+            self,
+        ))
     }
 
     fn result_json(&self, c: &Config, wall_s: f64, capped: bool) -> Value {
@@ -110,7 +134,11 @@ impl Simulator {
         let b = &self.backend.stats;
         let f = &self.ftl.stats;
         let programs = b.page_programs;
-        let wa = if f.user_page_writes > 0 { programs as f64 / f.user_page_writes as f64 } else { 0.0 };
+        let wa = if f.user_page_writes > 0 {
+            programs as f64 / f.user_page_writes as f64
+        } else {
+            0.0
+        };
         let completed: u64 = self.completed.iter().sum();
         let events = self.q.processed();
         json!({

@@ -41,7 +41,9 @@ impl OpStats {
         self.max_ps = self.max_ps.max(latency_ps);
         // Histograms auto-resize; a value of 0 cannot occur for a request that crossed a
         // modeled link, but an ideal link and a read of an unwritten page can take no time.
-        self.hist.record(latency_ps.max(1)).expect("auto-resizing histogram");
+        self.hist
+            .record(latency_ps.max(1))
+            .expect("auto-resizing histogram");
     }
 
     pub fn merge(&mut self, o: &OpStats) {
@@ -65,7 +67,13 @@ impl OpStats {
     pub fn to_json(&self, elapsed_ps: Picoseconds) -> Value {
         let secs = elapsed_ps as f64 / PS_PER_S as f64;
         let us = |ps: f64| ps / 1e6;
-        let q = |p: f64| if self.count == 0 { 0.0 } else { us(self.hist.value_at_quantile(p) as f64) };
+        let q = |p: f64| {
+            if self.count == 0 {
+                0.0
+            } else {
+                us(self.hist.value_at_quantile(p) as f64)
+            }
+        };
         json!({
             "count": self.count,
             "bytes": self.bytes,

@@ -31,7 +31,11 @@ pub struct SyntheticFlow {
 impl SyntheticFlow {
     /// `capacity_bytes` is the logical capacity; the range was validated against it.
     pub fn new(f: &FlowConfig, capacity_bytes: u64, seed: u64, stream_id: u64) -> Self {
-        let range = if f.range_bytes == 0 { capacity_bytes - f.start_bytes } else { f.range_bytes };
+        let range = if f.range_bytes == 0 {
+            capacity_bytes - f.start_bytes
+        } else {
+            f.range_bytes
+        };
         let sectors = (f.request_bytes / 512) as u32;
         let range_sectors = range / 512;
         Self {
@@ -43,8 +47,16 @@ impl SyntheticFlow {
             slots: range_sectors / sectors as u64,
             range_sectors,
             next_seq: 0,
-            limit: if f.requests == 0 { u64::MAX } else { f.requests },
-            stop_ps: if f.duration_ms == 0.0 { Picoseconds::MAX } else { (f.duration_ms * PS_PER_MS as f64) as u64 },
+            limit: if f.requests == 0 {
+                u64::MAX
+            } else {
+                f.requests
+            },
+            stop_ps: if f.duration_ms == 0.0 {
+                Picoseconds::MAX
+            } else {
+                (f.duration_ms * PS_PER_MS as f64) as u64
+            },
             rng: derive_stream(seed, stream_id),
             issued: 0,
         }
@@ -61,7 +73,7 @@ impl SyntheticFlow {
     }
 
     #[inline]
-    pub fn next(&mut self) -> HostRequest {
+    pub fn next_request(&mut self) -> HostRequest {
         self.issued += 1;
         let is_read = if self.read_fraction >= 1.0 {
             true
@@ -81,6 +93,10 @@ impl SyntheticFlow {
                 o
             }
         };
-        HostRequest { is_read, start_sector: self.start_sector + offset, sectors: self.sectors }
+        HostRequest {
+            is_read,
+            start_sector: self.start_sector + offset,
+            sectors: self.sectors,
+        }
     }
 }

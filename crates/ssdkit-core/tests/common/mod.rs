@@ -1,7 +1,7 @@
 #![allow(dead_code)]
+use serde_json::Value;
 use ssdkit_core::api::{load, run, Source};
 use ssdkit_core::config::Config;
-use serde_json::Value;
 
 pub fn preset(name: &str, overrides: &[&str]) -> Config {
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
@@ -9,11 +9,15 @@ pub fn preset(name: &str, overrides: &[&str]) -> Config {
 }
 
 pub fn run_cfg(c: &Config) -> Value {
-    run(c, false, false).unwrap_or_else(|e| panic!("{e}")).result
+    run(c, false, false)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .result
 }
 
 pub fn mean_us(r: &Value, op: &str) -> f64 {
-    r["device"]["stats"][op]["latency_us"]["mean"].as_f64().unwrap()
+    r["device"]["stats"][op]["latency_us"]["mean"]
+        .as_f64()
+        .unwrap()
 }
 
 pub fn count(r: &Value, op: &str) -> u64 {

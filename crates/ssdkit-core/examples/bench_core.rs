@@ -1,0 +1,45 @@
+//! Times the simulator alone (no Python) on the benchmark cases; `ssdkit bench` is the
+//! user-facing command. Usage: cargo run --release --example bench_core [requests]
+use ssdkit_core::api::{load, run, Source};
+use std::time::Instant;
+
+fn main() {
+    let n: u64 = std::env::args()
+        .nth(1)
+        .map(|s| s.parse().expect("request count"))
+        .unwrap_or(1_000_000);
+    let cases: [(&str, Vec<String>); 4] = [
+        ("4K rand read QD1", vec!["flow.0.queue_depth=1".into()]),
+        ("4K rand read QD32", vec!["flow.0.queue_depth=32".into()]),
+        (
+            "128K seq read QD32",
+            vec![
+                "flow.0.queue_depth=32".into(),
+                "flow.0.request_bytes=131072".into(),
+                "flow.0.pattern=sequential".into(),
+            ],
+        ),
+        (
+            "4K rand write QD32",
+            vec![
+                "flow.0.queue_depth=32".into(),
+                "flow.0.read_fraction=0".into(),
+            ],
+        ),
+    ];
+    for (name, mut o) in cases {
+        let reqs = if name.contains("write") { 3 * n } else { n };
+        o.push(format!("flow.0.requests={reqs}"));
+        let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
+        let t0 = Instant::now();
+        let out = run(&c, false, false).unwrap();
+        let total = t0.elapsed().as_secs_f64();
+        let sim_wall = out.result["wall_time_s"].as_f64().unwrap();
+        println!(
+            "{name:20} {reqs:>8} req  build+run {total:6.2} s  run {sim_wall:6.2} s  {:>10.0} req/s  {:>10.0} events/s  gc_runs {}",
+            reqs as f64 / sim_wall,
+            out.events as f64 / sim_wall,
+            out.result["device"]["ftl"]["gc_runs"]
+        );
+    }
+}
