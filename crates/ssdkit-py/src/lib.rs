@@ -1,1 +1,153 @@
-use pyo3::prelude::*; #[pymodule] fn _native(_m: &Bound<'_, PyModule>) -> PyResult<()> { Ok(()) }
+//! `ssdkit._native`: the thin PyO3 layer over `ssdkit-core`. Everything crosses the boundary
+//! as strings (TOML, JSON, `key=value` overrides) so the Python side owns the typed view and
+//! the core stays free of Python types.
+
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use ssdkit_core::api::{self, Source};
+use ssdkit_core::config;
+use ssdkit_core::Error;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+// The module name given here becomes `__module__`, so tracebacks read `ssdkit.ConfigError`,
+// the name users import, rather than the private `ssdkit._native`.
+pyo3::create_exception!(
+    ssdkit,
+    SsdkitError,
+    PyException,
+    "Base class of every ssdkit error."
+);
+pyo3::create_exception!(
+    ssdkit,
+    ConfigError,
+    SsdkitError,
+    "Invalid configuration or override; the message names the key and what is allowed."
+);
+pyo3::create_exception!(
+    ssdkit,
+    PresetError,
+    SsdkitError,
+    "Unknown preset name; the message lists the available presets."
+);
+pyo3::create_exception!(
+    ssdkit,
+    SimulationError,
+    SsdkitError,
+    "The simulation could not finish (a model bug reported instead of a hang or crash)."
+);
+pyo3::create_exception!(
+    ssdkit,
+    SsdkitIoError,
+    SsdkitError,
+    "A file could not be read or written."
+);
+
+/// The one place core errors become Python exceptions.
+fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::Config(m) => ConfigError::new_err(m),
+        Error::Preset(m) => PresetError::new_err(m),
+        Error::Io(m) => SsdkitIoError::new_err(m),
+        Error::Simulation(m) => SimulationError::new_err(m),
+    }
+}
+
+fn source<'a>(
+    toml_text: &'a Option<String>,
+    origin: &'a str,
+    preset: &'a Option<String>,
+) -> PyResult<Source<'a>> {
+    match (toml_text, preset) {
+        (Some(text), None) => Ok(Source::Toml { text, origin }),
+        (None, Some(name)) => Ok(Source::Preset(name)),
+        _ => Err(PyValueError::new_err(
+            "give exactly one of `toml_text` and `preset`",
+        )),
+    }
+}
+
+/// Runs `f` without the GIL and turns a panic into `SimulationError`: a bug in the model must
+/// not take the interpreter (a notebook, a sweep driver) down with it.
+fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
+    let outcome = py.allow_threads(|| catch_unwind(AssertUnwindSafe(f)));
+    match outcome {
+        Ok(r) => r.map_err(to_py),
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(SimulationError::new_err(format!("internal error: {msg}")))
+        }
+    }
+}
+
+/// Loads, validates and runs a configuration; returns the result document as JSON text.
+#[pyfunction]
+#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new(), progress=false))]
+fn run(
+    py: Python<'_>,
+    toml_text: Option<String>,
+    origin: String,
+    preset: Option<String>,
+    overrides: Vec<String>,
+    progress: bool,
+) -> PyResult<String> {
+    let src = source(&toml_text, &origin, &preset)?;
+    guarded(py, || {
+        let cfg = api::load(src, &overrides)?;
+        let out = api::run(&cfg, progress, false)?;
+        serde_json::to_string(&out.result)
+            .map_err(|e| Error::Simulation(format!("result serialisation: {e}")))
+    })
+}
+
+/// The validated configuration, every default written out, as TOML.
+#[pyfunction]
+#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new()))]
+fn resolve_config(
+    py: Python<'_>,
+    toml_text: Option<String>,
+    origin: String,
+    preset: Option<String>,
+    overrides: Vec<String>,
+) -> PyResult<String> {
+    let src = source(&toml_text, &origin, &preset)?;
+    guarded(py, || Ok(api::load(src, &overrides)?.to_toml()))
+}
+
+/// Built-in presets as (name, description) pairs.
+#[pyfunction]
+fn presets() -> Vec<(&'static str, &'static str)> {
+    config::preset_names()
+}
+
+/// The TOML text of a built-in preset.
+#[pyfunction]
+fn preset_toml(name: &str) -> PyResult<&'static str> {
+    config::preset_toml(name).map_err(to_py)
+}
+
+/// JSON Schema of the configuration.
+#[pyfunction]
+fn config_schema() -> String {
+    config::schema_json()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("SsdkitError", py.get_type::<SsdkitError>())?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("PresetError", py.get_type::<PresetError>())?;
+    m.add("SimulationError", py.get_type::<SimulationError>())?;
+    m.add("SsdkitIoError", py.get_type::<SsdkitIoError>())?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(config_schema, m)?)?;
+    Ok(())
+}

@@ -42,7 +42,8 @@ pub struct Config {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
-    /// Seed from which every random stream of the run derives. Default 1; any u64.
+    /// Seed from which every random stream of the run derives. Default 1; 0..=2^63-1 (TOML
+    /// integers are signed 64-bit).
     pub seed: u64,
     /// Hard cap on simulated time in milliseconds; 0 means no cap. Default 0; >= 0.
     pub max_simulated_ms: f64,
@@ -424,7 +425,13 @@ impl Config {
         let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner().to_string();
-            let inner = inner.trim_end();
+            // toml appends "\nin `a.b`"; the key path already leads the message.
+            let inner = inner
+                .split("\nin `")
+                .next()
+                .unwrap_or("")
+                .trim_end()
+                .replace('\n', " ");
             if path == "." || path.is_empty() {
                 Error::Config(format!("{origin}: {inner}"))
             } else {

@@ -388,7 +388,34 @@ impl Simulator {
         true
     }
 
+    /// Dynamic placement can queue more writes for a plane than it can take: if a queued
+    /// write's plane is at its reserve with no GC under way (every closed block fully valid,
+    /// so GC cannot help), the write moves to a plane that has room. Static placement never
+    /// needs this: each plane's logical share fits by validation.
+    fn retarget_stuck_writes(&mut self, die: u32) {
+        let mut i = 0;
+        while i < self.die_q[die as usize].writes.len() {
+            let t = self.die_q[die as usize].writes[i];
+            let tx = *self.txs.get(t);
+            let stuck = self.ftl.next_page_offset(tx.plane, Stream::User).is_none()
+                && self.ftl.planes[tx.plane as usize].gc_victim == NONE;
+            if stuck {
+                let p = self.ftl.target_plane(tx.lpa);
+                if p != tx.plane && self.ftl.next_page_offset(p, Stream::User).is_some() {
+                    self.die_q[die as usize].writes.remove(i);
+                    self.txs.get_mut(t).plane = p;
+                    self.enqueue(t);
+                    continue;
+                }
+            }
+            i += 1;
+        }
+    }
+
     fn start_writes(&mut self, die: u32) -> bool {
+        if self.ftl.placement == crate::config::Placement::Dynamic {
+            self.retarget_stuck_writes(die);
+        }
         let ppd = self.geo.planes_per_die;
         let dq = &self.die_q[die as usize].writes;
         // First write whose plane can take a page now (planes at their GC reserve wait).

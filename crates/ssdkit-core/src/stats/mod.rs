@@ -71,7 +71,11 @@ impl OpStats {
             if self.count == 0 {
                 0.0
             } else {
-                us(self.hist.value_at_quantile(p) as f64)
+                // A bucket reports its upper edge: clamp to the exact extremes.
+                us(self
+                    .hist
+                    .value_at_quantile(p)
+                    .clamp(self.min_ps, self.max_ps) as f64)
             }
         };
         json!({
