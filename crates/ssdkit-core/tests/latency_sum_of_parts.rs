@@ -31,6 +31,19 @@ impl Parts {
         let packets = (payload / max).ceil().max(1.0);
         (payload + packets * self.overhead) * self.pcie_ps_per_byte / 1e6
     }
+    /// Doorbell write, the device's memory read request for the SQE, and the SQE itself.
+    fn command_us(&self) -> f64 {
+        self.tlps_us(4.0, 4.0) + self.tlps_us(0.0, 1.0) + self.tlps_us(64.0, self.mps)
+    }
+}
+
+fn assert_within_half_percent(mean: f64, expected: f64) {
+    let e = rel(mean, expected);
+    assert!(
+        e < 0.005,
+        "mean {mean:.4} us vs sum of parts {expected:.4} us ({:.3} %)",
+        e * 100.0
+    );
 }
 
 fn bus_us(c: &Config, bytes: f64) -> f64 {
@@ -61,9 +74,7 @@ fn qd1_random_read_mean_is_sum_of_parts() {
     let (c, mean) = qd1(true);
     let p = Parts::new(&c);
     let req = 4096.0;
-    let expected = p.tlps_us(4.0, 4.0)              // SQ tail doorbell write
-        + p.tlps_us(0.0, 1.0)                        // device's memory read request for the SQE
-        + p.tlps_us(64.0, p.mps)                     // SQE in a completion TLP
+    let expected = p.command_us()
         + c.ftl.firmware_request_us + c.ftl.firmware_transaction_us
         + cmd_us(&c, c.flash.bus.read_cmd_cycles)    // command/address cycles
         + c.flash.read_us[0]                         // tR (LSB = MSB on this preset)
@@ -71,12 +82,7 @@ fn qd1_random_read_mean_is_sum_of_parts() {
         + p.tlps_us(req, p.mps)                      // data to host memory
         + p.tlps_us(16.0, 16.0); // CQE
     assert_eq!(c.flash.read_us[0], c.flash.read_us[1]);
-    let e = rel(mean, expected);
-    assert!(
-        e < 0.005,
-        "mean {mean:.4} us vs sum of parts {expected:.4} us ({:.3} %)",
-        e * 100.0
-    );
+    assert_within_half_percent(mean, expected);
 }
 
 #[test]
@@ -85,9 +91,7 @@ fn qd1_random_write_mean_is_sum_of_parts() {
     let p = Parts::new(&c);
     let req = 4096.0;
     let page = c.flash.page_size_bytes as f64;
-    let expected = p.tlps_us(4.0, 4.0)
-        + p.tlps_us(0.0, 1.0)
-        + p.tlps_us(64.0, p.mps)
+    let expected = p.command_us()
         // write data: one header-only read request per MRRS, data in MPS-sized completions
         + (req / p.mrrs) * p.tlps_us(0.0, 1.0)
         + p.tlps_us(req, p.mps)
@@ -98,12 +102,7 @@ fn qd1_random_write_mean_is_sum_of_parts() {
         + cmd_us(&c, c.flash.bus.program_cmd_cycles) + bus_us(&c, page) + c.flash.program_us[0]
         + p.tlps_us(16.0, 16.0);
     assert_eq!(c.flash.program_us[0], c.flash.program_us[1]);
-    let e = rel(mean, expected);
-    assert!(
-        e < 0.005,
-        "mean {mean:.4} us vs sum of parts {expected:.4} us ({:.3} %)",
-        e * 100.0
-    );
+    assert_within_half_percent(mean, expected);
 }
 
 #[test]
