@@ -28,13 +28,18 @@ fn main() {
         ),
     ];
     for (name, mut o) in cases {
-        let reqs = if name.contains("write") { 3 * n } else { n };
+        let reqs = n;
         o.push(format!("flow.0.requests={reqs}"));
         let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
         let t0 = Instant::now();
         let out = run(&c, false, false).unwrap();
         let total = t0.elapsed().as_secs_f64();
         let sim_wall = out.result["wall_time_s"].as_f64().unwrap();
+        let pre = &out.result["device"]["precondition"];
+        println!(
+            "{name:20} precondition {} in {:.2} s, WA {}",
+            pre["mode"], pre["wall_time_s"].as_f64().unwrap(), out.result["device"]["ftl"]["write_amplification"]
+        );
         println!(
             "{name:20} {reqs:>8} req  build+run {total:6.2} s  run {sim_wall:6.2} s  {:>10.0} req/s  {:>10.0} events/s  gc_runs {}",
             reqs as f64 / sim_wall,

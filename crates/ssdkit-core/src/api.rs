@@ -3,6 +3,8 @@
 use crate::config::{preset_toml, Config};
 use crate::error::Error;
 use crate::sim::{RunOutput, Simulator};
+use std::path::Path;
+use std::time::Instant;
 
 /// Where a configuration comes from.
 pub enum Source<'a> {
@@ -25,11 +27,49 @@ pub fn load(source: Source<'_>, overrides: &[String]) -> Result<Config, Error> {
 
 /// Runs a validated configuration.
 pub fn run(c: &Config, progress: bool, keep_log: bool) -> Result<RunOutput, Error> {
-    let sim = Simulator::new(c);
+    let sim = Simulator::new(c)?;
     Ok(sim.run(c, progress, keep_log)?.0)
+}
+
+/// Runs a validated configuration on the device state saved in `snapshot` (the
+/// configuration's `[precondition]` section is not used).
+pub fn run_from_snapshot(
+    c: &Config,
+    snapshot: &Path,
+    progress: bool,
+    keep_log: bool,
+) -> Result<RunOutput, Error> {
+    let sim = simulator_from_snapshot(c, snapshot)?;
+    Ok(sim.run(c, progress, keep_log)?.0)
+}
+
+/// A simulator over the device state of a snapshot; the result records the file and how
+/// long loading took, next to the preconditioning record saved in it.
+pub fn simulator_from_snapshot(c: &Config, snapshot: &Path) -> Result<Simulator, Error> {
+    let t = Instant::now();
+    let (ftl, mut rec) = crate::ftl::snapshot::load(c, snapshot)?;
+    if !rec.is_object() {
+        rec = serde_json::json!({});
+    }
+    rec["snapshot"] = serde_json::json!(snapshot.display().to_string());
+    rec["snapshot_load_s"] = serde_json::json!(t.elapsed().as_secs_f64());
+    Ok(Simulator::with_ftl(c, ftl, rec))
+}
+
+/// Preconditions the device of `c` and saves it to `output`. Returns the preconditioning
+/// record with the file size and the time taken to save.
+pub fn precondition_to_snapshot(c: &Config, output: &Path) -> Result<serde_json::Value, Error> {
+    let mut ftl = crate::ftl::Ftl::new(c);
+    let mut rec = crate::ftl::precondition::run(&mut ftl, c)?;
+    let t = Instant::now();
+    let bytes = crate::ftl::snapshot::save(&ftl, c, &rec, output)?;
+    rec["snapshot_bytes"] = serde_json::json!(bytes);
+    rec["snapshot_save_s"] = serde_json::json!(t.elapsed().as_secs_f64());
+    rec["snapshot"] = serde_json::json!(output.display().to_string());
+    Ok(rec)
 }
 
 /// Runs and returns the simulator too, so tests can inspect the final FTL state.
 pub fn run_keep_state(c: &Config, keep_log: bool) -> Result<(RunOutput, Simulator), Error> {
-    Simulator::new(c).run(c, false, keep_log)
+    Simulator::new(c)?.run(c, false, keep_log)
 }

@@ -1,8 +1,10 @@
 //! Property tests: on small devices driven hard enough to garbage-collect many times, with
-//! random mixes of reads, partial and multi-page writes, placements and initial states:
+//! random mixes of reads, TRIMs, partial and multi-page writes, placements, preconditioning
+//! modes, every GC policy, copyback, preemption, background GC and wear levelling:
 //! - L2P and P2L agree, valid counts equal the page states, free lists hold erased blocks;
-//! - no logical page is lost: every page mapped at the start or written since is mapped at
-//!   the end (and `check_invariants` rules out duplicates);
+//! - no logical page is lost: every page mapped at the start or written since, and never
+//!   trimmed, is mapped at the end (and `check_invariants` rules out duplicates); a page
+//!   that was trimmed and never written stays unmapped (GC did not move it back);
 //! - every request completes exactly once, never before it was submitted;
 //! - erase counts only grow (compared with the initial all-zero state).
 
@@ -26,17 +28,89 @@ pages_per_block = 16
 page_size_bytes = 4096
 "#;
 
+/// The FTL features a case turns on, beyond the workload shape.
+#[derive(Debug, Clone)]
+struct Features {
+    policy: &'static str,
+    precondition: &'static str,
+    copyback: bool,
+    preemptible: bool,
+    background: bool,
+    wl_static: bool,
+    wl_dynamic: bool,
+    trim_fraction: f64,
+}
+
+fn features() -> impl Strategy<Value = Features> {
+    (
+        prop_oneof![
+            Just("greedy"),
+            Just("random"),
+            Just("d_choices"),
+            Just("fifo"),
+            Just("cost_benefit")
+        ],
+        prop_oneof![
+            Just("fast"),
+            Just("write"),
+            Just("sequential"),
+            Just("empty")
+        ],
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        prop_oneof![Just(0.0), 0.0f64..0.3],
+    )
+        .prop_map(
+            |(
+                policy,
+                precondition,
+                copyback,
+                preemptible,
+                background,
+                wl_static,
+                wl_dynamic,
+                trim_fraction,
+            )| {
+                Features {
+                    policy,
+                    precondition,
+                    copyback,
+                    preemptible,
+                    background,
+                    wl_static,
+                    wl_dynamic,
+                    trim_fraction,
+                }
+            },
+        )
+}
+
+const PLAIN: Features = Features {
+    policy: "greedy",
+    precondition: "sequential",
+    copyback: false,
+    preemptible: true,
+    background: false,
+    wl_static: false,
+    wl_dynamic: true,
+    trim_fraction: 0.0,
+};
+
 #[allow(clippy::too_many_arguments)] // one knob per property dimension
 fn config(
     qd: u32,
     read_fraction: f64,
     sectors: u64,
     dynamic: bool,
-    empty: bool,
     multiplane: bool,
     requests: u64,
     seed: u64,
+    f: &Features,
 ) -> ssdkit_core::config::Config {
+    let trim = f.trim_fraction.min(1.0 - read_fraction);
     let o = vec![
         format!("run.seed={seed}"),
         format!("flow.0.queue_depth={qd}"),
@@ -47,10 +121,18 @@ fn config(
             "ftl.placement={}",
             if dynamic { "dynamic" } else { "static" }
         ),
-        format!(
-            "ftl.initial_state={}",
-            if empty { "empty" } else { "sequential" }
-        ),
+        format!("precondition.mode={}", f.precondition),
+        format!("flow.0.trim_fraction={trim}"),
+        format!("ftl.gc_policy={}", f.policy),
+        "ftl.gc_d=3".into(),
+        format!("ftl.gc_copyback={}", f.copyback),
+        format!("ftl.gc_preemptible={}", f.preemptible),
+        format!("ftl.gc_background={}", f.background),
+        "ftl.gc_background_threshold=0.1".into(),
+        format!("ftl.wl_static={}", f.wl_static),
+        "ftl.wl_static_threshold=2".into(),
+        "ftl.wl_static_interval=2".into(),
+        format!("ftl.wl_dynamic={}", f.wl_dynamic),
         format!("flash.multiplane={multiplane}"),
         // A second, sequential writer keeps GC busy with multi-page requests.
         "flow.1.queue_depth=2".into(),
@@ -70,7 +152,8 @@ fn config(
 }
 
 fn check(c: &ssdkit_core::config::Config) {
-    let initially_mapped = c.ftl.initial_state == ssdkit_core::config::InitialState::Sequential;
+    use ssdkit_core::workload::Op;
+    let initially_mapped = c.precondition.mode != ssdkit_core::config::PreconditionMode::Empty;
     let (out, sim) = run_keep_state(c, true).unwrap_or_else(|e| panic!("{e}"));
     let ftl = &sim.ftl;
     ftl.check_invariants()
@@ -84,20 +167,37 @@ fn check(c: &ssdkit_core::config::Config) {
     );
     let spp = 4096 / 512;
     let mut written = HashSet::new();
+    let mut trimmed = HashSet::new();
     for rec in &log {
         assert!(
             rec.complete_ps >= rec.submit_ps,
             "completion before submission: {rec:?}"
         );
-        if !rec.is_read {
-            let first = rec.start_sector / spp;
-            let last = (rec.start_sector + rec.sectors as u64 - 1) / spp;
-            written.extend(first..=last);
+        let first = rec.start_sector / spp;
+        let last = (rec.start_sector + rec.sectors as u64 - 1) / spp;
+        match rec.op {
+            Op::Write => written.extend(first..=last),
+            // Only whole pages are trimmed.
+            Op::Trim => trimmed.extend(
+                rec.start_sector.div_ceil(spp)..(rec.start_sector + rec.sectors as u64) / spp,
+            ),
+            Op::Read => {}
         }
     }
     for lpa in 0..ftl.logical_pages as u64 {
-        let should = initially_mapped || written.contains(&lpa);
         let is = ftl.l2p[lpa as usize] != NONE;
+        if trimmed.contains(&lpa) {
+            // Write-after-trim order is the FTL's, not the log's; but a trimmed page nobody
+            // wrote must stay unmapped: GC must not have moved it.
+            if !written.contains(&lpa) {
+                assert!(
+                    !is,
+                    "logical page {lpa} was trimmed, never written, but is mapped"
+                );
+            }
+            continue;
+        }
+        let should = initially_mapped || written.contains(&lpa);
         assert_eq!(
             is, should,
             "logical page {lpa}: mapped {is}, expected {should}"
@@ -111,24 +211,24 @@ fn check(c: &ssdkit_core::config::Config) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
     #[test]
     fn invariants_hold_across_gc(
         qd in 1u32..24,
         read_fraction in prop_oneof![Just(0.0), 0.0f64..1.0],
         sectors in prop_oneof![Just(8u64), 1u64..40],
         dynamic in any::<bool>(),
-        empty in any::<bool>(),
         multiplane in any::<bool>(),
         seed in 0u64..1000,
+        f in features(),
     ) {
-        check(&config(qd, read_fraction, sectors, dynamic, empty, multiplane, 3000, seed));
+        check(&config(qd, read_fraction, sectors, dynamic, multiplane, 3000, seed, &f));
     }
 }
 
 #[test]
 fn heavy_overwrite_collects_garbage_and_keeps_invariants() {
-    let c = config(16, 0.0, 8, false, false, true, 20_000, 3);
+    let c = config(16, 0.0, 8, false, true, 20_000, 3, &PLAIN);
     let (out, sim) = run_keep_state(&c, false).unwrap();
     sim.ftl.check_invariants().unwrap();
     let ftl = &out.result["device"]["ftl"];
@@ -140,4 +240,37 @@ fn heavy_overwrite_collects_garbage_and_keeps_invariants() {
                 .as_u64()
                 .unwrap()
     );
+}
+
+/// Every GC policy with copyback, static wear levelling and TRIM at once, driven hard.
+#[test]
+fn every_policy_with_copyback_wl_and_trim_keeps_invariants() {
+    for policy in ["greedy", "random", "d_choices", "fifo", "cost_benefit"] {
+        let f = Features {
+            policy,
+            precondition: "fast",
+            copyback: true,
+            preemptible: true,
+            background: true,
+            wl_static: true,
+            wl_dynamic: true,
+            trim_fraction: 0.1,
+        };
+        let c = config(16, 0.2, 8, false, true, 12_000, 5, &f);
+        check(&c);
+        let (out, _) = run_keep_state(&c, false).unwrap();
+        let ftl = &out.result["device"]["ftl"];
+        assert!(
+            ftl["gc_runs"].as_u64().unwrap() > 50,
+            "{policy}: GC ran: {ftl}"
+        );
+        assert!(
+            ftl["gc_copyback_moves"].as_u64().unwrap() > 0,
+            "{policy}: {ftl}"
+        );
+        assert!(
+            ftl["trimmed_pages"].as_u64().unwrap() > 0,
+            "{policy}: {ftl}"
+        );
+    }
 }

@@ -112,7 +112,7 @@ fn qd1_read_of_empty_drive_skips_flash() {
         &[
             "flow.0.queue_depth=1",
             "flow.0.requests=500",
-            "ftl.initial_state=empty",
+            "precondition.mode=empty",
         ],
     );
     let r = run_cfg(&c);

@@ -84,8 +84,9 @@ fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send)
 }
 
 /// Loads, validates and runs a configuration; returns the result document as JSON text.
+/// With `snapshot`, the device starts from that saved state instead of preconditioning.
 #[pyfunction]
-#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new(), progress=false))]
+#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new(), progress=false, snapshot=None))]
 fn run(
     py: Python<'_>,
     toml_text: Option<String>,
@@ -93,13 +94,38 @@ fn run(
     preset: Option<String>,
     overrides: Vec<String>,
     progress: bool,
+    snapshot: Option<std::path::PathBuf>,
 ) -> PyResult<String> {
     let src = source(&toml_text, &origin, &preset)?;
     guarded(py, || {
         let cfg = api::load(src, &overrides)?;
-        let out = api::run(&cfg, progress, false)?;
+        let out = match &snapshot {
+            Some(path) => api::run_from_snapshot(&cfg, path, progress, false)?,
+            None => api::run(&cfg, progress, false)?,
+        };
         serde_json::to_string(&out.result)
             .map_err(|e| Error::Simulation(format!("result serialisation: {e}")))
+    })
+}
+
+/// Preconditions the configured device and saves it as a snapshot at `output`; returns the
+/// preconditioning record (mode, model, times, file size) as JSON text.
+#[pyfunction]
+#[pyo3(signature = (output, toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new()))]
+fn precondition(
+    py: Python<'_>,
+    output: std::path::PathBuf,
+    toml_text: Option<String>,
+    origin: String,
+    preset: Option<String>,
+    overrides: Vec<String>,
+) -> PyResult<String> {
+    let src = source(&toml_text, &origin, &preset)?;
+    guarded(py, || {
+        let cfg = api::load(src, &overrides)?;
+        let rec = api::precondition_to_snapshot(&cfg, &output)?;
+        serde_json::to_string(&rec)
+            .map_err(|e| Error::Simulation(format!("record serialisation: {e}")))
     })
 }
 
@@ -145,6 +171,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("SsdkitIoError", py.get_type::<SsdkitIoError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(precondition, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;

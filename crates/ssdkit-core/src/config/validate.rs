@@ -253,6 +253,90 @@ pub fn validate(c: &Config) -> Result<(), String> {
             f.blocks_per_plane
         ));
     }
+    let candidates = f.blocks_per_plane as u64 - reserve - 2;
+    int_range("ftl.gc_d", t.gc_d as u64, 1, candidates).map_err(|m| {
+        format!("{m} (d-choices draws among the closed blocks of a plane: blocks_per_plane minus the GC reserve and 2 open blocks)")
+    })?;
+    int_range(
+        "ftl.gc_starvation_limit",
+        t.gc_starvation_limit as u64,
+        1,
+        u32::MAX as u64,
+    )?;
+    int_range(
+        "ftl.wl_static_threshold",
+        t.wl_static_threshold as u64,
+        1,
+        u32::MAX as u64,
+    )?;
+    int_range(
+        "ftl.wl_static_interval",
+        t.wl_static_interval as u64,
+        1,
+        u32::MAX as u64,
+    )?;
+    float_range(
+        "ftl.gc_background_threshold",
+        t.gc_background_threshold,
+        t.gc_threshold,
+        0.5,
+        false,
+    )
+    .map_err(|m| format!("{m} (it must not be below `ftl.gc_threshold`)"))?;
+    if t.gc_background {
+        let bg_blocks = (t.gc_background_threshold * f.blocks_per_plane as f64).ceil() as u64;
+        if bg_blocks + share_blocks + 2 >= f.blocks_per_plane as u64 {
+            return Err(format!(
+                "key `ftl.gc_background_threshold` = {} asks background GC to keep {bg_blocks} free blocks per plane, but at spare factor {} only {} can be (spare blocks minus 2 open blocks, and one block must be left to collect)",
+                t.gc_background_threshold,
+                t.spare_factor,
+                (f.blocks_per_plane as u64).saturating_sub(share_blocks + 3)
+            ));
+        }
+    }
+    let p = &c.precondition;
+    float_range(
+        "precondition.history_drive_writes",
+        p.history_drive_writes,
+        0.0,
+        1e6,
+        false,
+    )?;
+    float_range(
+        "precondition.write_window_drive_writes",
+        p.write_window_drive_writes,
+        0.0,
+        100.0,
+        true,
+    )?;
+    float_range(
+        "precondition.write_tolerance",
+        p.write_tolerance,
+        0.0,
+        1.0,
+        true,
+    )?;
+    if p.write_tolerance >= 1.0 {
+        return Err(format!(
+            "key `precondition.write_tolerance` = {} must be below 1",
+            p.write_tolerance
+        ));
+    }
+    float_range(
+        "precondition.write_min_drive_writes",
+        p.write_min_drive_writes,
+        0.0,
+        1000.0,
+        false,
+    )?;
+    float_range(
+        "precondition.write_max_drive_writes",
+        p.write_max_drive_writes,
+        p.write_min_drive_writes,
+        1e4,
+        false,
+    )
+    .map_err(|m| format!("{m} (it must not be below `precondition.write_min_drive_writes`)"))?;
     let start_blocks = crate::ftl::gc_start_free_pages(c).div_ceil(f.pages_per_block as u64);
     if start_blocks + share_blocks >= f.blocks_per_plane as u64 {
         return Err(format!(
@@ -284,6 +368,13 @@ pub fn validate(c: &Config) -> Result<(), String> {
             qmax.min(65535),
         )?;
         float_range(&key("read_fraction"), fl.read_fraction, 0.0, 1.0, false)?;
+        float_range(
+            &key("trim_fraction"),
+            fl.trim_fraction,
+            0.0,
+            1.0 - fl.read_fraction,
+            false,
+        )?;
         if fl.request_bytes == 0 || fl.request_bytes % 512 != 0 {
             return Err(format!(
                 "key `{}` = {} must be a positive multiple of 512 bytes",

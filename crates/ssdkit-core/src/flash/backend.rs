@@ -14,6 +14,8 @@ pub struct BackendStats {
     pub multiplane_erases: u64,
     /// Bytes moved on channel buses (commands excluded).
     pub bus_bytes: u64,
+    /// Programs from the page register (copyback), included in `page_programs`.
+    pub copyback_programs: u64,
 }
 
 /// Channel buses and the controller's issue slot. Both are FIFO resources reserved when an
@@ -119,6 +121,16 @@ impl Backend {
         if planes > 1 {
             self.stats.multiplane_programs += 1;
         }
+        end + self.timing.program_ps[self.timing.page_type[page as usize] as usize]
+    }
+
+    /// Starts the program half of a copyback: command/address cycles only, the data is
+    /// already in the die's page register. Returns when the program ends.
+    pub fn start_copyback_program(&mut self, now: Picoseconds, die: u32, page: u32) -> Picoseconds {
+        let t = self.issue(now, self.timing.switch_write_ps);
+        let end = self.bus(die, t, self.timing.program_cmd_ps);
+        self.stats.page_programs += 1;
+        self.stats.copyback_programs += 1;
         end + self.timing.program_ps[self.timing.page_type[page as usize] as usize]
     }
 

@@ -1,7 +1,11 @@
 use super::allocation::Striping;
-use crate::config::{Config, InitialState, Placement};
+use crate::config::{Config, GcPolicy, Placement};
+use crate::engine::{derive_stream, Stream as Rng};
 use crate::flash::Geometry;
 use std::collections::VecDeque;
+
+/// Random stream id of GC victim sampling (flows use 1..=flows).
+pub const GC_STREAM: u64 = 0x6763_0000;
 
 /// Marks an unmapped logical page or a physical page that holds no valid data.
 pub const NONE: u32 = u32::MAX;
@@ -30,8 +34,16 @@ pub struct FtlStats {
     pub user_page_writes: u64,
     /// Pages moved by GC (one read and one program each).
     pub gc_page_moves: u64,
-    /// Victim blocks collected.
+    /// Victim blocks collected (including static wear-levelling migrations).
     pub gc_runs: u64,
+    /// Of `gc_runs`, those started by idle-time (background) GC.
+    pub gc_background_runs: u64,
+    /// Of `gc_page_moves`, those done by copyback inside the plane.
+    pub gc_copyback_moves: u64,
+    /// Blocks migrated by static wear levelling.
+    pub wl_migrations: u64,
+    /// Mapped logical pages unmapped by TRIM.
+    pub trimmed_pages: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -43,6 +55,8 @@ pub struct PlaneState {
     pub gc_victim: u32,
     /// Moves of the current victim not yet finished.
     pub gc_pending: u32,
+    /// GC runs since the last static wear-levelling check.
+    pub runs_since_wl: u32,
 }
 
 /// Page-level mapping and block bookkeeping. All per-page and per-block state is flat arrays
@@ -57,6 +71,19 @@ pub struct Ftl {
     pub valid: Vec<u32>,
     pub erase_count: Vec<u32>,
     pub block_state: Vec<BlockState>,
+    /// Page-write clock (user and GC programs) when each block was closed: FIFO order.
+    pub close_stamp: Vec<u64>,
+    /// Clock when each block last changed (closed or lost a valid page): cost-benefit age.
+    pub mod_stamp: Vec<u64>,
+    /// Page programs so far (user and GC): the FTL's notion of time for GC policies.
+    pub clock: u64,
+    pub gc_policy: GcPolicy,
+    pub gc_d: u32,
+    pub gc_rng: Rng,
+    pub wl_dynamic: bool,
+    pub wl_static: bool,
+    pub wl_static_threshold: u32,
+    pub wl_static_interval: u32,
     pub planes: Vec<PlaneState>,
     pub striping: Striping,
     pub placement: Placement,
@@ -67,6 +94,7 @@ pub struct Ftl {
 }
 
 impl Ftl {
+    /// An erased device: nothing mapped, every block free. Preconditioning fills it.
     pub fn new(c: &Config) -> Self {
         let geo = Geometry::from_config(&c.flash);
         let logical_pages = super::logical_pages(c) as u32;
@@ -80,6 +108,16 @@ impl Ftl {
             valid: vec![0; nblocks],
             erase_count: vec![0; nblocks],
             block_state: vec![BlockState::Free; nblocks],
+            close_stamp: vec![0; nblocks],
+            mod_stamp: vec![0; nblocks],
+            clock: 0,
+            gc_policy: c.ftl.gc_policy,
+            gc_d: c.ftl.gc_d,
+            gc_rng: derive_stream(c.run.seed, GC_STREAM),
+            wl_dynamic: c.ftl.wl_dynamic,
+            wl_static: c.ftl.wl_static,
+            wl_static_threshold: c.ftl.wl_static_threshold,
+            wl_static_interval: c.ftl.wl_static_interval,
             planes: Vec::with_capacity(geo.planes() as usize),
             striping: Striping::new(&c.ftl.allocation_order, &geo),
             placement: c.ftl.placement,
@@ -88,33 +126,38 @@ impl Ftl {
             gc_start_free_pages: super::gc_start_free_pages(c),
             stats: FtlStats::default(),
         };
-        if c.ftl.initial_state == InitialState::Sequential {
-            ftl.fill_sequential();
-        }
-        let bpp = geo.blocks_per_plane;
-        for p in 0..geo.planes() {
+        ftl.rebuild_planes();
+        ftl
+    }
+
+    /// Rebuilds each plane's free list (in block order) and finds its open user block from
+    /// the block states, after preconditioning set them directly.
+    pub fn rebuild_planes(&mut self) {
+        let bpp = self.geo.blocks_per_plane;
+        self.planes.clear();
+        for p in 0..self.geo.planes() {
             let first = p * bpp;
             let free = (first..first + bpp)
-                .filter(|&b| ftl.block_state[b as usize] == BlockState::Free)
+                .filter(|&b| self.block_state[b as usize] == BlockState::Free)
                 .collect();
             let user_open = (first..first + bpp)
-                .find(|&b| ftl.block_state[b as usize] == BlockState::Open)
+                .find(|&b| self.block_state[b as usize] == BlockState::Open)
                 .unwrap_or(NONE);
-            ftl.planes.push(PlaneState {
+            self.planes.push(PlaneState {
                 free_blocks: free,
                 user_open,
                 gc_open: NONE,
                 gc_victim: NONE,
                 gc_pending: 0,
+                runs_since_wl: 0,
             });
         }
-        ftl
     }
 
     /// Maps every logical page without simulating a write: logical page l goes to stripe
     /// unit l mod planes, and fills that plane's blocks in order. O(pages), no allocation
-    /// beyond the tables themselves.
-    fn fill_sequential(&mut self) {
+    /// beyond the tables themselves. Call on an erased device, then `rebuild_planes`.
+    pub fn fill_sequential(&mut self) {
         let g = self.geo;
         let planes = g.planes();
         let ppp = g.pages_per_plane();
@@ -222,9 +265,24 @@ impl Ftl {
             Stream::Gc => &mut ps.gc_open,
         };
         if *open == NONE {
+            let i = if self.wl_dynamic {
+                // Fewest erases; the oldest free block on ties. The free list is short in
+                // steady state, so a scan is cheaper than keeping it ordered.
+                let mut best = 0;
+                for (k, &b) in ps.free_blocks.iter().enumerate() {
+                    if self.erase_count[b as usize]
+                        < self.erase_count[ps.free_blocks[best] as usize]
+                    {
+                        best = k;
+                    }
+                }
+                best
+            } else {
+                0
+            };
             let b = ps
                 .free_blocks
-                .pop_front()
+                .remove(i)
                 .expect("allocate called without a free block");
             self.block_state[b as usize] = BlockState::Open;
             *open = b;
@@ -232,8 +290,11 @@ impl Ftl {
         let b = *open;
         let w = self.written[b as usize];
         self.written[b as usize] = w + 1;
+        self.clock += 1;
         if w + 1 == ppb {
             self.block_state[b as usize] = BlockState::Closed;
+            self.close_stamp[b as usize] = self.clock;
+            self.mod_stamp[b as usize] = self.clock;
             *open = NONE;
         }
         b * ppb + w
@@ -244,12 +305,32 @@ impl Ftl {
     pub fn map(&mut self, lpa: u32, ppa: u32) {
         let old = self.l2p[lpa as usize];
         if old != NONE {
-            self.p2l[old as usize] = NONE;
-            self.valid[self.geo.block_of_ppa(old) as usize] -= 1;
+            self.invalidate(old);
         }
         self.l2p[lpa as usize] = ppa;
         self.p2l[ppa as usize] = lpa;
         self.valid[self.geo.block_of_ppa(ppa) as usize] += 1;
+    }
+
+    #[inline]
+    fn invalidate(&mut self, ppa: u32) {
+        self.p2l[ppa as usize] = NONE;
+        let b = self.geo.block_of_ppa(ppa) as usize;
+        self.valid[b] -= 1;
+        self.mod_stamp[b] = self.clock;
+    }
+
+    /// TRIM of one logical page: its physical page becomes invalid (GC will not move it) and
+    /// reads of it complete from the mapping table. Returns whether it was mapped.
+    pub fn trim(&mut self, lpa: u32) -> bool {
+        let old = self.l2p[lpa as usize];
+        if old == NONE {
+            return false;
+        }
+        self.invalidate(old);
+        self.l2p[lpa as usize] = NONE;
+        self.stats.trimmed_pages += 1;
+        true
     }
 
     /// Returns an erased block to its plane's free pool.
@@ -302,6 +383,11 @@ impl Ftl {
             ));
         }
         for (p, ps) in self.planes.iter().enumerate() {
+            for (b, what) in [(ps.user_open, "user"), (ps.gc_open, "GC")] {
+                if b != NONE && self.block_state[b as usize] != BlockState::Open {
+                    return Err(format!("plane {p}: {what} open block {b} is not open"));
+                }
+            }
             for &b in &ps.free_blocks {
                 if self.block_state[b as usize] != BlockState::Free || self.written[b as usize] != 0
                 {
@@ -335,4 +421,38 @@ impl Ftl {
 /// Position of plane `p` in the stripe (inverse of the stripe table).
 fn p_index(stripe: &[u32], p: u32) -> u32 {
     stripe.iter().position(|&x| x == p).unwrap() as u32
+}
+
+impl Ftl {
+    /// Erase-count distribution over every block: min, mean, max, standard deviation and a
+    /// histogram of at most 32 equal-width integer bins (`bin_start[i]` is the lowest count
+    /// of bin i, all bins `bin_width` wide).
+    pub fn erase_count_summary(&self) -> serde_json::Value {
+        let n = self.erase_count.len() as f64;
+        let min = self.erase_count.iter().copied().min().unwrap_or(0);
+        let max = self.erase_count.iter().copied().max().unwrap_or(0);
+        let sum: u64 = self.erase_count.iter().map(|&e| e as u64).sum();
+        let mean = sum as f64 / n;
+        let var = self
+            .erase_count
+            .iter()
+            .map(|&e| (e as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        let width = (max - min + 1).div_ceil(32).max(1);
+        let bins = ((max - min) / width + 1) as usize;
+        let mut count = vec![0u64; bins];
+        for &e in &self.erase_count {
+            count[((e - min) / width) as usize] += 1;
+        }
+        let start: Vec<u32> = (0..bins as u32).map(|i| min + i * width).collect();
+        serde_json::json!({
+            "blocks": self.erase_count.len(),
+            "min": min,
+            "mean": mean,
+            "max": max,
+            "std": var.sqrt(),
+            "histogram": {"bin_start": start, "bin_width": width, "count": count},
+        })
+    }
 }

@@ -1,6 +1,7 @@
 //! Flash translation layer: page-level mapping (flat L2P and P2L arrays), block states,
 //! plane allocation (static striping or dynamic round-robin), garbage-collection victim
-//! choice, and the per-die transaction queues of the scheduling unit.
+//! choice and wear levelling, preconditioning to steady state, snapshots of the whole state,
+//! and the per-die transaction queues of the scheduling unit.
 //!
 //! The FTL decides *what* happens to which physical page; the simulator owner decides *when*
 //! by driving the flash back end. The FTL never touches channel state.
@@ -8,7 +9,9 @@
 pub mod allocation;
 pub mod gc;
 pub mod mapping;
+pub mod precondition;
 pub mod scheduling;
+pub mod snapshot;
 
 pub use mapping::{Ftl, FtlStats, NONE};
 

@@ -76,20 +76,35 @@ impl<T: Copy> Default for Slab<T> {
     }
 }
 
-/// Queues of one die. User reads go first, then user writes, then GC, except when a plane of
-/// the die is down to its GC reserve: then GC goes first so user writes can resume.
+/// Queues of one die (seed 000 section 2.3: user and GC traffic queue apart). With
+/// preemptible GC, user reads go first, then user writes, then GC; GC goes first when a
+/// plane of the die is down to its reserve, or after `gc_starvation_limit` user operations
+/// in a row while GC waited. Without preemption, queued GC goes first.
 #[derive(Default)]
 pub struct DieQueues {
     pub reads: VecDeque<u32>,
     pub writes: VecDeque<u32>,
-    pub gc: VecDeque<u32>,
+    pub gc_reads: VecDeque<u32>,
+    pub gc_writes: VecDeque<u32>,
+    pub gc_erases: VecDeque<u32>,
+    /// User operations started in a row while GC transactions waited.
+    pub user_streak: u32,
 }
 
 impl DieQueues {
+    #[inline]
+    pub fn gc_empty(&self) -> bool {
+        self.gc_reads.is_empty() && self.gc_writes.is_empty() && self.gc_erases.is_empty()
+    }
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.reads.is_empty() && self.writes.is_empty() && self.gc.is_empty()
+        self.reads.is_empty() && self.writes.is_empty() && self.gc_empty()
     }
     pub fn len(&self) -> usize {
-        self.reads.len() + self.writes.len() + self.gc.len()
+        self.reads.len()
+            + self.writes.len()
+            + self.gc_reads.len()
+            + self.gc_writes.len()
+            + self.gc_erases.len()
     }
 }

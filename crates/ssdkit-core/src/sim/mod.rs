@@ -16,6 +16,7 @@ use crate::host::link::Link;
 use crate::host::nvme::FetchUnit;
 use crate::stats::RwStats;
 use crate::workload::synthetic::SyntheticFlow;
+use crate::workload::Op;
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Ev {
@@ -23,7 +24,7 @@ pub(crate) enum Ev {
     Doorbell(u32),
     /// The command of request `0` is inside the device.
     CommandArrived(u32),
-    /// The write data of request `0` is in the device buffer.
+    /// The write data (or TRIM range list) of request `0` is in the device buffer.
     WriteDataArrived(u32),
     /// The firmware finished processing request `0`; its transactions go to the dies.
     FirmwareDone(u32),
@@ -38,7 +39,7 @@ pub(crate) enum Ev {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Req {
     pub flow: u32,
-    pub is_read: bool,
+    pub op: Op,
     pub start_sector: u64,
     pub sectors: u32,
     pub submit_ps: Picoseconds,
@@ -70,19 +71,34 @@ pub struct Simulator {
     fw_request_ps: Picoseconds,
     fw_tx_ps: Picoseconds,
     multiplane: bool,
+    gc_preemptible: bool,
+    gc_starvation_limit: u32,
+    gc_copyback: bool,
+    gc_background: bool,
+    gc_background_pages: u64,
     pub(crate) flows: Vec<SyntheticFlow>,
     pub(crate) flow_stats: Vec<RwStats>,
     pub(crate) completed: Vec<u64>,
     pub(crate) last_completion: Picoseconds,
     pub(crate) unmapped_reads: u64,
+    pub(crate) trims: u64,
     pub(crate) rmw_reads: u64,
     pub(crate) log: Option<Vec<CompletionRecord>>,
+    /// What preconditioning did (or which snapshot the state came from), for the result.
+    pub(crate) precondition: serde_json::Value,
 }
 
 impl Simulator {
-    pub fn new(c: &Config) -> Self {
+    /// A simulator whose device is preconditioned as configured.
+    pub fn new(c: &Config) -> Result<Self, crate::Error> {
+        let mut ftl = Ftl::new(c);
+        let rec = crate::ftl::precondition::run(&mut ftl, c)?;
+        Ok(Self::with_ftl(c, ftl, rec))
+    }
+
+    /// A simulator over a given device state (preconditioned or loaded from a snapshot).
+    pub fn with_ftl(c: &Config, ftl: Ftl, precondition: serde_json::Value) -> Self {
         let geo = Geometry::from_config(&c.flash);
-        let ftl = Ftl::new(c);
         let capacity = ftl.logical_pages as u64 * geo.page_size as u64;
         let flows: Vec<SyntheticFlow> = c
             .flows
@@ -120,13 +136,23 @@ impl Simulator {
             fw_request_ps: us_to_ps(c.ftl.firmware_request_us),
             fw_tx_ps: us_to_ps(c.ftl.firmware_transaction_us),
             multiplane: c.flash.multiplane && geo.planes_per_die > 1,
+            gc_preemptible: c.ftl.gc_preemptible,
+            gc_starvation_limit: c.ftl.gc_starvation_limit,
+            gc_copyback: c.ftl.gc_copyback,
+            gc_background: c.ftl.gc_background,
+            gc_background_pages: (c.ftl.gc_background_threshold
+                * geo.blocks_per_plane as f64
+                * geo.pages_per_block as f64)
+                .ceil() as u64,
             flows,
             flow_stats: vec![RwStats::default(); n],
             completed: vec![0; n],
             last_completion: 0,
             unmapped_reads: 0,
+            trims: 0,
             rmw_reads: 0,
             log: None,
+            precondition,
         }
     }
 
@@ -145,7 +171,7 @@ impl Simulator {
         let r = self.flows[flow as usize].next_request();
         let id = self.reqs.insert(Req {
             flow,
-            is_read: r.is_read,
+            op: r.op,
             start_sector: r.start_sector,
             sectors: r.sectors,
             submit_ps: now,
@@ -164,14 +190,17 @@ impl Simulator {
             }
             Ev::CommandArrived(r) => {
                 let req = *self.reqs.get(r);
-                if req.is_read {
-                    self.firmware(r);
-                } else {
-                    let t = self
-                        .link
-                        .fetch_write_data(self.q.now(), req.sectors as u64 * 512);
-                    self.q.schedule(t, Ev::WriteDataArrived(r));
-                }
+                let bytes = match req.op {
+                    Op::Read => {
+                        self.firmware(r);
+                        return;
+                    }
+                    Op::Write => req.sectors as u64 * 512,
+                    // One 16-byte Dataset Management range.
+                    Op::Trim => 16,
+                };
+                let t = self.link.fetch_write_data(self.q.now(), bytes);
+                self.q.schedule(t, Ev::WriteDataArrived(r));
             }
             Ev::WriteDataArrived(r) => self.firmware(r),
             Ev::FirmwareDone(r) => self.dispatch_request(r),
@@ -214,13 +243,25 @@ impl Simulator {
         let (first, pages) = self.span(&req);
         let end = req.start_sector + req.sectors as u64;
         let mut pending = 0;
+        if req.op == Op::Trim {
+            for i in 0..pages {
+                let lpa = first + i;
+                if lpa * spp >= req.start_sector && (lpa + 1) * spp <= end {
+                    self.ftl.trim(lpa as u32);
+                }
+            }
+            self.trims += 1;
+            self.flash_done(r);
+            return;
+        }
+        let is_read = req.op == Op::Read;
         for i in 0..pages {
             let lpa = (first + i) as u32;
             let lo = req.start_sector.max((first + i) * spp);
             let hi = end.min((first + i + 1) * spp);
             let sectors = (hi - lo) as u32;
             let mapped = self.ftl.l2p[lpa as usize];
-            if req.is_read {
+            if is_read {
                 if mapped == NONE {
                     // Never written: real drives answer from the mapping table alone.
                     self.unmapped_reads += 1;
@@ -281,7 +322,9 @@ impl Simulator {
         match tx.kind {
             TxKind::UserRead | TxKind::RmwRead => dq.reads.push_back(t),
             TxKind::UserWrite => dq.writes.push_back(t),
-            _ => dq.gc.push_back(t),
+            TxKind::GcRead => dq.gc_reads.push_back(t),
+            TxKind::GcWrite => dq.gc_writes.push_back(t),
+            TxKind::GcErase => dq.gc_erases.push_back(t),
         }
         self.schedule_die(die);
     }
@@ -289,7 +332,7 @@ impl Simulator {
     /// All flash work of request `r` is done: send data (reads) and the completion.
     fn flash_done(&mut self, r: u32) {
         let req = *self.reqs.get(r);
-        let bytes = if req.is_read {
+        let bytes = if req.op == Op::Read {
             req.sectors as u64 * 512
         } else {
             0
@@ -304,15 +347,15 @@ impl Simulator {
         let lat = now - req.submit_ps;
         let s = &mut self.flow_stats[req.flow as usize];
         let bytes = req.sectors as u64 * 512;
-        if req.is_read {
-            s.read.record(lat, bytes);
-        } else {
-            s.write.record(lat, bytes);
+        match req.op {
+            Op::Read => s.read.record(lat, bytes),
+            Op::Write => s.write.record(lat, bytes),
+            Op::Trim => s.trim.record(lat, bytes),
         }
         if let Some(log) = self.log.as_mut() {
             log.push(CompletionRecord {
                 flow: req.flow,
-                is_read: req.is_read,
+                op: req.op,
                 start_sector: req.start_sector,
                 sectors: req.sectors,
                 submit_ps: req.submit_ps,
@@ -340,20 +383,56 @@ impl Simulator {
     }
 
     fn schedule_die(&mut self, die: u32) {
-        if self.dies[die as usize].busy || self.die_q[die as usize].is_empty() {
+        if self.dies[die as usize].busy {
             return;
         }
-        let gc_first = !self.die_q[die as usize].gc.is_empty() && self.die_urgent(die);
+        if self.die_q[die as usize].is_empty() {
+            if self.gc_background {
+                self.background_gc(die);
+            }
+            return;
+        }
+        let dq = &self.die_q[die as usize];
+        let gc_waiting = !dq.gc_empty();
+        let gc_first = gc_waiting
+            && (!self.gc_preemptible
+                || dq.user_streak >= self.gc_starvation_limit
+                || self.die_urgent(die));
         // Busy before choosing: allocating a page can start GC, whose enqueue must not
         // re-enter this die's scheduler.
         self.dies[die as usize].busy = true;
-        let started = if gc_first {
-            self.start_gc_op(die) || self.start_reads(die) || self.start_writes(die)
+        let (started, by_gc) = if gc_first {
+            if self.start_gc_op(die) {
+                (true, true)
+            } else {
+                (self.start_reads(die) || self.start_writes(die), false)
+            }
+        } else if self.start_reads(die) || self.start_writes(die) {
+            (true, false)
         } else {
-            self.start_reads(die) || self.start_writes(die) || self.start_gc_op(die)
+            (self.start_gc_op(die), true)
         };
+        let dq = &mut self.die_q[die as usize];
         if !started {
             self.dies[die as usize].busy = false;
+        } else if by_gc {
+            dq.user_streak = 0;
+        } else if gc_waiting {
+            dq.user_streak += 1;
+        }
+    }
+
+    /// Idle-time GC: the die has nothing queued, so planes below the background threshold
+    /// collect now rather than under load later.
+    fn background_gc(&mut self, die: u32) {
+        let ppd = self.geo.planes_per_die;
+        for plane in die * ppd..(die + 1) * ppd {
+            if self.ftl.planes[plane as usize].gc_victim == NONE
+                && self.ftl.free_pages(plane) < self.gc_background_pages
+                && self.start_gc(plane, true)
+            {
+                self.ftl.stats.gc_background_runs += 1;
+            }
         }
     }
 
@@ -477,7 +556,18 @@ impl Simulator {
     /// Runs the first GC transaction of the die that still has work to do; stale ones (their
     /// page was overwritten meanwhile) are retired on the way.
     fn start_gc_op(&mut self, die: u32) -> bool {
-        while let Some(t) = self.die_q[die as usize].gc.pop_front() {
+        loop {
+            // Writes first: they release the data their reads brought out; erases last,
+            // they only queue once every move of the victim is done.
+            let dq = &mut self.die_q[die as usize];
+            let Some(t) = dq
+                .gc_writes
+                .pop_front()
+                .or_else(|| dq.gc_reads.pop_front())
+                .or_else(|| dq.gc_erases.pop_front())
+            else {
+                return false;
+            };
             let tx = *self.txs.get(t);
             let now = self.q.now();
             match tx.kind {
@@ -514,7 +604,6 @@ impl Simulator {
                 _ => unreachable!("user transaction in a GC queue"),
             }
         }
-        false
     }
 
     fn begin(&mut self, die: u32, batch: &[u32], array_end: Picoseconds) {
@@ -529,6 +618,7 @@ impl Simulator {
         let d = self.dies[die as usize];
         let first = *self.txs.get(d.batch[0]);
         match first.kind {
+            TxKind::GcRead if self.gc_copyback => self.copyback_program(die, d.batch[0]),
             TxKind::UserRead | TxKind::RmwRead | TxKind::GcRead => {
                 let sectors: u32 = d.batch[..d.n as usize]
                     .iter()
@@ -539,6 +629,32 @@ impl Simulator {
             }
             _ => self.die_finish(die),
         }
+    }
+
+    /// Second half of a copyback move: the page sits in the die's register, so the program
+    /// follows at once on the same die (nothing may run between, it would overwrite the
+    /// register), into the GC frontier of the same plane.
+    fn copyback_program(&mut self, die: u32, t: u32) {
+        let tx = *self.txs.get(t);
+        if self.ftl.p2l[tx.ppa as usize] != tx.lpa {
+            // Overwritten or trimmed during the sense: nothing to move.
+            self.txs.remove(t);
+            self.dies[die as usize].busy = false;
+            self.gc_move_done(tx.plane);
+            self.schedule_die(die);
+            return;
+        }
+        let ppa = self.ftl.allocate(tx.plane, Stream::Gc);
+        self.ftl.map(tx.lpa, ppa);
+        self.after_allocation(tx.plane);
+        let w = self.txs.get_mut(t);
+        w.kind = TxKind::GcWrite;
+        w.ppa = ppa;
+        self.ftl.stats.gc_copyback_moves += 1;
+        let end =
+            self.backend
+                .start_copyback_program(self.q.now(), die, self.geo.page_in_block(ppa));
+        self.begin(die, &[t], end);
     }
 
     fn die_finish(&mut self, die: u32) {
@@ -576,7 +692,9 @@ impl Simulator {
             TxKind::GcErase => {
                 self.ftl.erase(tx.ppa);
                 self.ftl.stats.gc_runs += 1;
-                self.ftl.planes[tx.plane as usize].gc_victim = NONE;
+                let ps = &mut self.ftl.planes[tx.plane as usize];
+                ps.gc_victim = NONE;
+                ps.runs_since_wl += 1;
                 self.maybe_start_gc(tx.plane);
                 // Writes that waited for space on other dies' planes never wait here: a
                 // plane belongs to one die, whose scheduler runs right after this.
@@ -594,14 +712,26 @@ impl Simulator {
         }
     }
 
+    /// Starts collecting in `plane` if it is below its GC threshold or static wear
+    /// levelling is due.
     fn maybe_start_gc(&mut self, plane: u32) {
-        if self.ftl.planes[plane as usize].gc_victim != NONE
-            || self.ftl.free_pages(plane) >= self.ftl.gc_start_free_pages
-        {
+        if self.ftl.planes[plane as usize].gc_victim != NONE {
             return;
         }
-        let Some(victim) = crate::ftl::gc::pick_victim_greedy(&self.ftl, plane) else {
-            return;
+        let needed = self.ftl.free_pages(plane) < self.ftl.gc_start_free_pages;
+        self.start_gc(plane, needed);
+    }
+
+    /// Picks a victim (a static wear-levelling one if due, else by the GC policy when
+    /// `by_policy`) and queues its moves. Returns whether GC started.
+    fn start_gc(&mut self, plane: u32, by_policy: bool) -> bool {
+        let victim = match crate::ftl::gc::pick_wl_victim(&mut self.ftl, plane) {
+            Some(v) => v,
+            None if by_policy => match crate::ftl::gc::pick_victim(&mut self.ftl, plane) {
+                Some(v) => v,
+                None => return false,
+            },
+            None => return false,
         };
         self.ftl.block_state[victim as usize] = crate::ftl::mapping::BlockState::Victim;
         let ppb = self.geo.pages_per_block;
@@ -628,6 +758,7 @@ impl Simulator {
         if moves == 0 {
             self.queue_erase(plane);
         }
+        true
     }
 
     fn gc_move_done(&mut self, plane: u32) {

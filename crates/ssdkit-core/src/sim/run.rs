@@ -14,7 +14,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompletionRecord {
     pub flow: u32,
-    pub is_read: bool,
+    pub op: crate::workload::Op,
     pub start_sector: u64,
     pub sectors: u32,
     pub submit_ps: Picoseconds,
@@ -121,6 +121,7 @@ impl Simulator {
             .map(|(i, s)| {
                 device.read.merge(&s.read);
                 device.write.merge(&s.write);
+                device.trim.merge(&s.trim);
                 let queue = if self.sata { 0 } else { i };
                 json!({
                     "index": i,
@@ -166,15 +167,23 @@ impl Simulator {
                     "multiplane_programs": b.multiplane_programs,
                     "multiplane_erases": b.multiplane_erases,
                     "bus_bytes": b.bus_bytes,
+                    "copyback_programs": b.copyback_programs,
                 },
                 "ftl": {
                     "user_page_writes": f.user_page_writes,
                     "gc_runs": f.gc_runs,
                     "gc_page_moves": f.gc_page_moves,
+                    "gc_background_runs": f.gc_background_runs,
+                    "gc_copyback_moves": f.gc_copyback_moves,
+                    "wl_migrations": f.wl_migrations,
+                    "trim_requests": self.trims,
+                    "trimmed_pages": f.trimmed_pages,
                     "write_amplification": wa,
                     "rmw_reads": self.rmw_reads,
                     "unmapped_page_reads": self.unmapped_reads,
                 },
+                "erase_counts": self.ftl.erase_count_summary(),
+                "precondition": self.precondition.clone(),
             },
             "flows": flows,
         })

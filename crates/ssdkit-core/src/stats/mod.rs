@@ -102,6 +102,8 @@ impl OpStats {
 pub struct RwStats {
     pub read: OpStats,
     pub write: OpStats,
+    /// TRIM (deallocate) requests; not part of "all", which counts data transfers.
+    pub trim: OpStats,
 }
 
 impl RwStats {
@@ -111,6 +113,7 @@ impl RwStats {
         json!({
             "read": self.read.to_json(elapsed_ps),
             "write": self.write.to_json(elapsed_ps),
+            "trim": self.trim.to_json(elapsed_ps),
             "all": all.to_json(elapsed_ps),
         })
     }

@@ -1,3 +1,4 @@
+use super::Op;
 use crate::config::{AddressPattern, FlowConfig};
 use crate::engine::{derive_stream, Picoseconds, Stream, PS_PER_MS};
 use rand::Rng;
@@ -5,7 +6,7 @@ use rand::Rng;
 /// One request as the host issues it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostRequest {
-    pub is_read: bool,
+    pub op: Op,
     pub start_sector: u64,
     pub sectors: u32,
 }
@@ -15,6 +16,7 @@ pub struct HostRequest {
 pub struct SyntheticFlow {
     pub queue_depth: u32,
     read_fraction: f64,
+    trim_fraction: f64,
     sectors: u32,
     pattern: AddressPattern,
     start_sector: u64,
@@ -41,6 +43,7 @@ impl SyntheticFlow {
         Self {
             queue_depth: f.queue_depth,
             read_fraction: f.read_fraction,
+            trim_fraction: f.trim_fraction,
             sectors,
             pattern: f.pattern,
             start_sector: f.start_bytes / 512,
@@ -75,12 +78,21 @@ impl SyntheticFlow {
     #[inline]
     pub fn next_request(&mut self) -> HostRequest {
         self.issued += 1;
-        let is_read = if self.read_fraction >= 1.0 {
-            true
-        } else if self.read_fraction <= 0.0 {
-            false
+        // Pure read or write flows draw no op number, so their address streams do not
+        // depend on the mix code path.
+        let op = if self.read_fraction >= 1.0 {
+            Op::Read
+        } else if self.read_fraction <= 0.0 && self.trim_fraction <= 0.0 {
+            Op::Write
         } else {
-            self.rng.gen::<f64>() < self.read_fraction
+            let x = self.rng.gen::<f64>();
+            if x < self.read_fraction {
+                Op::Read
+            } else if x < self.read_fraction + self.trim_fraction {
+                Op::Trim
+            } else {
+                Op::Write
+            }
         };
         let offset = match self.pattern {
             AddressPattern::Random => self.rng.gen_range(0..self.slots) * self.sectors as u64,
@@ -94,7 +106,7 @@ impl SyntheticFlow {
             }
         };
         HostRequest {
-            is_read,
+            op,
             start_sector: self.start_sector + offset,
             sectors: self.sectors,
         }

@@ -1,0 +1,199 @@
+//! Preconditioning: the device state at time zero.
+//!
+//! Real drives are measured in steady state; a fresh simulated drive never collects garbage
+//! and reports fiction (seed 000 sections 3.2 and 4.4). Four modes:
+//! - `fast` sets each closed block's valid-page count from the steady-state distribution of
+//!   the GC policy (mean-field model, `meanfield`), O(physical pages), no writes simulated;
+//! - `write` simulates the writes through the FTL, untimed: sequential fill, then uniform
+//!   random overwrites until the write amplification is stable (the ground truth);
+//! - `sequential` maps every logical page in striping order (a freshly filled drive);
+//! - `empty` leaves the drive erased.
+
+pub mod fast;
+pub mod meanfield;
+
+use super::gc::write_now;
+use super::Ftl;
+use crate::config::{AddressPattern, Config, PreconditionMode, PreconditionPattern};
+use crate::engine::derive_stream;
+use crate::error::Error;
+use rand::Rng;
+use serde_json::{json, Value};
+use std::time::Instant;
+
+/// Random stream id of preconditioning.
+pub const PRECONDITION_STREAM: u64 = 0x7072_0000;
+
+/// Logical pages the workload overwrites at random: sorted, disjoint half-open intervals.
+/// Empty means the steady state is that of sequential writes (every block fully valid).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Footprint {
+    pub intervals: Vec<(u64, u64)>,
+}
+
+impl Footprint {
+    pub fn pages(&self) -> u64 {
+        self.intervals.iter().map(|(a, b)| b - a).sum()
+    }
+
+    /// The `k`-th page of the footprint, k < pages().
+    #[inline]
+    pub fn nth(&self, mut k: u64) -> u64 {
+        for &(a, b) in &self.intervals {
+            if k < b - a {
+                return a + k;
+            }
+            k -= b - a;
+        }
+        unreachable!("index beyond the footprint")
+    }
+
+    #[inline]
+    pub fn contains(&self, lpa: u64) -> bool {
+        self.intervals.iter().any(|&(a, b)| lpa >= a && lpa < b)
+    }
+
+    pub fn describe(&self) -> Value {
+        json!(self
+            .intervals
+            .iter()
+            .map(|&(a, b)| json!([a, b]))
+            .collect::<Vec<_>>())
+    }
+}
+
+/// The footprint the configured pattern implies. `auto` takes the union of the page ranges
+/// of flows that write at random; sequential writers leave blocks fully valid, so they add
+/// nothing.
+pub fn footprint(c: &Config, logical_pages: u64) -> Footprint {
+    let page_sectors = (c.flash.page_size_bytes / 512) as u64;
+    let mut iv: Vec<(u64, u64)> = match c.precondition.pattern {
+        PreconditionPattern::Uniform => vec![(0, logical_pages)],
+        PreconditionPattern::Sequential => vec![],
+        PreconditionPattern::Auto => c
+            .flows
+            .iter()
+            .filter(|f| {
+                f.pattern == AddressPattern::Random && f.read_fraction + f.trim_fraction < 1.0
+            })
+            .map(|f| {
+                let capacity = logical_pages * page_sectors * 512;
+                let range = if f.range_bytes == 0 {
+                    capacity - f.start_bytes
+                } else {
+                    f.range_bytes
+                };
+                let first = f.start_bytes / 512 / page_sectors;
+                let end = (f.start_bytes + range).div_ceil(512).div_ceil(page_sectors);
+                (first, end.min(logical_pages))
+            })
+            .collect(),
+    };
+    iv.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (a, b) in iv {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    Footprint { intervals: merged }
+}
+
+fn pattern_name(c: &Config) -> &'static str {
+    match c.precondition.pattern {
+        PreconditionPattern::Auto => "auto",
+        PreconditionPattern::Uniform => "uniform",
+        PreconditionPattern::Sequential => "sequential",
+    }
+}
+
+/// Brings an erased `ftl` to the configured initial state and returns the record of what was
+/// done (it goes into the result). Statistics start from zero afterwards; erase counts stay.
+pub fn run(ftl: &mut Ftl, c: &Config) -> Result<Value, Error> {
+    let wall = Instant::now();
+    let p = &c.precondition;
+    let fp = footprint(c, ftl.logical_pages as u64);
+    let mut rec = match p.mode {
+        PreconditionMode::Empty => {
+            ftl.rebuild_planes();
+            json!({"mode": "empty"})
+        }
+        PreconditionMode::Sequential => {
+            ftl.fill_sequential();
+            ftl.rebuild_planes();
+            json!({"mode": "sequential"})
+        }
+        PreconditionMode::Write => {
+            ftl.fill_sequential();
+            ftl.rebuild_planes();
+            write_overwrites(ftl, c, &fp)?
+        }
+        PreconditionMode::Fast => fast::run(ftl, c, &fp)?,
+    };
+    if p.mode == PreconditionMode::Fast || p.mode == PreconditionMode::Write {
+        rec["pattern"] = json!(pattern_name(c));
+        rec["footprint_pages"] = json!(fp.pages());
+        rec["footprint"] = fp.describe();
+        rec["gc_policy"] = serde_json::to_value(c.ftl.gc_policy).expect("enum serialises");
+    }
+    rec["wall_time_s"] = json!(wall.elapsed().as_secs_f64());
+    ftl.stats = Default::default();
+    Ok(rec)
+}
+
+/// Write mode: random page overwrites of the footprint through the untimed FTL, in windows,
+/// until two consecutive windows' write amplification agree within the tolerance.
+fn write_overwrites(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
+    let p = &c.precondition;
+    let n = fp.pages();
+    let mut rec = json!({
+        "mode": "write",
+        "window_drive_writes": p.write_window_drive_writes,
+        "tolerance": p.write_tolerance,
+        "min_drive_writes": p.write_min_drive_writes,
+        "max_drive_writes": p.write_max_drive_writes,
+    });
+    if n == 0 {
+        rec["drive_writes"] = json!(0.0);
+        rec["stable"] = json!(true);
+        rec["write_amplification"] = json!(1.0);
+        return Ok(rec);
+    }
+    let mut rng = derive_stream(c.run.seed, PRECONDITION_STREAM);
+    let window = ((p.write_window_drive_writes * n as f64).ceil() as u64).max(1);
+    let mut written = 0u64;
+    let mut was: Vec<f64> = Vec::new();
+    let mut stable = false;
+    loop {
+        let before = ftl.stats.user_page_writes + ftl.stats.gc_page_moves;
+        for _ in 0..window {
+            let lpa = fp.nth(rng.gen_range(0..n)) as u32;
+            if !write_now(ftl, lpa) {
+                return Err(Error::Simulation(format!(
+                    "write preconditioning: no space can be freed for logical page {lpa}"
+                )));
+            }
+        }
+        written += window;
+        let programs = ftl.stats.user_page_writes + ftl.stats.gc_page_moves - before;
+        let wa = programs as f64 / window as f64;
+        let drive_writes = written as f64 / n as f64;
+        if let Some(&prev) = was.last() {
+            if drive_writes >= p.write_min_drive_writes
+                && (wa - prev).abs() <= p.write_tolerance * prev
+            {
+                stable = true;
+            }
+        }
+        was.push(wa);
+        if stable || drive_writes >= p.write_max_drive_writes {
+            break;
+        }
+    }
+    rec["drive_writes"] = json!(written as f64 / n as f64);
+    rec["stable"] = json!(stable);
+    rec["write_amplification"] = json!(was.last().copied().unwrap_or(1.0));
+    rec["window_write_amplification"] = json!(was);
+    Ok(rec)
+}

@@ -1,0 +1,327 @@
+//! Device snapshots: the whole FTL state in one compact, versioned, checksummed file, so a
+//! preconditioned device is built once and reused by many runs.
+//!
+//! Layout (all integers little-endian):
+//! ```text
+//! "SSDKSNAP"  u32 version  u32 header length  header (JSON: device keys, precondition
+//!             record, GC random-stream state, array lengths)
+//! p2l        u32 x physical pages     (L2P is rebuilt from it on load)
+//! written    u32 x blocks             valid       u32 x blocks
+//! erases     u32 x blocks             state       u8  x blocks
+//! close      u64 x blocks             modified    u64 x blocks
+//! planes     per plane: user_open, gc_open, runs_since_wl, free count, free blocks (u32)
+//! u64 FTL clock
+//! u32 CRC-32 of every byte before it
+//! ```
+//! A snapshot is taken between runs, so no GC victim is in flight.
+
+use super::mapping::{BlockState, Ftl, PlaneState};
+use super::NONE;
+use crate::config::Config;
+use crate::error::Error;
+use serde_json::{json, Value};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+const MAGIC: &[u8; 8] = b"SSDKSNAP";
+/// Bump on any change of the layout above.
+pub const VERSION: u32 = 1;
+
+/// The configuration keys that shape the stored state; a snapshot only loads into a
+/// configuration that agrees on all of them.
+fn device_keys(c: &Config) -> Vec<(&'static str, String)> {
+    let f = &c.flash;
+    vec![
+        ("flash.channels", f.channels.to_string()),
+        ("flash.chips_per_channel", f.chips_per_channel.to_string()),
+        ("flash.dies_per_chip", f.dies_per_chip.to_string()),
+        ("flash.planes_per_die", f.planes_per_die.to_string()),
+        ("flash.blocks_per_plane", f.blocks_per_plane.to_string()),
+        ("flash.pages_per_block", f.pages_per_block.to_string()),
+        ("flash.page_size_bytes", f.page_size_bytes.to_string()),
+        ("ftl.spare_factor", c.ftl.spare_factor.to_string()),
+        ("ftl.allocation_order", c.ftl.allocation_order.clone()),
+        (
+            "ftl.mapping",
+            serde_json::to_string(&c.ftl.mapping).expect("enum serialises"),
+        ),
+    ]
+}
+
+/// Writes the CRC of everything that passes through.
+struct CrcWriter<W: Write> {
+    inner: W,
+    crc: crc32fast::Hasher,
+}
+impl<W: Write> CrcWriter<W> {
+    fn put(&mut self, b: &[u8]) -> std::io::Result<()> {
+        self.crc.update(b);
+        self.inner.write_all(b)
+    }
+    fn u32s(&mut self, v: &[u32]) -> std::io::Result<()> {
+        let mut buf = Vec::with_capacity(64 * 1024);
+        for chunk in v.chunks(16 * 1024) {
+            buf.clear();
+            for x in chunk {
+                buf.extend_from_slice(&x.to_le_bytes());
+            }
+            self.put(&buf)?;
+        }
+        Ok(())
+    }
+    fn u64s(&mut self, v: &[u64]) -> std::io::Result<()> {
+        let mut buf = Vec::with_capacity(64 * 1024);
+        for chunk in v.chunks(8 * 1024) {
+            buf.clear();
+            for x in chunk {
+                buf.extend_from_slice(&x.to_le_bytes());
+            }
+            self.put(&buf)?;
+        }
+        Ok(())
+    }
+}
+
+/// Saves the state of `ftl` (built from `c`) with its preconditioning record. Writes to a
+/// temporary file and renames it, so a crash never leaves a half-written snapshot.
+pub fn save(ftl: &Ftl, c: &Config, precondition: &Value, path: &Path) -> Result<u64, Error> {
+    if ftl.planes.iter().any(|p| p.gc_victim != NONE) {
+        return Err(Error::Simulation(
+            "snapshot requested while garbage collection is in flight".into(),
+        ));
+    }
+    let io =
+        |e: std::io::Error| Error::Io(format!("{}: cannot write snapshot: {e}", path.display()));
+    let tmp = path.with_extension("snap.partial");
+    let file = File::create(&tmp).map_err(io)?;
+    let mut w = CrcWriter {
+        inner: BufWriter::with_capacity(1 << 20, file),
+        crc: crc32fast::Hasher::new(),
+    };
+    let keys: serde_json::Map<String, Value> = device_keys(c)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), Value::String(v)))
+        .collect();
+    let header = json!({
+        "ssdkit_version": env!("CARGO_PKG_VERSION"),
+        "device": keys,
+        "precondition": precondition,
+        "gc_rng": serde_json::to_value(&ftl.gc_rng).expect("rng state serialises"),
+        "physical_pages": ftl.p2l.len(),
+        "blocks": ftl.written.len(),
+        "logical_pages": ftl.logical_pages,
+    });
+    let h = serde_json::to_vec(&header).expect("header serialises");
+    w.put(MAGIC).map_err(io)?;
+    w.put(&VERSION.to_le_bytes()).map_err(io)?;
+    w.put(&(h.len() as u32).to_le_bytes()).map_err(io)?;
+    w.put(&h).map_err(io)?;
+    w.u32s(&ftl.p2l).map_err(io)?;
+    w.u32s(&ftl.written).map_err(io)?;
+    w.u32s(&ftl.valid).map_err(io)?;
+    w.u32s(&ftl.erase_count).map_err(io)?;
+    let states: Vec<u8> = ftl
+        .block_state
+        .iter()
+        .map(|s| match s {
+            BlockState::Free => 0,
+            BlockState::Open => 1,
+            BlockState::Closed => 2,
+            BlockState::Victim => 3,
+        })
+        .collect();
+    w.put(&states).map_err(io)?;
+    w.u64s(&ftl.close_stamp).map_err(io)?;
+    w.u64s(&ftl.mod_stamp).map_err(io)?;
+    for p in &ftl.planes {
+        let free: Vec<u32> = p.free_blocks.iter().copied().collect();
+        w.u32s(&[p.user_open, p.gc_open, p.runs_since_wl, free.len() as u32])
+            .map_err(io)?;
+        w.u32s(&free).map_err(io)?;
+    }
+    w.put(&ftl.clock.to_le_bytes()).map_err(io)?;
+    let crc = w.crc.clone().finalize();
+    w.inner.write_all(&crc.to_le_bytes()).map_err(io)?;
+    let mut inner = w.inner;
+    inner.flush().map_err(io)?;
+    drop(inner);
+    std::fs::rename(&tmp, path).map_err(io)?;
+    Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
+}
+
+struct CrcReader<R: Read> {
+    inner: R,
+    crc: crc32fast::Hasher,
+    origin: String,
+}
+impl<R: Read> CrcReader<R> {
+    fn get(&mut self, buf: &mut [u8]) -> Result<(), Error> {
+        self.inner.read_exact(buf).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Error::Io(format!("{}: snapshot is truncated", self.origin))
+            } else {
+                Error::Io(format!("{}: cannot read snapshot: {e}", self.origin))
+            }
+        })?;
+        self.crc.update(buf);
+        Ok(())
+    }
+    fn u32(&mut self) -> Result<u32, Error> {
+        let mut b = [0u8; 4];
+        self.get(&mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+    fn u32s(&mut self, out: &mut [u32]) -> Result<(), Error> {
+        let mut buf = vec![0u8; 64 * 1024];
+        for chunk in out.chunks_mut(16 * 1024) {
+            let b = &mut buf[..chunk.len() * 4];
+            self.get(b)?;
+            for (x, c) in chunk.iter_mut().zip(b.chunks_exact(4)) {
+                *x = u32::from_le_bytes(c.try_into().expect("4 bytes"));
+            }
+        }
+        Ok(())
+    }
+    fn u64s(&mut self, out: &mut [u64]) -> Result<(), Error> {
+        let mut buf = vec![0u8; 64 * 1024];
+        for chunk in out.chunks_mut(8 * 1024) {
+            let b = &mut buf[..chunk.len() * 8];
+            self.get(b)?;
+            for (x, c) in chunk.iter_mut().zip(b.chunks_exact(8)) {
+                *x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Loads a snapshot into a fresh FTL for `c`. Refuses a file that is not a snapshot, of
+/// another version, damaged (checksum), truncated, or taken on a device that differs from
+/// `c` in any key of `device_keys` (the message names each differing key). Returns the FTL
+/// and the snapshot's preconditioning record.
+pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
+    let origin = path.display().to_string();
+    let bad = |m: String| Error::Io(format!("{origin}: {m}"));
+    let file = File::open(path).map_err(|e| bad(format!("cannot open snapshot: {e}")))?;
+    let mut r = CrcReader {
+        inner: BufReader::with_capacity(1 << 20, file),
+        crc: crc32fast::Hasher::new(),
+        origin: origin.clone(),
+    };
+    let mut magic = [0u8; 8];
+    r.get(&mut magic)
+        .map_err(|_| bad("not an ssdkit snapshot (too short)".into()))?;
+    if &magic != MAGIC {
+        return Err(bad("not an ssdkit snapshot (bad magic bytes)".into()));
+    }
+    let version = r.u32()?;
+    if version != VERSION {
+        return Err(bad(format!(
+            "snapshot format version {version}; this ssdkit reads version {VERSION}"
+        )));
+    }
+    let hlen = r.u32()? as usize;
+    if hlen > 1 << 24 {
+        return Err(bad(format!("corrupt snapshot header length {hlen}")));
+    }
+    let mut h = vec![0u8; hlen];
+    r.get(&mut h)?;
+    let header: Value =
+        serde_json::from_slice(&h).map_err(|e| bad(format!("corrupt snapshot header: {e}")))?;
+    let mut diffs = Vec::new();
+    for (k, v) in device_keys(c) {
+        let saved = header["device"][k].as_str().unwrap_or("<missing>");
+        if saved != v {
+            diffs.push(format!(
+                "{k} = {saved} in the snapshot but {v} in the configuration"
+            ));
+        }
+    }
+    if !diffs.is_empty() {
+        return Err(bad(format!(
+            "snapshot was taken on a different device: {}; use the configuration it was made with, or precondition again",
+            diffs.join("; ")
+        )));
+    }
+    let mut ftl = Ftl::new(c);
+    let g = ftl.geo;
+    if header["physical_pages"].as_u64() != Some(g.total_pages())
+        || header["blocks"].as_u64() != Some(g.total_blocks() as u64)
+        || header["logical_pages"].as_u64() != Some(ftl.logical_pages as u64)
+    {
+        return Err(bad("corrupt snapshot header (array sizes)".into()));
+    }
+    ftl.gc_rng = serde_json::from_value(header["gc_rng"].clone())
+        .map_err(|e| bad(format!("corrupt snapshot header (gc_rng): {e}")))?;
+    r.u32s(&mut ftl.p2l)?;
+    r.u32s(&mut ftl.written)?;
+    r.u32s(&mut ftl.valid)?;
+    r.u32s(&mut ftl.erase_count)?;
+    let mut states = vec![0u8; g.total_blocks() as usize];
+    r.get(&mut states)?;
+    r.u64s(&mut ftl.close_stamp)?;
+    r.u64s(&mut ftl.mod_stamp)?;
+    let bpp = g.blocks_per_plane;
+    let mut planes = Vec::with_capacity(g.planes() as usize);
+    for p in 0..g.planes() {
+        let user_open = r.u32()?;
+        let gc_open = r.u32()?;
+        let runs_since_wl = r.u32()?;
+        let n = r.u32()?;
+        if n > bpp {
+            return Err(bad(format!(
+                "corrupt snapshot: plane {p} lists {n} free blocks"
+            )));
+        }
+        let mut free = vec![0u32; n as usize];
+        r.u32s(&mut free)?;
+        planes.push(PlaneState {
+            free_blocks: free.into(),
+            user_open,
+            gc_open,
+            gc_victim: NONE,
+            gc_pending: 0,
+            runs_since_wl,
+        });
+    }
+    let mut clock = [0u8; 8];
+    r.get(&mut clock)?;
+    let expected = r.crc.clone().finalize();
+    let mut crc = [0u8; 4];
+    r.inner
+        .read_exact(&mut crc)
+        .map_err(|_| bad("snapshot is truncated (no checksum)".into()))?;
+    if u32::from_le_bytes(crc) != expected {
+        return Err(bad("snapshot is corrupt (checksum mismatch)".into()));
+    }
+    let mut extra = [0u8; 1];
+    if r.inner.read(&mut extra).unwrap_or(0) != 0 {
+        return Err(bad("snapshot has trailing bytes after its checksum".into()));
+    }
+    ftl.clock = u64::from_le_bytes(clock);
+    for (s, &b) in ftl.block_state.iter_mut().zip(&states) {
+        *s = match b {
+            0 => BlockState::Free,
+            1 => BlockState::Open,
+            2 => BlockState::Closed,
+            _ => return Err(bad(format!("corrupt snapshot: block state {b}"))),
+        };
+    }
+    ftl.planes = planes;
+    // Rebuild L2P; the checksum passed, but a snapshot from a buggy writer must still not
+    // produce an inconsistent device.
+    for (ppa, &lpa) in ftl.p2l.iter().enumerate() {
+        if lpa == NONE {
+            continue;
+        }
+        if lpa >= ftl.logical_pages || ftl.l2p[lpa as usize] != NONE {
+            return Err(bad(format!(
+                "inconsistent snapshot: logical page {lpa} at physical page {ppa}"
+            )));
+        }
+        ftl.l2p[lpa as usize] = ppa as u32;
+    }
+    let rec = header["precondition"].clone();
+    Ok((ftl, rec))
+}
