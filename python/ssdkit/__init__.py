@@ -3,6 +3,8 @@
 >>> import ssdkit
 >>> r = ssdkit.run("mqsim-paper", flow__0__requests=2000)
 >>> print(r.summary())
+>>> p = ssdkit.precondition("mqsim-paper", "device.snap")   # build the device state once
+>>> r = ssdkit.run("mqsim-paper", snapshot="device.snap")   # and start runs from it
 """
 
 from ._native import (
@@ -13,15 +15,32 @@ from ._native import (
     SsdkitIoError,
     __version__,
 )
-from .api import config_schema, preset_toml, presets, resolve_config, run
-from .result import Device, FlowResult, LatencyUs, OpStats, Result, Stats
+from .api import config_schema, precondition, preset_toml, presets, resolve_config, run
+from .result import (
+    Device,
+    EraseCounts,
+    EraseHistogram,
+    FlashStats,
+    FlowResult,
+    FtlStats,
+    LatencyUs,
+    OpStats,
+    Precondition,
+    Result,
+    Stats,
+)
 
 __all__ = [
     "ConfigError",
     "Device",
+    "EraseCounts",
+    "EraseHistogram",
+    "FlashStats",
     "FlowResult",
+    "FtlStats",
     "LatencyUs",
     "OpStats",
+    "Precondition",
     "PresetError",
     "Result",
     "SimulationError",
@@ -30,6 +49,7 @@ __all__ = [
     "Stats",
     "__version__",
     "config_schema",
+    "precondition",
     "preset_toml",
     "presets",
     "resolve_config",

@@ -1,5 +1,7 @@
 """Stubs for the compiled extension. Configurations cross as TOML text, results as JSON text."""
 
+import os
+
 __version__: str
 
 class SsdkitError(Exception): ...
@@ -14,11 +16,23 @@ def run(
     preset: str | None = None,
     overrides: list[str] = ...,
     progress: bool = False,
+    snapshot: str | os.PathLike[str] | None = None,
 ) -> str:
     """Loads, validates and runs a configuration; returns the result document as JSON.
 
-    Exactly one of `toml_text` and `preset` must be given. The GIL is released while the
+    Exactly one of `toml_text` and `preset` must be given. With `snapshot`, the device starts
+    from that saved state instead of preconditioning. The GIL is released while the
     simulation runs."""
+
+def precondition(
+    output: str | os.PathLike[str],
+    toml_text: str | None = None,
+    origin: str = "<string>",
+    preset: str | None = None,
+    overrides: list[str] = ...,
+) -> str:
+    """Preconditions the configured device and saves it as a snapshot at `output`; returns
+    the preconditioning record as JSON. Raises SsdkitIoError if the file cannot be written."""
 
 def resolve_config(
     toml_text: str | None = None,

@@ -11,9 +11,10 @@ from typing import Any, Union
 
 from . import _native
 from ._native import ConfigError, PresetError, SsdkitIoError
-from .result import Result
+from .result import Precondition, Result
 
 ConfigArg = Union[str, "os.PathLike[str]", None]
+PathArg = Union[str, "os.PathLike[str]"]
 Overrides = Union[Mapping, Iterable[str], None]
 
 
@@ -39,6 +40,7 @@ def run(
     overrides: Overrides = None,
     seed: int | None = None,
     progress: bool = False,
+    snapshot: PathArg | None = None,
     **kw: Any,
 ) -> Result:
     """Runs one simulation and returns its :class:`Result`.
@@ -50,12 +52,46 @@ def run(
     (``flash__channels=4``); ``seed`` sets ``run.seed``. Later overrides win: ``overrides``,
     then keywords, then ``seed``.
 
+    ``snapshot`` is a file written by :func:`precondition`: the device starts from that saved
+    state instead of being preconditioned (the ``[precondition]`` section is then unused). The
+    configuration must describe the same device (geometry, spare factor); a snapshot of
+    another device, or a corrupt or truncated file, raises :class:`SsdkitIoError`.
+
     The GIL is released while the simulation runs, so threads can run several at once. The
     core has no cancellation point: Ctrl-C takes effect only when the run returns.
     """
     src = _source(config, preset)
-    text = _native.run(overrides=_override_list(overrides, kw, seed), progress=progress, **src)
+    snap = None if snapshot is None else _path(snapshot, "snapshot")
+    text = _native.run(overrides=_override_list(overrides, kw, seed), progress=progress, snapshot=snap, **src)
     return Result.from_json(text)
+
+
+def precondition(
+    config: ConfigArg = None,
+    output: PathArg | None = None,
+    *,
+    preset: str | None = None,
+    overrides: Overrides = None,
+    seed: int | None = None,
+    **kw: Any,
+) -> Precondition:
+    """Preconditions the configured device as its ``[precondition]`` section says and saves it
+    to the snapshot file ``output``; returns the :class:`Precondition` record.
+
+    Takes the configuration like :func:`run` (preset name, TOML path or text, ``overrides``,
+    ``__`` keyword overrides, ``seed``). Pass the file to ``run(..., snapshot=output)`` to
+    start any number of runs of the same device from that state. The file is written
+    atomically: on error no partial file is left at ``output``.
+    """
+    if output is None:
+        raise TypeError("precondition() needs `output`, the path of the snapshot file to write")
+    src = _source(config, preset)
+    out = _path(output, "output")
+    if os.path.isdir(out):
+        # Checked here: the core would write its temporary file beside the directory first.
+        raise SsdkitIoError(f"{out}: cannot write snapshot: it is a directory")
+    text = _native.precondition(out, overrides=_override_list(overrides, kw, seed), **src)
+    return Precondition.from_json(text)
 
 
 def resolve_config(
@@ -70,6 +106,15 @@ def resolve_config(
     arguments as :func:`run`."""
     src = _source(config, preset)
     return _native.resolve_config(overrides=_override_list(overrides, kw, seed), **src)
+
+
+def _path(p: Any, what: str) -> str:
+    if not isinstance(p, (str, os.PathLike)):
+        raise TypeError(f"{what} must be a str or a path, not {type(p).__name__}")
+    path = os.fspath(p)
+    if not isinstance(path, str):
+        raise TypeError(f"{what} must be a text path, not {type(path).__name__}")
+    return path
 
 
 def _source(config: ConfigArg, preset: str | None) -> dict[str, str]:

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 
-_OPS = ("read", "write", "all")
+#: The request kinds of every Stats object, in document order. ``all`` counts reads and
+#: writes only; ``trim`` (deallocate) requests are reported on their own.
+_OPS = ("read", "write", "all", "trim")
 
 
 class _DictLike:
@@ -57,7 +59,7 @@ class LatencyUs(_DictLike):
 
 @dataclass(frozen=True)
 class OpStats(_DictLike):
-    """Completed requests of one kind (read, write or all)."""
+    """Completed requests of one kind (read, write, trim, or all = read + write)."""
 
     count: int
     bytes: int
@@ -74,16 +76,27 @@ class OpStats(_DictLike):
     def from_dict(cls, d: dict[str, Any]) -> OpStats:
         return _pick(cls, d, latency=LatencyUs.from_dict(_get(d, "latency_us")))
 
+    @classmethod
+    def zero(cls) -> OpStats:
+        """No requests (what a document from before TRIM support implies for ``trim``)."""
+        return cls(0, 0, 0.0, 0.0, LatencyUs(*[0.0] * len(dataclasses.fields(LatencyUs))))
+
 
 @dataclass(frozen=True)
 class Stats(_DictLike):
+    """Completed requests by kind. ``all`` = reads + writes; TRIM requests are only in
+    ``trim`` (they move no data)."""
+
     read: OpStats
     write: OpStats
     all: OpStats
+    trim: OpStats
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Stats:
-        return cls(**{op: OpStats.from_dict(_get(d, op)) for op in _OPS})
+        # `trim` is additive in schema version 1: documents from before it have none.
+        trim = OpStats.from_dict(d["trim"]) if isinstance(d, dict) and "trim" in d else OpStats.zero()
+        return cls(**{op: OpStats.from_dict(_get(d, op)) for op in _OPS if op != "trim"}, trim=trim)
 
 
 @dataclass(frozen=True)
@@ -97,6 +110,9 @@ class FlashStats(_DictLike):
     multiplane_programs: int
     multiplane_erases: int
     bus_bytes: int
+    #: GC pages moved by on-die copyback (``ftl.gc_copyback``), without crossing the channel;
+    #: they are included in ``page_reads`` and ``page_programs``.
+    copyback_programs: int = 0
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FlashStats:
@@ -112,10 +128,53 @@ class FtlStats(_DictLike):
     write_amplification: float
     rmw_reads: int
     unmapped_page_reads: int
+    # Added within schema version 1; 0 when reading a document from before them.
+    #: GC runs started by idle-time (background) collection; included in ``gc_runs``.
+    gc_background_runs: int = 0
+    #: GC page moves done by on-die copyback; included in ``gc_page_moves``.
+    gc_copyback_moves: int = 0
+    #: Blocks static wear levelling made the GC victim; included in ``gc_runs``.
+    wl_migrations: int = 0
+    #: TRIM (deallocate) requests handled by the FTL.
+    trim_requests: int = 0
+    #: Mapped logical pages the TRIM requests unmapped.
+    trimmed_pages: int = 0
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FtlStats:
         return _pick(cls, d)
+
+
+@dataclass(frozen=True)
+class EraseHistogram(_DictLike):
+    """Blocks by erase count: ``count[i]`` blocks have an erase count in
+    ``[bin_start[i], bin_start[i] + bin_width)``."""
+
+    bin_start: list[int] = field(hash=False)
+    bin_width: int
+    count: list[int] = field(hash=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> EraseHistogram:
+        return cls(bin_start=list(_get(d, "bin_start")), bin_width=_get(d, "bin_width"), count=list(_get(d, "count")))
+
+
+@dataclass(frozen=True)
+class EraseCounts(_DictLike):
+    """Erase counts of every flash block at the end of the run, preconditioning included (a
+    measure of wear and of its evenness)."""
+
+    blocks: int
+    min: int
+    mean: float
+    max: int
+    #: Population standard deviation over blocks.
+    std: float
+    histogram: EraseHistogram
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> EraseCounts:
+        return _pick(cls, d, histogram=EraseHistogram.from_dict(_get(d, "histogram")))
 
 
 @dataclass(frozen=True)
@@ -124,14 +183,29 @@ class Device(_DictLike):
     stats: Stats
     flash: FlashStats
     ftl: FtlStats
+    #: None only for a document from before erase counts were reported.
+    erase_counts: EraseCounts | None = None
+    #: The preconditioning record: how the device was brought to its starting state. Its keys
+    #: depend on the mode (see docs/results.md); for a run from a snapshot it is the record
+    #: saved in the file plus ``snapshot`` (path) and ``snapshot_load_s``. Empty for a
+    #: document from before preconditioning was recorded.
+    precondition: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
+
+    @property
+    def precondition_mode(self) -> str | None:
+        """``"fast"``, ``"write"``, ``"sequential"`` or ``"empty"`` (None if unrecorded)."""
+        return self.precondition.get("mode")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Device:
+        erase = d.get("erase_counts") if isinstance(d, dict) else None
         return cls(
             capacity_bytes=_get(d, "capacity_bytes"),
             stats=Stats.from_dict(_get(d, "stats")),
             flash=FlashStats.from_dict(_get(d, "flash")),
             ftl=FtlStats.from_dict(_get(d, "ftl")),
+            erase_counts=None if erase is None else EraseCounts.from_dict(erase),
+            precondition=dict(d.get("precondition") or {}),
         )
 
 
@@ -147,6 +221,62 @@ class FlowResult(_DictLike):
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FlowResult:
         return _pick(cls, d, stats=Stats.from_dict(_get(d, "stats")))
+
+
+@dataclass(frozen=True, eq=False)
+class Precondition:
+    """What :func:`ssdkit.precondition` did and wrote. ``raw`` is the whole record (its other
+    keys depend on the mode; see docs/results.md), the same object a run from the snapshot
+    reports as ``device.precondition``."""
+
+    #: ``"fast"``, ``"write"``, ``"sequential"`` or ``"empty"``.
+    mode: str
+    #: Wall time of preconditioning (excludes building the device and saving the file).
+    wall_time_s: float
+    #: Path of the snapshot file written.
+    snapshot: str
+    snapshot_bytes: int
+    snapshot_save_s: float
+    raw: dict[str, Any] = field(repr=False)
+
+    @property
+    def model(self) -> str | None:
+        """The analytical model of fast mode (None for the other modes)."""
+        return self.raw.get("model")
+
+    @property
+    def write_amplification(self) -> float | None:
+        """Predicted (fast mode) or measured (write mode) steady-state write amplification;
+        None for sequential and empty."""
+        for key in ("predicted_write_amplification", "write_amplification"):
+            if isinstance(self.raw.get(key), (int, float)):
+                return float(self.raw[key])
+        return None
+
+    @classmethod
+    def from_json(cls, text: str) -> Precondition:
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Precondition:
+        return _pick(cls, d, raw=d)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.raw, indent=indent)
+
+    def summary(self) -> str:
+        """One paragraph: mode, model, predicted or measured WA, time, the file and its size."""
+        text = f"Preconditioned in mode {_describe_precondition(self.raw, took=False)}"
+        if self.model:
+            text += f" (model: {self.model})"
+        text += (
+            f" in {_duration(self.wall_time_s)}; saved snapshot {self.snapshot}:"
+            f" {self.snapshot_bytes:,} bytes ({_size(self.snapshot_bytes)}) in {_duration(self.snapshot_save_s)}."
+        )
+        return text
+
+    def __str__(self) -> str:
+        return self.summary()
 
 
 # eq=False: equality of two runs is a question about their JSON (see the tests), and the
@@ -199,15 +329,21 @@ class Result:
         """The result document as the core wrote it (same keys, order and values)."""
         return json.dumps(self.raw, indent=indent, sort_keys=False)
 
-    def rows(self) -> list[tuple[str, int | None, str, OpStats]]:
-        """``(scope, flow_index, op, stats)`` for every flow and then the device."""
+    def rows(self, trim: bool | None = None) -> list[tuple[str, int | None, str, OpStats]]:
+        """``(scope, flow_index, op, stats)`` for every flow and then the device; op is read,
+        write, all and, if ``trim`` (by default: when the run completed any TRIM request),
+        trim, for every scope."""
+        if trim is None:
+            trim = self.device.stats.trim.count > 0
+        ops = _OPS if trim else tuple(op for op in _OPS if op != "trim")
         scopes: list[tuple[str, int | None, Stats]] = [(f.name, f.index, f.stats) for f in self.flows]
         scopes.append(("device", None, self.device.stats))
-        return [(name, idx, op, getattr(st, op)) for name, idx, st in scopes for op in _OPS]
+        return [(name, idx, op, getattr(st, op)) for name, idx, st in scopes for op in ops]
 
     def to_pandas(self) -> pandas.DataFrame:
-        """One row per (scope, op): scope is a flow name or ``"device"``, op is read, write or
-        all; bandwidth in MB/s (10^6 B/s), latencies in microseconds."""
+        """One row per (scope, op): scope is a flow name or ``"device"``, op is read, write,
+        all (= read + write) and, when the run completed any TRIM request, trim; bandwidth in
+        MB/s (10^6 B/s), latencies in microseconds."""
         import pandas as pd  # deferred: the CLI should not pay pandas' import time
 
         records = []
@@ -259,15 +395,42 @@ class Result:
                 f"{scope:<{name_w}}  {op:<5} {s.count:>10,} {s.iops:>11,.0f} {s.bandwidth_MBps:>9,.1f}"
                 f"  {lat.mean:>9.1f} {lat.p50:>9.1f} {lat.p99:>9.1f} {lat.p99_9:>9.1f} {lat.max:>9.1f}"
             )
-        fl, ftl = self.device.flash, self.device.ftl
+        dev = self.device
+        fl, ftl = dev.flash, dev.ftl
         wa = f"{ftl.write_amplification:.3f}" if ftl.user_page_writes else "- (no user writes)"
-        facts = [
+        facts = []
+        if dev.precondition:
+            facts.append(("precondition", _describe_precondition(dev.precondition)))
+            if "snapshot" in dev.precondition:
+                load = dev.precondition.get("snapshot_load_s")
+                took = f" (loaded in {_duration(load)})" if isinstance(load, (int, float)) else ""
+                facts.append(("snapshot", f"{dev.precondition['snapshot']}{took}"))
+        facts += [
             ("flash page reads", f"{fl.page_reads:,}"),
             ("flash page programs", f"{fl.page_programs:,}"),
             ("flash block erases", f"{fl.block_erases:,}"),
+        ]
+        if fl.copyback_programs:
+            facts.append(("copyback programs", f"{fl.copyback_programs:,}"))
+        facts += [
             ("GC runs", f"{ftl.gc_runs:,}"),
             ("GC page moves", f"{ftl.gc_page_moves:,}"),
-            ("write amplification", wa),
+        ]
+        optional = [
+            ("GC background runs", ftl.gc_background_runs),
+            ("GC copyback moves", ftl.gc_copyback_moves),
+            ("WL migrations", ftl.wl_migrations),
+            ("TRIM requests", ftl.trim_requests),
+            ("trimmed pages", ftl.trimmed_pages),
+        ]
+        facts += [(k, f"{v:,}") for k, v in optional if v]
+        facts.append(("write amplification", wa))
+        if dev.erase_counts is not None:
+            ec = dev.erase_counts
+            facts.append(
+                ("erase count", f"min {ec.min:,}  mean {ec.mean:,.1f}  max {ec.max:,}  ({ec.blocks:,} blocks)")
+            )
+        facts += [
             ("simulated time", _duration(self.simulated_time_s)),
             ("wall time", f"{self.wall_time_s:.3f} s"),
             ("events", f"{self.events:,}"),
@@ -276,7 +439,8 @@ class Result:
         if self.stopped_by_time_cap:
             facts.append(("stopped by", "run.max_simulated_ms time cap"))
         lines.append("")
-        lines += [f"{k:<21}{v}" for k, v in facts]
+        width = max(21, max(len(k) for k, _ in facts) + 2)
+        lines += [f"{k:<{width}}{v}" for k, v in facts]
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -284,17 +448,52 @@ class Result:
 
 
 def _rows_worth_showing(rows: list[tuple[str, int | None, str, OpStats]]) -> list[tuple[str, str, OpStats]]:
-    """Per scope, the read and write rows that have requests, and "all" only when it adds
-    something: for a mixed workload, or as the single row of a scope that completed nothing."""
+    """Per scope, the read and write rows that have requests, "all" only when it adds
+    something (for a mixed workload, or as the single row of a scope that completed no read
+    or write), and "trim" when the scope completed TRIM requests."""
+    by_scope: dict[tuple[str, int | None], dict[str, OpStats]] = {}
+    for scope, idx, op, s in rows:
+        by_scope.setdefault((scope, idx), {})[op] = s
     out = []
-    for i in range(0, len(rows), len(_OPS)):
-        scope = rows[i][0]
-        by_op = {op: s for _, _, op, s in rows[i : i + len(_OPS)]}
+    for (scope, _), by_op in by_scope.items():
         ops = [op for op in ("read", "write") if by_op[op].count > 0]
         if len(ops) != 1:
             ops.append("all")
+        if "trim" in by_op and by_op["trim"].count > 0:
+            ops.append("trim")
         out += [(scope, op, by_op[op]) for op in ops]
     return out
+
+
+def _num(rec: dict[str, Any], key: str) -> float | None:
+    v = rec.get(key)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _describe_precondition(rec: dict[str, Any], took: bool = True) -> str:
+    """One line: the mode, its headline figure (predicted or measured steady-state WA) and,
+    if ``took``, how long preconditioning took."""
+    parts = [str(rec.get("mode", "?"))]
+    predicted = _num(rec, "predicted_write_amplification")
+    if predicted is not None:
+        parts.append(f"predicted WA {predicted:.3f}")
+    measured = _num(rec, "write_amplification")
+    if measured is not None:
+        dw = _num(rec, "drive_writes")
+        after = f" over {dw:.2f} drive writes" if dw is not None else ""
+        stable = ", not stable" if rec.get("stable") is False else ""
+        parts.append(f"measured WA {measured:.3f}{after}{stable}")
+    wall = _num(rec, "wall_time_s")
+    if took and wall is not None:
+        parts.append(f"took {_duration(wall)}")
+    return ", ".join(parts)
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
 
 
 def _duration(s: float) -> str:
@@ -317,6 +516,16 @@ def _get(d: dict[str, Any], key: str) -> Any:
 def _pick(cls: Any, d: dict[str, Any], **given: Any) -> Any:
     """``cls`` from the keys of ``d`` that name its fields; keys it does not know are ignored
     so a newer core's extra fields do not break older readers."""
-    names = [f.name for f in dataclasses.fields(cls)]
-    kw = {n: given[n] if n in given else _get(d, n) for n in names}
+    kw = {}
+    for f in dataclasses.fields(cls):
+        if f.name in given:
+            kw[f.name] = given[f.name]
+        elif isinstance(d, dict) and f.name not in d and _has_default(f):
+            continue  # added within the schema version; an older document lacks it
+        else:
+            kw[f.name] = _get(d, f.name)
     return cls(**kw)
+
+
+def _has_default(f: dataclasses.Field) -> bool:
+    return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING

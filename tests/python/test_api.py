@@ -29,8 +29,18 @@ COLUMNS = [
 WALL_CLOCK_KEYS = {"wall_time_s", "events_per_wall_s", "requests_per_wall_s"}
 
 
+# The same inside the preconditioning record (device.precondition).
+PRECONDITION_WALL_CLOCK_KEYS = {"wall_time_s", "snapshot_load_s"}
+
+
 def without_wall_clock(r):
-    return {k: v for k, v in r.raw.items() if k not in WALL_CLOCK_KEYS}
+    doc = {k: v for k, v in r.raw.items() if k not in WALL_CLOCK_KEYS}
+    rec = doc["device"]["precondition"]
+    doc["device"] = {
+        **doc["device"],
+        "precondition": {k: v for k, v in rec.items() if k not in PRECONDITION_WALL_CLOCK_KEYS},
+    }
+    return doc
 
 
 def test_result_attributes(small_result):

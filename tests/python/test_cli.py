@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import SMALL_SET
+from conftest import SMALL_SET, TINY_SET
 
 
 def ssdkit(*args, cwd=None):
@@ -16,6 +16,23 @@ def ssdkit(*args, cwd=None):
 
 def small_sets():
     return [a for kv in SMALL_SET for a in ("--set", kv)]
+
+
+def sets(kvs):
+    return [a for kv in kvs for a in ("--set", kv)]
+
+
+# 4 KiB random writes on the tiny device (see conftest.TINY_WRITES).
+TINY_WRITE_SETS = sets([*TINY_SET, "ftl.gc_preemptible=false", "flow.0.read_fraction=0", "flow.0.requests=3000"])
+
+
+def one_error_line(p):
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ssdkit: error: "), p.stderr
+    assert p.stdout == ""
+    return lines[0]
 
 
 def test_presets_lists_names():
@@ -106,10 +123,151 @@ def test_console_script_entry_point():
     assert p.returncode == 0 and "mqsim-paper" in p.stdout
 
 
-def test_bench_small():
-    p = ssdkit("bench", "--requests", "2000")
+def test_precondition_then_run_from_snapshot(tmp_path):
+    snap = tmp_path / "device.snap"
+    p = ssdkit("precondition", "mqsim-paper", *TINY_WRITE_SETS, "--seed", "4", "-o", str(snap))
     assert p.returncode == 0, p.stderr
-    assert "requests/s" in p.stdout and "events/s" in p.stdout and "peak RSS" in p.stdout
+    assert p.stderr == ""
+    summary = p.stdout.strip()
+    assert len(summary.splitlines()) == 1  # one paragraph
+    size = snap.stat().st_size
+    for word in ["fast", "greedy", "predicted WA", str(snap), f"{size:,} bytes"]:
+        assert word in summary
+    assert os.listdir(tmp_path) == ["device.snap"]
+
+    out = tmp_path / "out.json"
+    r = ssdkit("run", "mqsim-paper", *TINY_WRITE_SETS, "--seed", "4", "--snapshot", str(snap), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "snapshot" in r.stdout and str(snap) in r.stdout and "precondition" in r.stdout
+    doc = json.loads(out.read_text())
+    rec = doc["device"]["precondition"]
+    assert rec["mode"] == "fast" and rec["snapshot"] == str(snap) and rec["snapshot_load_s"] >= 0
+    assert doc["device"]["ftl"]["gc_runs"] > 0 and doc["seed"] == 4
+
+    # The same run without the snapshot (preconditioning from scratch) simulates the same.
+    direct = ssdkit("run", "mqsim-paper", *TINY_WRITE_SETS, "--seed", "4", "--json", "--no-progress")
+    assert direct.returncode == 0, direct.stderr
+    d = json.loads(direct.stdout)
+    assert d["device"]["stats"] == doc["device"]["stats"] and d["device"]["ftl"] == doc["device"]["ftl"]
+
+
+def test_precondition_json(tmp_path):
+    snap = tmp_path / "w.snap"
+    p = ssdkit(
+        "precondition", "mqsim-paper", *TINY_WRITE_SETS, "--set", "precondition.mode=write", "-o", str(snap), "--json"
+    )
+    assert p.returncode == 0, p.stderr
+    rec = json.loads(p.stdout)
+    assert rec["mode"] == "write" and rec["snapshot"] == str(snap)
+    assert rec["snapshot_bytes"] == snap.stat().st_size
+    assert rec["stable"] is True and rec["write_amplification"] > 1
+
+
+def _damage(snap, how):
+    data = snap.read_bytes()
+    if how == "corrupt":
+        snap.write_bytes(data[: len(data) // 2] + bytes([data[len(data) // 2] ^ 0xFF]) + data[len(data) // 2 + 1 :])
+    elif how == "truncated":
+        snap.write_bytes(data[: len(data) // 2])
+    elif how == "not-a-snapshot":
+        snap.write_text("just text\n")
+    elif how == "missing":
+        snap.unlink()
+
+
+@pytest.mark.parametrize(
+    "how, extra, fragments",
+    [
+        ("corrupt", [], ["corrupt", "checksum"]),
+        ("truncated", [], ["truncated"]),
+        ("not-a-snapshot", [], ["not an ssdkit snapshot"]),
+        ("missing", [], ["No such file"]),
+        (None, ["--set", "flash.blocks_per_plane=256"], ["flash.blocks_per_plane", "different device"]),
+    ],
+)
+def test_bad_snapshot_is_one_line_exit_2(tmp_path, how, extra, fragments):
+    snap = tmp_path / "device.snap"
+    p = ssdkit("precondition", "mqsim-paper", *TINY_WRITE_SETS, "-o", str(snap))
+    assert p.returncode == 0, p.stderr
+    _damage(snap, how)
+    out = tmp_path / "out.json"
+    r = ssdkit("run", "mqsim-paper", *TINY_WRITE_SETS, *extra, "--snapshot", str(snap), "-o", str(out))
+    line = one_error_line(r)
+    assert str(snap) in line
+    for f in fragments:
+        assert f in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (["mqsim-paper", "--set", "precondition.mode=warm"], ["precondition.mode"]),
+        (["mqsim-paper", "--set", "flash.channels=0"], ["flash.channels"]),
+        (["no-such-preset"], ["no-such-preset", "mqsim-paper"]),
+    ],
+)
+def test_precondition_bad_input(tmp_path, args, fragments):
+    snap = tmp_path / "device.snap"
+    line = one_error_line(ssdkit("precondition", *args, "-o", str(snap), cwd=tmp_path))
+    for f in fragments:
+        assert f in line
+    assert os.listdir(tmp_path) == []
+
+
+def test_precondition_output_checked_first(tmp_path):
+    line = one_error_line(ssdkit("precondition", "mqsim-paper", "-o", str(tmp_path / "no" / "dir" / "x.snap")))
+    assert "does not exist" in line
+    p = ssdkit("precondition", "mqsim-paper")
+    assert p.returncode == 2 and "-o" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_bench_small(tmp_path):
+    # A shrunken device so the test stays quick; TMPDIR lets us see the snapshot is removed.
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    p = subprocess.run(
+        [sys.executable, "-m", "ssdkit", "bench", "--requests", "20000", "--set", "flash.blocks_per_plane=128"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "requests/s" in out and "events/s" in out and "peak RSS" in out
     for case in ["randread-4k-qd1", "randread-4k-qd32", "seqread-128k-qd32", "randwrite-4k-qd32"]:
-        assert case in p.stdout
-    assert "gc_runs > 0" in p.stdout and "1.3 M" in p.stdout
+        assert case in out
+    for word in [
+        "preconditioning (mode fast",
+        "snapshot:",
+        "save",
+        "load",
+        "target <= 5 s",
+        "target >= 300,000",
+        "1,536 MiB",
+        "write amplification",
+        "flash.blocks_per_plane=128",
+    ]:
+        assert word in out, word
+    assert "GC ran in randwrite-4k-qd32 (gc_runs > 0): yes" in out
+    assert "1.3 M" not in out  # the old note: a preconditioned device collects from the start
+    assert os.listdir(tmp_path) == []
+
+
+def test_bench_json():
+    p = ssdkit("bench", "--requests", "2000", "--set", "flash.blocks_per_plane=128", "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert [c["case"] for c in doc["cases"]] == [
+        "randread-4k-qd1",
+        "randread-4k-qd32",
+        "seqread-128k-qd32",
+        "randwrite-4k-qd32",
+    ]
+    figs = doc["figures"]
+    assert set(figs) == set(doc["targets"]) == set(doc["targets_met"])
+    assert figs["snapshot_load_s"] > 0 and figs["snapshot_save_s"] > 0 and figs["precondition_s"] > 0
+    assert 0 < figs["precondition_peak_rss_mib"] < 10_000
+    assert doc["precondition"]["record"]["mode"] == "fast"
+    assert doc["cases"][3]["precondition_mode"] == "fast" and doc["cases"][0]["precondition_mode"] == "fast"

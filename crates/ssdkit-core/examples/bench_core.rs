@@ -38,7 +38,9 @@ fn main() {
         let pre = &out.result["device"]["precondition"];
         println!(
             "{name:20} precondition {} in {:.2} s, WA {}",
-            pre["mode"], pre["wall_time_s"].as_f64().unwrap(), out.result["device"]["ftl"]["write_amplification"]
+            pre["mode"],
+            pre["wall_time_s"].as_f64().unwrap(),
+            out.result["device"]["ftl"]["write_amplification"]
         );
         println!(
             "{name:20} {reqs:>8} req  build+run {total:6.2} s  run {sim_wall:6.2} s  {:>10.0} req/s  {:>10.0} events/s  gc_runs {}",

@@ -2,6 +2,8 @@
 //! time nothing contends, so the mean response time must equal the sum of the configured
 //! steps, computed here from the configuration by the textbook formulas (PCIe payload rate
 //! and per-TLP overhead, ONFI bus rate, array times, firmware). Tolerance 0.5 % (issue 2).
+//! The device starts freshly filled (`precondition.mode=sequential`): the sum of parts has no
+//! GC term, and a steady-state device collects from its first writes.
 
 mod common;
 use common::*;
@@ -62,6 +64,7 @@ fn qd1(op_read: bool) -> (Config, f64) {
             "flow.0.queue_depth=1",
             &format!("flow.0.read_fraction={rf}"),
             "flow.0.requests=3000",
+            "precondition.mode=sequential",
         ],
     );
     let r = run_cfg(&c);

@@ -34,6 +34,8 @@ fn eq_6_7(c: &Config, n_page: u64, write: bool) -> f64 {
 fn x25m(overrides: &[&str]) -> Config {
     let mut o = vec![
         "interface.link_model=ideal",
+        // Seed 002 models no GC: a freshly filled drive.
+        "precondition.mode=sequential",
         "ftl.firmware_request_us=0",
         "ftl.firmware_transaction_us=0",
     ];

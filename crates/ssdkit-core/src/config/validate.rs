@@ -340,7 +340,7 @@ pub fn validate(c: &Config) -> Result<(), String> {
     let start_blocks = crate::ftl::gc_start_free_pages(c).div_ceil(f.pages_per_block as u64);
     if start_blocks + share_blocks >= f.blocks_per_plane as u64 {
         return Err(format!(
-            "key `ftl.gc_threshold` = {} asks GC to keep {} free blocks per plane, but only {} are spare at spare factor {}",
+            "key `ftl.gc_threshold` = {} asks GC to keep {} free blocks per plane, but only {} are spare at `ftl.spare_factor` = {}",
             t.gc_threshold,
             start_blocks,
             f.blocks_per_plane as u64 - share_blocks,

@@ -400,6 +400,15 @@ impl Ftl {
                 }
             }
         }
+        for (b, s) in self.block_state.iter().enumerate() {
+            if *s == BlockState::Victim
+                && self.planes[b / g.blocks_per_plane as usize].gc_victim != b as u32
+            {
+                return Err(format!(
+                    "block {b} is a GC victim but no collection of it is in progress (leaked)"
+                ));
+            }
+        }
         let frees = self
             .block_state
             .iter()

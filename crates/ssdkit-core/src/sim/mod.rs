@@ -84,6 +84,8 @@ pub struct Simulator {
     pub(crate) trims: u64,
     pub(crate) rmw_reads: u64,
     pub(crate) log: Option<Vec<CompletionRecord>>,
+    /// Reused buffer of a victim's move transactions.
+    gc_scratch: Vec<u32>,
     /// What preconditioning did (or which snapshot the state came from), for the result.
     pub(crate) precondition: serde_json::Value,
 }
@@ -152,6 +154,7 @@ impl Simulator {
             trims: 0,
             rmw_reads: 0,
             log: None,
+            gc_scratch: Vec::new(),
             precondition,
         }
     }
@@ -735,11 +738,15 @@ impl Simulator {
         };
         self.ftl.block_state[victim as usize] = crate::ftl::mapping::BlockState::Victim;
         let ppb = self.geo.pages_per_block;
-        let mut moves = 0;
+        // Record the victim and its move count before queueing any move: queueing can run
+        // the die's scheduler, whose user writes allocate and would otherwise see no victim
+        // in progress and start a second one over this one.
+        let mut moves = std::mem::take(&mut self.gc_scratch);
+        moves.clear();
         for ppa in victim * ppb..(victim + 1) * ppb {
             let lpa = self.ftl.p2l[ppa as usize];
             if lpa != NONE {
-                let t = self.txs.insert(Tx {
+                moves.push(self.txs.insert(Tx {
                     kind: TxKind::GcRead,
                     req: NONE,
                     lpa,
@@ -747,17 +754,19 @@ impl Simulator {
                     plane,
                     sectors: self.geo.sectors_per_page,
                     link: NONE,
-                });
-                self.enqueue(t);
-                moves += 1;
+                }));
             }
         }
         let ps = &mut self.ftl.planes[plane as usize];
         ps.gc_victim = victim;
-        ps.gc_pending = moves;
-        if moves == 0 {
+        ps.gc_pending = moves.len() as u32;
+        if moves.is_empty() {
             self.queue_erase(plane);
         }
+        for &t in &moves {
+            self.enqueue(t);
+        }
+        self.gc_scratch = moves;
         true
     }
 
@@ -781,6 +790,64 @@ impl Simulator {
             link: NONE,
         });
         self.enqueue(t);
+    }
+
+    /// The state of the first dies with queued work, for a stall message (a model bug).
+    pub(crate) fn stall_report(&self) -> String {
+        let mut parts = Vec::new();
+        for (d, dq) in self.die_q.iter().enumerate() {
+            if dq.is_empty() {
+                continue;
+            }
+            let ppd = self.geo.planes_per_die;
+            let planes: Vec<String> = (d as u32 * ppd..(d as u32 + 1) * ppd)
+                .map(|p| {
+                    let ps = &self.ftl.planes[p as usize];
+                    let bpp = self.geo.blocks_per_plane;
+                    let collectable = (p * bpp..(p + 1) * bpp)
+                        .filter(|&b| {
+                            self.ftl.block_state[b as usize]
+                                == crate::ftl::mapping::BlockState::Closed
+                                && self.ftl.valid[b as usize] < self.geo.pages_per_block
+                        })
+                        .count();
+                    let mut states = [0u32; 4];
+                    let mut valid = 0u64;
+                    for b in p * bpp..(p + 1) * bpp {
+                        valid += self.ftl.valid[b as usize] as u64;
+                        states[match self.ftl.block_state[b as usize] {
+                            crate::ftl::mapping::BlockState::Free => 0,
+                            crate::ftl::mapping::BlockState::Open => 1,
+                            crate::ftl::mapping::BlockState::Closed => 2,
+                            crate::ftl::mapping::BlockState::Victim => 3,
+                        }] += 1;
+                    }
+                    let collectable = format!("{collectable} (states free/open/closed/victim {states:?}, {valid} valid pages)");
+                    format!(
+                        "plane {p}: {} free blocks, {} free pages, GC start below {}, victim {}, pending {}, {collectable} closed blocks with invalid pages",
+                        ps.free_blocks.len(),
+                        self.ftl.free_pages(p),
+                        self.ftl.gc_start_free_pages,
+                        ps.gc_victim as i64,
+                        ps.gc_pending
+                    )
+                })
+                .collect();
+            parts.push(format!(
+                "die {d} busy {}: reads {} writes {} gc reads {} gc writes {} gc erases {} [{}]",
+                self.dies[d].busy,
+                dq.reads.len(),
+                dq.writes.len(),
+                dq.gc_reads.len(),
+                dq.gc_writes.len(),
+                dq.gc_erases.len(),
+                planes.join("; ")
+            ));
+            if parts.len() == 3 {
+                break;
+            }
+        }
+        parts.join(" | ")
     }
 
     /// Requests inside the simulator (submitted, not completed).

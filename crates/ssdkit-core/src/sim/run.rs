@@ -92,9 +92,10 @@ impl Simulator {
         }
         if !capped && self.outstanding() > 0 {
             return Err(Error::Simulation(format!(
-                "simulation stalled at {} ps with {} requests outstanding and no event pending",
+                "simulation stalled at {} ps with {} requests outstanding and no event pending; {}",
                 self.q.now(),
-                self.outstanding()
+                self.outstanding(),
+                self.stall_report()
             )));
         }
         let wall_s = wall.elapsed().as_secs_f64();

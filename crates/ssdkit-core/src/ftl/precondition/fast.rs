@@ -10,8 +10,7 @@
 //! 4. valid pages sit at random offsets of their block, hot logical pages in random order;
 //! 5. erase counts follow an assumed history of `history_drive_writes`.
 //!
-//! Every step streams over a plane's pages; nothing per page lives on the heap beyond the
-//! mapping tables and one reusable buffer of the plane's logical pages.
+//! Every step streams; nothing per page lives on the heap beyond the mapping tables.
 
 use super::meanfield::{self, MfPolicy};
 use super::{Footprint, PRECONDITION_STREAM};
@@ -85,6 +84,29 @@ fn unit_noise(rng: &mut Rng) -> f64 {
     (0..12).map(|_| rng.gen::<f64>()).sum::<f64>() - 6.0
 }
 
+/// Where the next logical page of a plane goes: cold pages fill whole blocks in order; hot
+/// pages take the valid slots of the hot blocks, whose offsets are drawn by selection
+/// sampling (Knuth's algorithm S), so each block gets exactly its count at random offsets
+/// in increasing order, with no buffer.
+#[derive(Clone, Copy, Default)]
+struct PlaneCursor {
+    cold_next: u32,
+    hot_block: u32,
+    hot_end: u32,
+    pos: u32,
+    needed: u32,
+}
+
+/// Logical pages of the plane at stripe position `pos` (of `planes`) below `x`.
+#[inline]
+fn below(x: u64, pos: u64, planes: u64) -> u64 {
+    if x > pos {
+        (x - pos).div_ceil(planes)
+    } else {
+        0
+    }
+}
+
 pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
     let g = ftl.geo;
     let planes = g.planes();
@@ -94,103 +116,150 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
     let free_keep = ftl.gc_start_free_pages.div_ceil(ppb as u64) as u32;
     let (policy, model_name) = model(c.ftl.gc_policy, c.ftl.gc_d);
     let mut rng = derive_stream(c.run.seed, PRECONDITION_STREAM);
-    let mut cache: HashMap<(u32, u64), (Vec<f64>, f64)> = HashMap::new();
-    let mut pos_of_plane = vec![0u32; planes as usize];
-    for k in 0..planes {
-        pos_of_plane[ftl.striping.plane_of_index(&g, k) as usize] = k;
-    }
+    // (closed-data blocks, hot pages) -> (distribution, WA, closed blocks, open pages).
+    #[allow(clippy::type_complexity)]
+    let mut cache: HashMap<(u32, u64), (Vec<f64>, f64, u32, u32)> = HashMap::new();
+    let stripe: Vec<u32> = (0..planes)
+        .map(|k| ftl.striping.plane_of_index(&g, k))
+        .collect();
     let stamp_step = ppb as u64 * planes as u64;
-    let mut hot_buf: Vec<u32> = Vec::new();
-    let mut slots: Vec<u32> = (0..ppb).collect();
+    let mut cursors = vec![PlaneCursor::default(); planes as usize];
     let mut wa_weighted = 0.0;
     let mut hot_total = 0u64;
     let mut cold_total = 0u64;
     let mut max_k = 0u32;
-    for p in 0..planes {
-        let pos = pos_of_plane[p as usize] as u64;
-        let share = logical / planes as u64 + u64::from(pos < logical % planes as u64);
-        let first_block = p * bpp;
-        // Cold pages first, in logical order, into whole blocks.
-        hot_buf.clear();
-        let mut cold_block = first_block;
-        let mut cold_off = 0u32;
-        for j in 0..share {
-            let lpa = pos + j * planes as u64;
-            if fp.contains(lpa) {
-                hot_buf.push(lpa as u32);
-                continue;
-            }
-            let ppa = cold_block * ppb + cold_off;
-            ftl.l2p[lpa as usize] = ppa;
-            ftl.p2l[ppa as usize] = lpa as u32;
-            ftl.valid[cold_block as usize] += 1;
-            cold_off += 1;
-            if cold_off == ppb {
-                cold_block += 1;
-                cold_off = 0;
-            }
-        }
-        let cold_blocks = cold_block - first_block + u32::from(cold_off > 0);
-        for b in first_block..first_block + cold_blocks {
-            ftl.written[b as usize] = ppb;
-            ftl.block_state[b as usize] = BlockState::Closed;
-        }
-        let hot = hot_buf.len() as u64;
-        cold_total += share - hot;
+    // Phase 1, per plane: block roles and valid counts.
+    for (pos, &p) in stripe.iter().enumerate() {
+        let pos = pos as u64;
+        let share = below(logical, pos, planes as u64);
+        let hot: u64 = fp
+            .intervals
+            .iter()
+            .map(|&(a, b)| below(b, pos, planes as u64) - below(a, pos, planes as u64))
+            .sum();
+        let cold = share - hot;
+        cold_total += cold;
         hot_total += hot;
+        let first_block = p * bpp;
+        let cold_blocks = cold.div_ceil(ppb as u64) as u32;
+        for k in 0..cold_blocks {
+            let b = (first_block + k) as usize;
+            ftl.written[b] = ppb;
+            ftl.valid[b] = (cold - k as u64 * ppb as u64).min(ppb as u64) as u32;
+            ftl.block_state[b] = BlockState::Closed;
+        }
+        let cur = &mut cursors[p as usize];
+        cur.cold_next = first_block * ppb;
+        cur.hot_block = first_block + cold_blocks;
+        cur.pos = 0;
         if hot == 0 {
+            cur.hot_end = cur.hot_block;
             continue;
         }
-        let k = bpp - cold_blocks - free_keep;
-        if hot >= k as u64 * ppb as u64 {
+        // GC keeps the free pages of a plane just at its start threshold: it collects while
+        // they are below it, one victim (a gain of ppb - v pages) at a time, so they average
+        // start + gain/2. Whole free blocks plus a partly written open user block hold that
+        // much; at low effective spare the write amplification is very sensitive to it.
+        let mf = |k: u32, pages: u64| -> Result<(Vec<f64>, f64), Error> {
+            let err = |m: String| Error::Config(format!("fast preconditioning: {m}"));
+            let dist = meanfield::valid_distribution(policy, k as u64, ppb, pages).map_err(err)?;
+            let wa = meanfield::write_amplification(policy, k as u64, ppb, pages).map_err(err)?;
+            Ok((dist, wa))
+        };
+        let k0 = bpp - cold_blocks - free_keep;
+        if hot >= k0 as u64 * ppb as u64 {
             return Err(Error::Config(format!(
-                "fast preconditioning: plane {p} must hold {hot} pages of random-write data in {k} blocks of {ppb} pages after the cold data and the {free_keep} free blocks the GC threshold keeps; raise `ftl.spare_factor` or lower `ftl.gc_threshold`"
+                "fast preconditioning: plane {p} must hold {hot} pages of random-write data in {k0} blocks of {ppb} pages after the cold data and the {free_keep} free blocks the GC threshold keeps; raise `ftl.spare_factor` or lower `ftl.gc_threshold`"
             )));
         }
+        let key = (k0, hot);
+        if let std::collections::hash_map::Entry::Vacant(slot) = cache.entry(key) {
+            let (_, wa0) = mf(k0, hot)?;
+            let gain = ppb as f64 / wa0;
+            let free = ftl.gc_start_free_pages as f64 - 0.5 + gain / 2.0;
+            let free_blocks = (free / ppb as f64).floor() as u32;
+            let open_free = (free - free_blocks as f64 * ppb as f64).round() as u32;
+            let open_written = if open_free > 0 && open_free < ppb {
+                ppb - open_free
+            } else {
+                0
+            };
+            let k = bpp - cold_blocks - free_blocks - u32::from(open_written > 0);
+            let closed_pages = hot - open_written as u64;
+            let (dist, wa) = if closed_pages < k as u64 * ppb as u64 {
+                mf(k, closed_pages)?
+            } else {
+                mf(k0, hot)?
+            };
+            slot.insert((dist, wa, k, open_written));
+        }
+        let (dist, wa, k, open_written) = cache.get(&key).expect("inserted above").clone();
+        cur.hot_end = cur.hot_block + k + u32::from(open_written > 0);
         max_k = max_k.max(k);
-        let (dist, wa) = match cache.get(&(k, hot)) {
-            Some(v) => v.clone(),
-            None => {
-                let dist = meanfield::valid_distribution(policy, k as u64, ppb, hot)
-                    .map_err(|m| Error::Config(format!("fast preconditioning: {m}")))?;
-                let wa = meanfield::write_amplification(policy, k as u64, ppb, hot)
-                    .map_err(|m| Error::Config(format!("fast preconditioning: {m}")))?;
-                cache.insert((k, hot), (dist.clone(), wa));
-                (dist, wa)
-            }
-        };
         wa_weighted += wa * hot as f64;
-        let counts = draw_counts(&dist, k as usize, hot, ppb, &mut rng);
+        let counts = draw_counts(&dist, k as usize, hot - open_written as u64, ppb, &mut rng);
         // Close order: FIFO victims are the oldest blocks, which hold the fewest valid
-        // pages, so fuller blocks were closed later. Other policies do not care about age
-        // beyond cost-benefit, for which the same order is the natural one.
+        // pages, so fuller blocks were closed later; cost-benefit reads the same ages.
         let mut order: Vec<u32> = (0..k).collect();
         order.sort_by_key(|&j| counts[j as usize]);
         for (rank, &j) in order.iter().enumerate() {
-            let b = (first_block + cold_blocks + j) as usize;
+            let b = (cur.hot_block + j) as usize;
             ftl.close_stamp[b] = (rank as u64 + 1) * stamp_step;
             ftl.mod_stamp[b] = ftl.close_stamp[b];
         }
-        for j in (1..hot_buf.len()).rev() {
-            hot_buf.swap(j, rng.gen_range(0..=j));
-        }
-        let mut next = 0usize;
         for (j, &v) in counts.iter().enumerate() {
-            let b = first_block + cold_blocks + j as u32;
-            // v random offsets out of ppb: a partial Fisher-Yates over the offsets.
-            for i in 0..v as usize {
-                let r = rng.gen_range(i..ppb as usize);
-                slots.swap(i, r);
-                let ppa = b * ppb + slots[i];
-                let lpa = hot_buf[next];
-                next += 1;
-                ftl.l2p[lpa as usize] = ppa;
-                ftl.p2l[ppa as usize] = lpa;
-            }
-            ftl.valid[b as usize] = v;
-            ftl.written[b as usize] = ppb;
-            ftl.block_state[b as usize] = BlockState::Closed;
+            let b = (cur.hot_block + j as u32) as usize;
+            ftl.valid[b] = v;
+            ftl.written[b] = ppb;
+            ftl.block_state[b] = BlockState::Closed;
         }
+        if open_written > 0 {
+            // The open block holds the newest writes, all still valid.
+            let b = (cur.hot_block + k) as usize;
+            ftl.valid[b] = open_written;
+            ftl.written[b] = open_written;
+            ftl.block_state[b] = BlockState::Open;
+        }
+        cur.needed = ftl.valid[cur.hot_block as usize];
+    }
+    // Phase 2, in logical order so L2P is written sequentially and each plane's P2L region
+    // too: the mapping tables are the only large memory touched, once each.
+    let mut interval = 0usize;
+    let mut k = 0usize;
+    for lpa in 0..logical {
+        while interval < fp.intervals.len() && fp.intervals[interval].1 <= lpa {
+            interval += 1;
+        }
+        let is_hot = interval < fp.intervals.len() && fp.intervals[interval].0 <= lpa;
+        let cur = &mut cursors[stripe[k] as usize];
+        k += 1;
+        if k == planes as usize {
+            k = 0;
+        }
+        let ppa = if is_hot {
+            while cur.needed == 0 {
+                cur.hot_block += 1;
+                cur.pos = 0;
+                debug_assert!(cur.hot_block < cur.hot_end);
+                cur.needed = ftl.valid[cur.hot_block as usize];
+            }
+            let limit = ftl.written[cur.hot_block as usize];
+            loop {
+                let left = limit - cur.pos;
+                let take = rng.gen_range(0..left) < cur.needed;
+                cur.pos += 1;
+                if take {
+                    break;
+                }
+            }
+            cur.needed -= 1;
+            cur.hot_block * ppb + cur.pos - 1
+        } else {
+            cur.cold_next += 1;
+            cur.cold_next - 1
+        };
+        ftl.l2p[lpa as usize] = ppa;
+        ftl.p2l[ppa as usize] = lpa as u32;
     }
     ftl.clock = (max_k as u64 + 1) * stamp_step;
     let predicted_wa = if hot_total > 0 {
@@ -230,7 +299,7 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
         "mode": "fast",
         "model": model_name,
         "predicted_write_amplification": predicted_wa,
-        "free_blocks_per_plane": free_keep,
+        "gc_start_free_pages": ftl.gc_start_free_pages,
         "hot_pages": hot_total,
         "cold_pages": cold_total,
         "history_drive_writes": hist,

@@ -1,0 +1,253 @@
+//! Preconditioning checks (issue 3):
+//! - fast (mean-field) vs write (simulated writes) preconditioning on a small device: the
+//!   valid-page distribution of closed blocks agrees (total variation distance and mean),
+//!   and the next run's write amplification, mean and p99 write latency agree within 5 %;
+//! - seed 000 Figure 13's shape: preconditioned, write latency is flat from the start;
+//!   empty, it starts low and rises once the device has filled;
+//! - snapshots: round trip, and corrupt, truncated and mismatched files are refused.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use ssdkit_core::api::{self, load, Source};
+use ssdkit_core::config::Config;
+use ssdkit_core::ftl::mapping::BlockState;
+use ssdkit_core::ftl::{precondition, snapshot, Ftl};
+use ssdkit_core::sim::CompletionRecord;
+
+/// 4 planes of 256 blocks of 64 pages of 4 KiB: 256 MiB, small enough to write for real.
+const SMALL: [&str; 8] = [
+    "flash.channels=2",
+    "flash.chips_per_channel=1",
+    "flash.dies_per_chip=1",
+    "flash.planes_per_die=2",
+    "flash.blocks_per_plane=256",
+    "flash.pages_per_block=64",
+    "flash.page_size_bytes=4096",
+    "ftl.spare_factor=0.12",
+];
+
+fn small(extra: &[&str]) -> Config {
+    let mut o: Vec<&str> = SMALL.to_vec();
+    o.extend_from_slice(&[
+        "flow.0.queue_depth=32",
+        "flow.0.read_fraction=0",
+        "flow.0.request_bytes=4096",
+    ]);
+    o.extend_from_slice(extra);
+    preset("mqsim-paper", &o)
+}
+
+/// Histogram of valid pages over closed blocks, normalised.
+fn valid_histogram(ftl: &Ftl) -> Vec<f64> {
+    let ppb = ftl.geo.pages_per_block as usize;
+    let mut h = vec![0.0; ppb + 1];
+    let mut n = 0.0;
+    for (b, s) in ftl.block_state.iter().enumerate() {
+        if *s == BlockState::Closed {
+            h[ftl.valid[b] as usize] += 1.0;
+            n += 1.0;
+        }
+    }
+    h.iter().map(|x| x / n).collect()
+}
+
+fn mean_of(h: &[f64]) -> f64 {
+    h.iter().enumerate().map(|(i, p)| i as f64 * p).sum()
+}
+
+fn p99_write_us(r: &Value) -> f64 {
+    r["device"]["stats"]["write"]["latency_us"]["p99"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn fast_and_write_preconditioning_agree() {
+    for policy in ["greedy", "fifo"] {
+        let pol = format!("ftl.gc_policy={policy}");
+        let fast_c = small(&[&pol, "precondition.mode=fast", "flow.0.requests=150000"]);
+        let write_c = small(&[&pol, "precondition.mode=write", "flow.0.requests=150000"]);
+        let mut fast = Ftl::new(&fast_c);
+        let fast_rec = precondition::run(&mut fast, &fast_c).unwrap();
+        let mut write = Ftl::new(&write_c);
+        let write_rec = precondition::run(&mut write, &write_c).unwrap();
+        fast.check_invariants().unwrap();
+        write.check_invariants().unwrap();
+        assert_eq!(write_rec["stable"], Value::Bool(true), "{write_rec}");
+        let hf = valid_histogram(&fast);
+        let hw = valid_histogram(&write);
+        let tv: f64 = hf.iter().zip(&hw).map(|(a, b)| (a - b).abs()).sum::<f64>() / 2.0;
+        println!(
+            "{policy}: valid pages per closed block: mean fast {:.2}, write {:.2}; TV distance {tv:.4}; WA predicted {:.3}, write-mode {:.3}",
+            mean_of(&hf),
+            mean_of(&hw),
+            fast_rec["predicted_write_amplification"],
+            write_rec["write_amplification"]
+        );
+        assert!(
+            tv < 0.10,
+            "{policy}: valid-page distributions differ: TV {tv:.4}\nfast  {hf:?}\nwrite {hw:?}"
+        );
+        assert!(rel(mean_of(&hf), mean_of(&hw)) < 0.02);
+        let a = run_cfg(&fast_c);
+        let b = run_cfg(&write_c);
+        let wa = |r: &Value| r["device"]["ftl"]["write_amplification"].as_f64().unwrap();
+        println!(
+            "{policy}: next run: WA fast {:.3} write {:.3}; mean write {:.1} vs {:.1} us; p99 {:.1} vs {:.1} us",
+            wa(&a),
+            wa(&b),
+            mean_us(&a, "write"),
+            mean_us(&b, "write"),
+            p99_write_us(&a),
+            p99_write_us(&b)
+        );
+        assert!(rel(wa(&a), wa(&b)) < 0.05, "{policy}: WA");
+        assert!(
+            rel(mean_us(&a, "write"), mean_us(&b, "write")) < 0.05,
+            "{policy}: mean write latency"
+        );
+        assert!(
+            rel(p99_write_us(&a), p99_write_us(&b)) < 0.05,
+            "{policy}: p99 write latency"
+        );
+    }
+}
+
+/// Mean write latency of the requests completed in [from, to) fractions of the run.
+fn window_mean_us(log: &[CompletionRecord], from: f64, to: f64) -> f64 {
+    let n = log.len();
+    let w = &log[(from * n as f64) as usize..(to * n as f64) as usize];
+    w.iter()
+        .map(|r| (r.complete_ps - r.submit_ps) as f64 / 1e6)
+        .sum::<f64>()
+        / w.len() as f64
+}
+
+#[test]
+fn figure_13_shape_preconditioned_flat_empty_rises() {
+    // Two drive writes of random 4 KiB writes: enough for the empty drive to fill and
+    // reach GC.
+    let logical = small(&[]).flash.blocks_per_plane as f64 * 4.0 * 64.0 * 0.88;
+    let n = format!("flow.0.requests={}", (2.0 * logical) as u64);
+    let mut means = Vec::new();
+    for mode in ["fast", "empty"] {
+        let m = format!("precondition.mode={mode}");
+        let c = small(&[&m, &n]);
+        let (out, _) = api::run_keep_state(&c, true).unwrap();
+        let log = out.log.unwrap();
+        let first = window_mean_us(&log, 0.0, 0.1);
+        let last = window_mean_us(&log, 0.8, 1.0);
+        println!("{mode}: mean write latency first 10 % {first:.1} us, last 20 % {last:.1} us");
+        means.push((first, last));
+    }
+    let (pf, pl) = means[0];
+    assert!(
+        rel(pf, pl) < 0.15,
+        "preconditioned: latency should be flat from the start ({pf:.1} vs {pl:.1} us)"
+    );
+    let (ef, el) = means[1];
+    assert!(
+        ef < 0.5 * el,
+        "empty: latency should start low and rise once full ({ef:.1} vs {el:.1} us)"
+    );
+}
+
+#[test]
+fn snapshot_round_trip_and_bad_files() {
+    let dir = std::env::temp_dir().join(format!("ssdkit-snap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("dev.snap");
+    let c = small(&["flow.0.requests=20000", "ftl.gc_policy=fifo"]);
+    let rec = api::precondition_to_snapshot(&c, &path).unwrap();
+    assert_eq!(rec["mode"], "fast");
+    let direct = run_cfg(&c);
+    let from_snap = api::run_from_snapshot(&c, &path, false, false)
+        .unwrap()
+        .result;
+    for k in ["stats", "ftl", "flash", "erase_counts"] {
+        assert_eq!(direct["device"][k], from_snap["device"][k], "device.{k}");
+    }
+    assert_eq!(
+        from_snap["device"]["precondition"]["snapshot"],
+        path.display().to_string()
+    );
+    // The loaded state is the saved one, invariants included.
+    let (ftl, _) = snapshot::load(&c, &path).unwrap();
+    ftl.check_invariants().unwrap();
+    let mut again = Ftl::new(&c);
+    precondition::run(&mut again, &c).unwrap();
+    assert!(ftl.l2p == again.l2p && ftl.erase_count == again.erase_count);
+
+    let bytes = std::fs::read(&path).unwrap();
+    let err = |b: &[u8], cfg: &Config| {
+        let p = dir.join("bad.snap");
+        std::fs::write(&p, b).unwrap();
+        let e = snapshot::load(cfg, &p)
+            .err()
+            .expect("must be refused")
+            .to_string();
+        assert!(e.contains("bad.snap"), "names the file: {e}");
+        e
+    };
+    let mut flipped = bytes.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x40;
+    let e = err(&flipped, &c);
+    assert!(e.contains("checksum") || e.contains("corrupt"), "{e}");
+    let e = err(&bytes[..bytes.len() / 3], &c);
+    assert!(e.contains("truncated"), "{e}");
+    let e = err(&bytes[..bytes.len() - 1], &c);
+    assert!(e.contains("truncated"), "{e}");
+    let e = err(b"hello, not a snapshot at all", &c);
+    assert!(e.contains("not an ssdkit snapshot"), "{e}");
+    let other = small(&["flash.blocks_per_plane=200", "flow.0.requests=10"]);
+    let e = err(&bytes, &other);
+    assert!(
+        e.contains("flash.blocks_per_plane = 256 in the snapshot but 200"),
+        "{e}"
+    );
+    let other = small(&["ftl.spare_factor=0.2", "flow.0.requests=10"]);
+    let e = err(&bytes, &other);
+    assert!(e.contains("ftl.spare_factor"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_thresholds_and_d_are_refused_with_the_key() {
+    let bad = |o: &[&str], key: &str| {
+        let mut all: Vec<&str> = SMALL.to_vec();
+        all.extend_from_slice(o);
+        let all: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+        let e = load(Source::Preset("mqsim-paper"), &all)
+            .err()
+            .unwrap_or_else(|| panic!("{o:?} must be refused"))
+            .to_string();
+        assert!(e.contains(key), "{o:?}: {e}");
+    };
+    bad(&["ftl.gc_threshold=0.2"], "ftl.gc_threshold");
+    bad(&["ftl.spare_factor=0.02"], "`ftl.spare_factor` = 0.02");
+    bad(&["ftl.gc_policy=d_choices", "ftl.gc_d=5000"], "ftl.gc_d");
+    bad(&["ftl.gc_d=0"], "ftl.gc_d");
+    bad(
+        &["ftl.gc_background=true", "ftl.gc_background_threshold=0.11"],
+        "ftl.gc_background_threshold",
+    );
+    bad(
+        &["ftl.gc_background_threshold=0.01"],
+        "ftl.gc_background_threshold",
+    );
+    bad(&["ftl.gc_policy=lru"], "ftl.gc_policy");
+    bad(&["precondition.mode=warm"], "precondition.mode");
+    bad(
+        &[
+            "precondition.write_max_drive_writes=1",
+            "precondition.write_min_drive_writes=3",
+        ],
+        "precondition.write_max_drive_writes",
+    );
+    bad(
+        &["flow.0.read_fraction=0.8", "flow.0.trim_fraction=0.3"],
+        "flow.0.trim_fraction",
+    );
+}
