@@ -91,10 +91,27 @@ pub fn save(ftl: &Ftl, c: &Config, precondition: &Value, path: &Path) -> Result<
             "snapshot requested while garbage collection is in flight".into(),
         ));
     }
+    // The temporary name extends the full file name, so two outputs never share it.
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(".partial");
+    let tmp = std::path::PathBuf::from(tmp_name);
+    let result = write_file(ftl, c, precondition, &tmp, path);
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn write_file(
+    ftl: &Ftl,
+    c: &Config,
+    precondition: &Value,
+    tmp: &Path,
+    path: &Path,
+) -> Result<u64, Error> {
     let io =
         |e: std::io::Error| Error::Io(format!("{}: cannot write snapshot: {e}", path.display()));
-    let tmp = path.with_extension("snap.partial");
-    let file = File::create(&tmp).map_err(io)?;
+    let file = File::create(tmp).map_err(io)?;
     let mut w = CrcWriter {
         inner: BufWriter::with_capacity(1 << 20, file),
         crc: crc32fast::Hasher::new(),
@@ -143,10 +160,11 @@ pub fn save(ftl: &Ftl, c: &Config, precondition: &Value, path: &Path) -> Result<
     w.put(&ftl.clock.to_le_bytes()).map_err(io)?;
     let crc = w.crc.clone().finalize();
     w.inner.write_all(&crc.to_le_bytes()).map_err(io)?;
-    let mut inner = w.inner;
-    inner.flush().map_err(io)?;
-    drop(inner);
-    std::fs::rename(&tmp, path).map_err(io)?;
+    let file = w.inner.into_inner().map_err(|e| io(e.into_error()))?;
+    // Durable before it replaces anything: a crash must not leave a torn snapshot.
+    file.sync_all().map_err(io)?;
+    drop(file);
+    std::fs::rename(tmp, path).map_err(io)?;
     Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
 }
 
