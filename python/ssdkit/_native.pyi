@@ -50,3 +50,14 @@ def preset_toml(name: str) -> str:
 
 def config_schema() -> str:
     """JSON Schema of the configuration."""
+
+class TraceError(SsdkitError): ...
+
+def device_info(
+    toml_text: str | None = None,
+    origin: str = "<string>",
+    preset: str | None = None,
+    overrides: list[str] = ...,
+) -> str:
+    """Geometry and logical capacity of the configured device as JSON: capacity_bytes,
+    logical_pages, page_size_bytes, channels, chips_per_channel, dies_per_chip, planes_per_die."""

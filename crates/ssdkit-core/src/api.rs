@@ -53,7 +53,7 @@ pub fn simulator_from_snapshot(c: &Config, snapshot: &Path) -> Result<Simulator,
     }
     rec["snapshot"] = serde_json::json!(snapshot.display().to_string());
     rec["snapshot_load_s"] = serde_json::json!(t.elapsed().as_secs_f64());
-    Ok(Simulator::with_ftl(c, ftl, rec))
+    Simulator::with_ftl(c, ftl, rec)
 }
 
 /// Preconditions the device of `c` and saves it to `output`. Returns the preconditioning
@@ -72,4 +72,20 @@ pub fn precondition_to_snapshot(c: &Config, output: &Path) -> Result<serde_json:
 /// Runs and returns the simulator too, so tests can inspect the final FTL state.
 pub fn run_keep_state(c: &Config, keep_log: bool) -> Result<(RunOutput, Simulator), Error> {
     Simulator::new(c)?.run(c, false, keep_log)
+}
+
+/// Geometry and logical capacity of the configured device (for converters such as the fio and
+/// MQSim importers, which turn percentages of the device into byte ranges).
+pub fn device_info(c: &Config) -> serde_json::Value {
+    let f = &c.flash;
+    let logical_pages = crate::ftl::logical_pages(c);
+    serde_json::json!({
+        "capacity_bytes": logical_pages * f.page_size_bytes as u64,
+        "logical_pages": logical_pages,
+        "page_size_bytes": f.page_size_bytes,
+        "channels": f.channels,
+        "chips_per_channel": f.chips_per_channel,
+        "dies_per_chip": f.dies_per_chip,
+        "planes_per_die": f.planes_per_die,
+    })
 }

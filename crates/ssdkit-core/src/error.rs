@@ -12,6 +12,10 @@ pub enum Error {
     /// File could not be read or written.
     #[error("{0}")]
     Io(String),
+    /// A trace file could not be read or has a bad line: the message names the file, the line
+    /// number and the line's text.
+    #[error("{0}")]
+    Trace(String),
     /// The model reached a state it cannot leave (a bug, reported instead of hanging).
     #[error("{0}")]
     Simulation(String),
@@ -23,6 +27,7 @@ impl Error {
             Error::Config(_) => "config",
             Error::Preset(_) => "preset",
             Error::Io(_) => "io",
+            Error::Trace(_) => "trace",
             Error::Simulation(_) => "simulation",
         }
     }

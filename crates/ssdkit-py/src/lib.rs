@@ -42,6 +42,13 @@ pyo3::create_exception!(
     "A file could not be read or written."
 );
 
+pyo3::create_exception!(
+    ssdkit,
+    TraceError,
+    SsdkitError,
+    "A trace file could not be read or has a bad line; the message names the file, line and text."
+);
+
 /// The one place core errors become Python exceptions.
 fn to_py(e: Error) -> PyErr {
     match e {
@@ -49,6 +56,7 @@ fn to_py(e: Error) -> PyErr {
         Error::Preset(m) => PresetError::new_err(m),
         Error::Io(m) => SsdkitIoError::new_err(m),
         Error::Simulation(m) => SimulationError::new_err(m),
+        Error::Trace(m) => TraceError::new_err(m),
     }
 }
 
@@ -143,6 +151,24 @@ fn resolve_config(
     guarded(py, || Ok(api::load(src, &overrides)?.to_toml()))
 }
 
+/// Geometry and logical capacity of the configured device, as JSON text: what converters
+/// (fio, MQSim import) need to turn percentages into byte ranges.
+#[pyfunction]
+#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new()))]
+fn device_info(
+    py: Python<'_>,
+    toml_text: Option<String>,
+    origin: String,
+    preset: Option<String>,
+    overrides: Vec<String>,
+) -> PyResult<String> {
+    let src = source(&toml_text, &origin, &preset)?;
+    guarded(py, || {
+        let cfg = api::load(src, &overrides)?;
+        Ok(api::device_info(&cfg).to_string())
+    })
+}
+
 /// Built-in presets as (name, description) pairs.
 #[pyfunction]
 fn presets() -> Vec<(&'static str, &'static str)> {
@@ -170,10 +196,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PresetError", py.get_type::<PresetError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("SsdkitIoError", py.get_type::<SsdkitIoError>())?;
+    m.add("TraceError", py.get_type::<TraceError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(precondition, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(device_info, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     Ok(())

@@ -220,6 +220,28 @@ impl Ftl {
         }
     }
 
+    /// Plane a new user write of `lpa` goes to when its flow is pinned to `set` (planes in
+    /// allocation order): static placement stripes over the set, dynamic placement turns
+    /// through it with the flow's own cursor.
+    pub fn target_plane_in(&mut self, lpa: u32, set: &[u32], cursor: &mut u32) -> u32 {
+        let n = set.len() as u32;
+        match self.placement {
+            Placement::Static => set[(lpa % n) as usize],
+            Placement::Dynamic => {
+                for _ in 0..n {
+                    let p = set[*cursor as usize];
+                    *cursor = (*cursor + 1) % n;
+                    if self.free_pages(p) >= self.gc_start_free_pages {
+                        return p;
+                    }
+                }
+                let p = set[*cursor as usize];
+                *cursor = (*cursor + 1) % n;
+                p
+            }
+        }
+    }
+
     /// Free pages of a plane: free blocks plus the unwritten tail of its open blocks.
     pub fn free_pages(&self, plane: u32) -> u64 {
         let ps = &self.planes[plane as usize];

@@ -15,7 +15,8 @@ use crate::ftl::{Ftl, NONE};
 use crate::host::link::Link;
 use crate::host::nvme::FetchUnit;
 use crate::stats::RwStats;
-use crate::workload::synthetic::SyntheticFlow;
+use crate::workload::flow::{Flow, Next};
+use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
 
 #[derive(Debug, Clone, Copy)]
@@ -34,6 +35,8 @@ pub(crate) enum Ev {
     DieXferDone(u32),
     /// The completion of request `0` is in the host's completion queue.
     Completed(u32),
+    /// Open-loop flow `0` has a request due (or closed-loop flow `0` reached its start time).
+    Arrival(u32),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -76,7 +79,9 @@ pub struct Simulator {
     gc_copyback: bool,
     gc_background: bool,
     gc_background_pages: u64,
-    pub(crate) flows: Vec<SyntheticFlow>,
+    pub(crate) flows: Vec<Flow>,
+    /// First error of a flow's request source (a bad trace line); stops the run.
+    pub(crate) failure: Option<crate::Error>,
     pub(crate) flow_stats: Vec<RwStats>,
     pub(crate) completed: Vec<u64>,
     pub(crate) last_completion: Picoseconds,
@@ -93,21 +98,66 @@ pub struct Simulator {
 impl Simulator {
     /// A simulator whose device is preconditioned as configured.
     pub fn new(c: &Config) -> Result<Self, crate::Error> {
+        // Open the traces first: a missing file should not cost a preconditioning.
+        let flows = Self::make_flows(c)?;
         let mut ftl = Ftl::new(c);
         let rec = crate::ftl::precondition::run(&mut ftl, c)?;
-        Ok(Self::with_ftl(c, ftl, rec))
+        Ok(Self::with_ftl_flows(c, ftl, rec, flows))
+    }
+
+    fn make_flows(c: &Config) -> Result<Vec<Flow>, crate::Error> {
+        let geo = Geometry::from_config(&c.flash);
+        let capacity = crate::ftl::logical_pages(c) * geo.page_size as u64;
+        let striping = crate::ftl::allocation::Striping::new(&c.ftl.allocation_order, &geo);
+        let sq_entries = match c.interface.kind {
+            InterfaceType::Nvme => c.interface.io_queue_depth,
+            InterfaceType::Sata => c.interface.ncq_depth.max(1) * 32,
+        };
+        c.flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let pinned = !(f.channels.is_empty()
+                    && f.chips.is_empty()
+                    && f.dies.is_empty()
+                    && f.planes.is_empty());
+                let planes = pinned.then(|| {
+                    let ok = |l: &Vec<u32>, x: u32| l.is_empty() || l.contains(&x);
+                    (0..geo.planes())
+                        .map(|k| striping.plane_of_index(&geo, k))
+                        .filter(|&p| {
+                            let die = geo.die_of_plane(p);
+                            let chip = geo.chip_of_die(die);
+                            ok(&f.channels, geo.channel_of_die(die))
+                                && ok(&f.chips, chip % geo.chips_per_channel)
+                                && ok(&f.dies, die % geo.dies_per_chip)
+                                && ok(&f.planes, p % geo.planes_per_die)
+                        })
+                        .collect::<Vec<u32>>()
+                        .into_boxed_slice()
+                });
+                Flow::new(f, i, capacity, c.run.seed, sq_entries, planes)
+            })
+            .collect()
     }
 
     /// A simulator over a given device state (preconditioned or loaded from a snapshot).
-    pub fn with_ftl(c: &Config, ftl: Ftl, precondition: serde_json::Value) -> Self {
+    pub fn with_ftl(
+        c: &Config,
+        ftl: Ftl,
+        precondition: serde_json::Value,
+    ) -> Result<Self, crate::Error> {
+        let flows = Self::make_flows(c)?;
+        Ok(Self::with_ftl_flows(c, ftl, precondition, flows))
+    }
+
+    fn with_ftl_flows(
+        c: &Config,
+        ftl: Ftl,
+        precondition: serde_json::Value,
+        flows: Vec<Flow>,
+    ) -> Self {
         let geo = Geometry::from_config(&c.flash);
-        let capacity = ftl.logical_pages as u64 * geo.page_size as u64;
-        let flows: Vec<SyntheticFlow> = c
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| SyntheticFlow::new(f, capacity, c.run.seed, 1 + i as u64))
-            .collect();
         let sata = c.interface.kind == InterfaceType::Sata;
         let (queues, limit) = if sata {
             (1, c.interface.ncq_depth)
@@ -132,7 +182,7 @@ impl Simulator {
             ],
             die_q: (0..geo.dies()).map(|_| DieQueues::default()).collect(),
             link: Link::new(c),
-            fetch: FetchUnit::new(queues, limit),
+            fetch: FetchUnit::new(queues, limit, &c.interface, &c.flows),
             sata,
             fw_free: 0,
             fw_request_ps: us_to_ps(c.ftl.firmware_request_us),
@@ -147,6 +197,7 @@ impl Simulator {
                 * geo.pages_per_block as f64)
                 .ceil() as u64,
             flows,
+            failure: None,
             flow_stats: vec![RwStats::default(); n],
             completed: vec![0; n],
             last_completion: 0,
@@ -168,16 +219,46 @@ impl Simulator {
         }
     }
 
-    /// The host puts the next request of `flow` in its submission queue now.
-    pub(crate) fn submit(&mut self, flow: u32) {
+    /// Submits what flow `f` may submit now; if its next request lies in the future, makes
+    /// sure an Arrival event will come back for it.
+    pub(crate) fn pump(&mut self, f: u32) {
         let now = self.q.now();
-        let r = self.flows[flow as usize].next_request();
+        loop {
+            let flow = &mut self.flows[f as usize];
+            if flow.outstanding >= flow.cap {
+                return;
+            }
+            match flow.next(now) {
+                Ok(Next::Due(at, req)) => {
+                    flow.outstanding += 1;
+                    self.submit(f, at, req);
+                }
+                Ok(Next::Later(t)) => {
+                    if !flow.arrival_scheduled {
+                        flow.arrival_scheduled = true;
+                        self.q.schedule(t, Ev::Arrival(f));
+                    }
+                    return;
+                }
+                Ok(Next::Done) => return,
+                Err(e) => {
+                    self.failure.get_or_insert(e);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The host puts a request of `flow` in its submission queue now; its latency counts from
+    /// `arrived` (earlier than now when an open-loop flow's queue was full).
+    fn submit(&mut self, flow: u32, arrived: Picoseconds, r: HostRequest) {
+        let now = self.q.now();
         let id = self.reqs.insert(Req {
             flow,
             op: r.op,
             start_sector: r.start_sector,
             sectors: r.sectors,
-            submit_ps: now,
+            submit_ps: arrived,
             pending_tx: 0,
         });
         let t = self.link.doorbell(now);
@@ -210,6 +291,10 @@ impl Simulator {
             Ev::DieArrayDone(d) => self.die_array_done(d),
             Ev::DieXferDone(d) => self.die_finish(d),
             Ev::Completed(r) => self.complete_request(r),
+            Ev::Arrival(f) => {
+                self.flows[f as usize].arrival_scheduled = false;
+                self.pump(f);
+            }
         }
     }
 
@@ -282,7 +367,11 @@ impl Simulator {
                 });
                 self.enqueue(t);
             } else {
-                let plane = self.ftl.target_plane(lpa);
+                let flow = &mut self.flows[req.flow as usize];
+                let plane = match &flow.planes {
+                    None => self.ftl.target_plane(lpa),
+                    Some(set) => self.ftl.target_plane_in(lpa, set, &mut flow.plane_cursor),
+                };
                 let w = self.txs.insert(Tx {
                     kind: TxKind::UserWrite,
                     req: r,
@@ -370,9 +459,8 @@ impl Simulator {
         self.reqs.remove(r);
         self.fetch.release(self.queue_of(req.flow));
         self.try_fetch();
-        if self.flows[req.flow as usize].wants_more(now) {
-            self.submit(req.flow);
-        }
+        self.flows[req.flow as usize].outstanding -= 1;
+        self.pump(req.flow);
     }
 
     // ----- transaction scheduling and flash execution -----

@@ -40,11 +40,7 @@ impl Simulator {
             self.log = Some(Vec::new());
         }
         for f in 0..self.flows.len() {
-            for _ in 0..self.flows[f].queue_depth {
-                if self.flows[f].wants_more(0) {
-                    self.submit(f as u32);
-                }
-            }
+            self.pump(f as u32);
         }
         let cap = if c.run.max_simulated_ms > 0.0 {
             (c.run.max_simulated_ms * PS_PER_MS as f64) as u64
@@ -66,6 +62,10 @@ impl Simulator {
             }
             let (_, ev) = self.q.pop().expect("peeked");
             self.handle(ev);
+            if self.failure.is_some() {
+                capped = false;
+                break;
+            }
             if show && self.q.processed() & 0xFFFF == 0 && wall.elapsed().as_secs_f64() > 1.0 {
                 let done: u64 = self.completed.iter().sum();
                 let frac = if total == u64::MAX {
@@ -89,6 +89,9 @@ impl Simulator {
         if shown {
             eprint!("\r{}\r", " ".repeat(80));
             let _ = std::io::stderr().flush();
+        }
+        if let Some(e) = self.failure.take() {
+            return Err(e);
         }
         if !capped && self.outstanding() > 0 {
             return Err(Error::Simulation(format!(
@@ -129,6 +132,10 @@ impl Simulator {
                     "name": c.flows[i].name,
                     "completed": self.completed[i],
                     "max_in_device": self.fetch.max_in_device[queue],
+                    "issued": self.flows[i].issued,
+                    "arrival_rate_iops": self.flows[i].arrival_rate_iops(),
+                    "priority": c.flows[i].priority,
+                    "trace": self.flows[i].trace_summary(),
                     "stats": s.to_json(elapsed),
                 })
             })

@@ -1,7 +1,11 @@
-//! Workloads. Synthetic closed-loop flows for now; trace replay and open-loop arrivals plug in
-//! beside `synthetic`.
+//! Workloads (docs/workloads.md): synthetic streams (`synthetic`), trace readers (`trace`) and
+//! their replay policy (`replay`), and the flow that drives either into the host (`flow`).
 
+pub mod flow;
+pub mod replay;
 pub mod synthetic;
+pub mod trace;
+pub mod trace_stub;
 
 /// What a host request asks the device to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,7 +1,11 @@
+//! Synthetic request streams: op mix, size distribution, address pattern and open-loop
+//! inter-arrival times (docs/workloads.md section 2).
+
 use super::Op;
-use crate::config::{AddressPattern, FlowConfig};
-use crate::engine::{derive_stream, Picoseconds, Stream, PS_PER_MS};
+use crate::config::{AddressPattern, Arrival, FlowConfig, SizeDist};
+use crate::engine::{Picoseconds, Stream, PS_PER_MS, PS_PER_S};
 use rand::Rng;
+use rand_distr::{Distribution, StandardNormal, Zipf};
 
 /// One request as the host issues it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,73 +15,138 @@ pub struct HostRequest {
     pub sectors: u32,
 }
 
-/// A closed-loop synthetic flow: keeps `queue_depth` requests outstanding until its request
-/// count or duration is reached.
-pub struct SyntheticFlow {
-    pub queue_depth: u32,
-    read_fraction: f64,
-    trim_fraction: f64,
-    sectors: u32,
-    pattern: AddressPattern,
-    start_sector: u64,
-    /// Request-size slots in the range (random pattern) or sectors in the range (sequential).
-    slots: u64,
-    range_sectors: u64,
-    next_seq: u64,
-    limit: u64,
-    stop_ps: Picoseconds,
-    rng: Stream,
-    pub issued: u64,
+/// Alignment of generated starts in bytes (docs: 0 = the fixed request size, else 4096).
+pub fn effective_align(f: &FlowConfig) -> u64 {
+    if f.align_bytes > 0 {
+        f.align_bytes
+    } else if f.size == SizeDist::Fixed {
+        f.request_bytes
+    } else {
+        4096
+    }
 }
 
-impl SyntheticFlow {
-    /// `capacity_bytes` is the logical capacity; the range was validated against it.
-    pub fn new(f: &FlowConfig, capacity_bytes: u64, seed: u64, stream_id: u64) -> Self {
+enum Sizes {
+    Fixed(u32),
+    Uniform { min: u32, span: u32 },
+    Normal { mean: f64, sd: f64, max: u32 },
+    List { cum: Vec<f64>, sectors: Vec<u32> },
+}
+
+enum Slots {
+    Uniform,
+    Sequential { next: u64, stride: u64 },
+    HotCold { hot: u64, hot_access: f64 },
+    Zipf(Zipf<f64>),
+    Pareto { pow: f64 },
+    Normal { sd: f64 },
+}
+
+/// Draws ops, sizes and addresses of a synthetic flow; every draw comes from the flow's own
+/// stream, in a fixed order per request (op, size, address), so results depend only on the
+/// seed and the configuration.
+pub struct SyntheticGen {
+    read_fraction: f64,
+    trim_fraction: f64,
+    sizes: Sizes,
+    slots: Slots,
+    start_sector: u64,
+    range_sectors: u64,
+    align_sectors: u64,
+    /// Number of aligned start positions in the range.
+    n_slots: u64,
+    scramble: Option<Feistel>,
+    rng: Stream,
+}
+
+impl SyntheticGen {
+    /// `capacity_bytes` is the logical capacity; the configuration was validated against it.
+    pub fn new(f: &FlowConfig, capacity_bytes: u64, rng: Stream) -> Self {
         let range = if f.range_bytes == 0 {
             capacity_bytes - f.start_bytes
         } else {
             f.range_bytes
         };
-        let sectors = (f.request_bytes / 512) as u32;
         let range_sectors = range / 512;
+        let align_sectors = effective_align(f) / 512;
+        let n_slots = (range_sectors / align_sectors).max(1);
+        let sizes = match f.size {
+            SizeDist::Fixed => Sizes::Fixed((f.request_bytes / 512) as u32),
+            SizeDist::Uniform => Sizes::Uniform {
+                min: (f.size_min_bytes / 512) as u32,
+                span: ((f.size_max_bytes - f.size_min_bytes) / 512) as u32,
+            },
+            SizeDist::Normal => Sizes::Normal {
+                mean: f.request_bytes as f64 / 512.0,
+                sd: f.size_stdev_bytes as f64 / 512.0,
+                max: range_sectors.min(u32::MAX as u64) as u32,
+            },
+            SizeDist::List => {
+                let mut acc = 0.0;
+                let cum = f
+                    .size_list
+                    .iter()
+                    .map(|e| {
+                        acc += e.weight;
+                        acc
+                    })
+                    .collect();
+                Sizes::List {
+                    cum,
+                    sectors: f.size_list.iter().map(|e| (e.bytes / 512) as u32).collect(),
+                }
+            }
+        };
+        let slots = match f.pattern {
+            AddressPattern::Random => Slots::Uniform,
+            AddressPattern::Sequential => Slots::Sequential {
+                next: 0,
+                stride: f.stride_bytes / 512,
+            },
+            AddressPattern::Hotcold => Slots::HotCold {
+                hot: ((f.hot_space_fraction * n_slots as f64).round() as u64).clamp(1, n_slots.saturating_sub(1).max(1)),
+                hot_access: f.hot_access_fraction,
+            },
+            AddressPattern::Zipf => {
+                Slots::Zipf(Zipf::new(n_slots, f.zipf_theta).expect("validated zipf parameters"))
+            }
+            AddressPattern::Pareto => Slots::Pareto {
+                pow: f.pareto_h.ln() / (1.0 - f.pareto_h).ln(),
+            },
+            AddressPattern::Normal => Slots::Normal {
+                sd: f.normal_stdev_fraction * n_slots as f64,
+            },
+        };
+        let scramble = f.scramble.then(|| Feistel::new(n_slots, 0x5EED_F00D ^ n_slots));
         Self {
-            queue_depth: f.queue_depth,
             read_fraction: f.read_fraction,
             trim_fraction: f.trim_fraction,
-            sectors,
-            pattern: f.pattern,
+            sizes,
+            slots,
             start_sector: f.start_bytes / 512,
-            slots: range_sectors / sectors as u64,
             range_sectors,
-            next_seq: 0,
-            limit: if f.requests == 0 {
-                u64::MAX
-            } else {
-                f.requests
-            },
-            stop_ps: if f.duration_ms == 0.0 {
-                Picoseconds::MAX
-            } else {
-                (f.duration_ms * PS_PER_MS as f64) as u64
-            },
-            rng: derive_stream(seed, stream_id),
-            issued: 0,
+            align_sectors,
+            n_slots,
+            scramble,
+            rng,
         }
     }
 
-    /// Whether the flow issues another request at `now`.
-    #[inline]
-    pub fn wants_more(&self, now: Picoseconds) -> bool {
-        self.issued < self.limit && now < self.stop_ps
+    /// Number of aligned start positions (the support of the address distribution).
+    pub fn slots(&self) -> u64 {
+        self.n_slots
     }
 
-    pub fn limit(&self) -> u64 {
-        self.limit
+    /// Slots of the hot part (hot/cold pattern only).
+    pub fn hot_slots(&self) -> Option<u64> {
+        match self.slots {
+            Slots::HotCold { hot, .. } => Some(hot),
+            _ => None,
+        }
     }
 
     #[inline]
     pub fn next_request(&mut self) -> HostRequest {
-        self.issued += 1;
         // Pure read or write flows draw no op number, so their address streams do not
         // depend on the mix code path.
         let op = if self.read_fraction >= 1.0 {
@@ -94,21 +163,225 @@ impl SyntheticFlow {
                 Op::Write
             }
         };
-        let offset = match self.pattern {
-            AddressPattern::Random => self.rng.gen_range(0..self.slots) * self.sectors as u64,
-            AddressPattern::Sequential => {
-                if self.next_seq + self.sectors as u64 > self.range_sectors {
-                    self.next_seq = 0;
-                }
-                let o = self.next_seq;
-                self.next_seq += self.sectors as u64;
-                o
-            }
-        };
+        let sectors = self.next_size();
+        let offset = self.next_offset(sectors as u64);
         HostRequest {
             op,
             start_sector: self.start_sector + offset,
-            sectors: self.sectors,
+            sectors,
+        }
+    }
+
+    #[inline]
+    fn next_size(&mut self) -> u32 {
+        match &self.sizes {
+            Sizes::Fixed(s) => *s,
+            Sizes::Uniform { min, span } => {
+                let (min, span) = (*min, *span);
+                min + self.rng.gen_range(0..=span)
+            }
+            Sizes::Normal { mean, sd, max } => {
+                let (mean, sd, max) = (*mean, *sd, *max);
+                let z: f64 = StandardNormal.sample(&mut self.rng);
+                let v = (mean + sd * z).round();
+                (v.max(1.0) as u64).min(max as u64) as u32
+            }
+            Sizes::List { cum, sectors } => {
+                let total = *cum.last().expect("validated non-empty");
+                let u = self.rng.gen::<f64>() * total;
+                let i = cum.partition_point(|&c| c <= u).min(sectors.len() - 1);
+                sectors[i]
+            }
+        }
+    }
+
+    /// Sector offset inside the range of a request of `sectors` sectors.
+    #[inline]
+    fn next_offset(&mut self, sectors: u64) -> u64 {
+        let n = self.n_slots;
+        let slot = match &mut self.slots {
+            Slots::Sequential { next, stride } => {
+                if *next + sectors > self.range_sectors {
+                    *next = 0;
+                }
+                let o = *next;
+                *next += if *stride == 0 { sectors } else { *stride };
+                return o;
+            }
+            Slots::Uniform => self.rng.gen_range(0..n),
+            Slots::HotCold { hot, hot_access } => {
+                let (hot, x) = (*hot, *hot_access);
+                if hot >= n {
+                    // One slot only: nothing is cold.
+                    self.rng.gen_range(0..n)
+                } else if self.rng.gen::<f64>() < x {
+                    self.rng.gen_range(0..hot)
+                } else {
+                    self.rng.gen_range(hot..n)
+                }
+            }
+            Slots::Zipf(z) => {
+                let k = z.sample(&mut self.rng) as u64;
+                self.permute(k.clamp(1, n) - 1)
+            }
+            Slots::Pareto { pow } => {
+                let pow = *pow;
+                let u = self.rng.gen::<f64>();
+                let k = ((u.powf(pow)) * n as f64) as u64;
+                self.permute(k.min(n - 1))
+            }
+            Slots::Normal { sd } => {
+                let sd = *sd;
+                let mid = n as f64 / 2.0;
+                let k = loop {
+                    let z: f64 = StandardNormal.sample(&mut self.rng);
+                    let v = (mid + sd * z).floor();
+                    if v >= 0.0 && v < n as f64 {
+                        break v as u64;
+                    }
+                };
+                self.permute(k)
+            }
+        };
+        let o = slot * self.align_sectors;
+        if o + sectors > self.range_sectors {
+            // A variable-size request at the last slots: end it at the range end, aligned.
+            (self.range_sectors - sectors) / self.align_sectors * self.align_sectors
+        } else {
+            o
+        }
+    }
+
+    #[inline]
+    fn permute(&self, k: u64) -> u64 {
+        match &self.scramble {
+            Some(f) => f.permute(k),
+            None => k,
+        }
+    }
+}
+
+/// A keyed bijection of [0, n): a four-round Feistel network on the smallest even-bit domain
+/// holding n, with cycle walking. O(1) memory, unlike a stored permutation of a terabyte's
+/// slots.
+struct Feistel {
+    n: u64,
+    half_bits: u32,
+    mask: u64,
+    key: u64,
+}
+
+impl Feistel {
+    fn new(n: u64, key: u64) -> Self {
+        let bits = (64 - (n.max(2) - 1).leading_zeros()).max(2);
+        let half_bits = bits.div_ceil(2);
+        Self {
+            n,
+            half_bits,
+            mask: (1u64 << half_bits) - 1,
+            key,
+        }
+    }
+
+    fn round(&self, x: u64, r: u64) -> u64 {
+        // SplitMix64 finaliser as the round function.
+        let mut z = x ^ self.key.wrapping_add(r.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) & self.mask
+    }
+
+    fn permute(&self, mut x: u64) -> u64 {
+        loop {
+            let mut l = x >> self.half_bits;
+            let mut r = x & self.mask;
+            for i in 0..4 {
+                let t = l ^ self.round(r, i);
+                l = r;
+                r = t;
+            }
+            x = (l << self.half_bits) | r;
+            if x < self.n {
+                return x;
+            }
+        }
+    }
+}
+
+/// Open-loop arrival times of a synthetic flow.
+pub struct ArrivalGen {
+    kind: Arrival,
+    /// Mean gap in picoseconds (during ON periods for on/off).
+    gap: f64,
+    on_mean: f64,
+    off_mean: f64,
+    /// Next arrival time, kept in f64 picoseconds so fixed gaps do not accumulate rounding.
+    t: f64,
+    on_end: f64,
+    rng: Stream,
+}
+
+impl ArrivalGen {
+    pub fn new(f: &FlowConfig, start_ps: Picoseconds, rng: Stream) -> Self {
+        let mut g = Self {
+            kind: f.arrival,
+            gap: PS_PER_S as f64 / f.rate_iops,
+            on_mean: f.on_ms * PS_PER_MS as f64,
+            off_mean: f.off_ms * PS_PER_MS as f64,
+            t: start_ps as f64,
+            on_end: 0.0,
+            rng,
+        };
+        if g.kind == Arrival::Onoff {
+            g.on_end = g.t + g.exp(g.on_mean);
+        }
+        g
+    }
+
+    fn exp(&mut self, mean: f64) -> f64 {
+        // 1 - u is in (0, 1], so the logarithm is finite.
+        -(1.0 - self.rng.gen::<f64>()).ln() * mean
+    }
+
+    /// The next arrival time; the first arrival is at the flow's start.
+    pub fn next_arrival(&mut self) -> Picoseconds {
+        let now = self.t.min(u64::MAX as f64) as Picoseconds;
+        match self.kind {
+            Arrival::Closed => unreachable!("closed-loop flows have no arrival process"),
+            Arrival::Fixed => self.t += self.gap,
+            Arrival::Uniform => self.t += self.rng.gen::<f64>() * 2.0 * self.gap,
+            Arrival::Exponential => self.t += self.exp(self.gap),
+            Arrival::Onoff => {
+                // Memoryless gaps: an arrival that would fall after the ON period ends is
+                // redrawn from the start of the next ON period.
+                let mut next = self.t + self.exp(self.gap);
+                while next > self.on_end {
+                    let on_start = self.on_end + self.exp(self.off_mean);
+                    self.on_end = on_start + self.exp(self.on_mean);
+                    next = on_start + self.exp(self.gap);
+                }
+                self.t = next;
+            }
+        }
+        now
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feistel_is_a_bijection() {
+        for n in [1u64, 2, 3, 7, 100, 1000, 4097] {
+            let f = Feistel::new(n, 42);
+            let mut seen = vec![false; n as usize];
+            for k in 0..n {
+                let v = f.permute(k);
+                assert!(v < n);
+                assert!(!seen[v as usize], "n={n}: {v} twice");
+                seen[v as usize] = true;
+            }
         }
     }
 }

@@ -1,0 +1,185 @@
+//! A flow as the host sees it: a request source (synthetic or trace), its arrival discipline
+//! (closed loop at a queue depth, or open loop by arrival time) and its stop conditions.
+//!
+//! Open-loop flows never build a backlog in memory: the next request is generated only when it
+//! is due and the submission queue has room; a late one is submitted with its arrival time, so
+//! host queueing shows in its latency.
+
+use super::replay::TraceReplay;
+use super::synthetic::{ArrivalGen, HostRequest, SyntheticGen};
+use crate::config::FlowConfig;
+use crate::engine::{derive_stream, Picoseconds, PS_PER_MS};
+use crate::error::Error;
+use serde_json::Value;
+
+pub enum Source {
+    Synthetic {
+        gen: SyntheticGen,
+        arrivals: Option<ArrivalGen>,
+    },
+    Trace(Box<TraceReplay>),
+}
+
+/// What a flow can do at a given time.
+pub enum Next {
+    /// A request that has arrived (at the given time) and may be submitted now.
+    Due(Picoseconds, HostRequest),
+    /// Nothing before this time.
+    Later(Picoseconds),
+    /// The flow has ended (or is at its queue cap; the caller checks that first).
+    Done,
+}
+
+pub struct Flow {
+    pub source: Source,
+    pub open_loop: bool,
+    /// Most requests outstanding: queue_depth (closed) or the submission queue size (open).
+    pub cap: u32,
+    pub outstanding: u32,
+    pending: Option<(Picoseconds, HostRequest)>,
+    exhausted: bool,
+    pub issued: u64,
+    limit: u64,
+    issued_bytes: u64,
+    byte_limit: u64,
+    start_ps: Picoseconds,
+    stop_ps: Picoseconds,
+    pub first_arrival: Option<Picoseconds>,
+    pub last_arrival: Picoseconds,
+    /// An Arrival event for this flow is in the event queue.
+    pub arrival_scheduled: bool,
+    /// Pinning: planes the flow's writes may use, in allocation order; None = all.
+    pub planes: Option<Box<[u32]>>,
+    pub plane_cursor: u32,
+}
+
+impl Flow {
+    /// `index` is the flow's position in the configuration (its random stream and error keys).
+    pub fn new(
+        f: &FlowConfig,
+        index: usize,
+        capacity_bytes: u64,
+        seed: u64,
+        sq_entries: u32,
+        planes: Option<Box<[u32]>>,
+    ) -> Result<Self, Error> {
+        let start_ps = (f.start_ms * PS_PER_MS as f64) as Picoseconds;
+        let source = if f.is_trace() {
+            Source::Trace(Box::new(TraceReplay::open(f, index, capacity_bytes)?))
+        } else {
+            // Two streams per flow: arrival times must not shift when the size or address
+            // draws change, so each process has its own.
+            let id = 1 + index as u64;
+            Source::Synthetic {
+                gen: SyntheticGen::new(f, capacity_bytes, derive_stream(seed, id)),
+                arrivals: f.is_open_loop().then(|| {
+                    ArrivalGen::new(f, start_ps, derive_stream(seed, id | 1 << 40))
+                }),
+            }
+        };
+        let open_loop = f.is_open_loop();
+        Ok(Self {
+            source,
+            open_loop,
+            cap: if open_loop { sq_entries } else { f.queue_depth },
+            outstanding: 0,
+            pending: None,
+            exhausted: false,
+            issued: 0,
+            limit: if f.requests == 0 {
+                u64::MAX
+            } else {
+                f.requests
+            },
+            issued_bytes: 0,
+            byte_limit: if f.io_bytes == 0 {
+                u64::MAX
+            } else {
+                f.io_bytes
+            },
+            start_ps,
+            stop_ps: if f.duration_ms == 0.0 {
+                Picoseconds::MAX
+            } else {
+                start_ps.saturating_add((f.duration_ms * PS_PER_MS as f64) as u64)
+            },
+            first_arrival: None,
+            last_arrival: 0,
+            arrival_scheduled: false,
+            planes,
+            plane_cursor: 0,
+        })
+    }
+
+    /// Requests the flow will issue at most (for progress display); u64::MAX if unknown.
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// What the flow can submit at `now`, given that its queue has room.
+    #[inline]
+    pub fn next(&mut self, now: Picoseconds) -> Result<Next, Error> {
+        if self.pending.is_none() {
+            if self.exhausted || self.issued >= self.limit || self.issued_bytes >= self.byte_limit
+            {
+                return Ok(Next::Done);
+            }
+            let item = match &mut self.source {
+                Source::Synthetic { gen, arrivals } => {
+                    let at = arrivals.as_mut().map_or(0, |a| a.next_arrival());
+                    Some((at, gen.next_request()))
+                }
+                Source::Trace(t) => t.next()?,
+            };
+            match item {
+                Some(x) => self.pending = Some(x),
+                None => {
+                    self.exhausted = true;
+                    return Ok(Next::Done);
+                }
+            }
+        }
+        let (at, req) = self.pending.expect("filled above");
+        if self.open_loop {
+            if at >= self.stop_ps {
+                self.exhausted = true;
+                self.pending = None;
+                return Ok(Next::Done);
+            }
+            if at > now {
+                return Ok(Next::Later(at));
+            }
+        } else {
+            if now < self.start_ps {
+                return Ok(Next::Later(self.start_ps));
+            }
+            if now >= self.stop_ps {
+                return Ok(Next::Done);
+            }
+        }
+        self.pending = None;
+        let at = if self.open_loop { at } else { now };
+        self.issued += 1;
+        self.issued_bytes += req.sectors as u64 * 512;
+        self.first_arrival.get_or_insert(at);
+        self.last_arrival = at;
+        Ok(Next::Due(at, req))
+    }
+
+    /// Issued requests over the span of their arrival (or submission) times.
+    pub fn arrival_rate_iops(&self) -> f64 {
+        match self.first_arrival {
+            Some(first) if self.issued > 1 && self.last_arrival > first => {
+                (self.issued - 1) as f64 / ((self.last_arrival - first) as f64 * 1e-12)
+            }
+            _ => 0.0,
+        }
+    }
+
+    pub fn trace_summary(&self) -> Value {
+        match &self.source {
+            Source::Trace(t) => t.summary(),
+            Source::Synthetic { .. } => Value::Null,
+        }
+    }
+}

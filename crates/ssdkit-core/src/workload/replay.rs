@@ -1,0 +1,231 @@
+//! Trace replay policy on top of a streaming [`TraceReader`]: device filter, folding into the
+//! flow's range, alignment, rebased and scaled timestamps, backwards timestamps
+//! (docs/workloads.md section 3). One record is read ahead at most, so memory does not depend
+//! on the trace length.
+
+use super::synthetic::HostRequest;
+use super::trace::TraceCounters;
+use super::trace_stub::TraceReader;
+use crate::config::{Backwards, Fold, FlowConfig, TraceFormat};
+use crate::engine::{Picoseconds, PS_PER_MS};
+use crate::error::Error;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// Replay counters beyond the reader's own.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReplayCounters {
+    pub filtered_out: u64,
+    pub folded: u64,
+    pub aligned: u64,
+    pub backwards_clamped: u64,
+}
+
+pub struct TraceReplay {
+    reader: TraceReader,
+    path: String,
+    key: String,
+    devices: Vec<u64>,
+    fold: Fold,
+    /// Flow range in bytes.
+    range_start: u64,
+    range_len: u64,
+    /// Largest end address of the trace (fold = "scale").
+    span: u64,
+    align: u64,
+    timed: bool,
+    scale: f64,
+    start_ps: Picoseconds,
+    backwards: Backwards,
+    first_ns: Option<u64>,
+    prev_ns: u64,
+    pub counters: ReplayCounters,
+}
+
+impl TraceReplay {
+    /// Opens the trace of flow `index` (already validated); `capacity_bytes` is the logical
+    /// capacity. With `fold = "scale"` the file is streamed once first to find its span.
+    pub fn open(f: &FlowConfig, index: usize, capacity_bytes: u64) -> Result<Self, Error> {
+        let key = format!("flow.{index}.trace");
+        let path = Path::new(&f.trace);
+        let open = || {
+            TraceReader::open(path, f.trace_format, f.delimited.as_ref(), f.skip_malformed)
+                .map_err(|e| prefix(&key, e))
+        };
+        let range_len = if f.range_bytes == 0 {
+            capacity_bytes - f.start_bytes
+        } else {
+            f.range_bytes
+        };
+        let mut span = 0;
+        if f.fold == Fold::Scale {
+            let mut r = open()?;
+            while let Some(rec) = r.next_record()? {
+                if f.devices.is_empty() || f.devices.contains(&rec.device) {
+                    span = span.max(rec.offset_bytes.saturating_add(rec.bytes));
+                }
+            }
+        }
+        Ok(Self {
+            reader: open()?,
+            path: f.trace.clone(),
+            key,
+            devices: f.devices.clone(),
+            fold: f.fold,
+            range_start: f.start_bytes,
+            range_len,
+            span,
+            align: f.align_bytes,
+            timed: f.is_open_loop(),
+            scale: f.time_scale,
+            start_ps: (f.start_ms * PS_PER_MS as f64) as Picoseconds,
+            backwards: f.backwards,
+            first_ns: None,
+            prev_ns: 0,
+            counters: ReplayCounters::default(),
+        })
+    }
+
+    fn line_error(&self, msg: String) -> Error {
+        Error::Trace(format!(
+            "{}:{}: {msg}: `{}`",
+            self.path,
+            self.reader.line_number(),
+            self.reader.line_text()
+        ))
+    }
+
+    /// The next request and its arrival time (0 offsets for closed replay), or None at the end.
+    pub fn next(&mut self) -> Result<Option<(Picoseconds, HostRequest)>, Error> {
+        let rec = loop {
+            match self.reader.next_record()? {
+                None => return Ok(None),
+                Some(r) if !self.devices.is_empty() && !self.devices.contains(&r.device) => {
+                    self.counters.filtered_out += 1;
+                }
+                Some(r) => break r,
+            }
+        };
+        let mut start = rec.offset_bytes;
+        let mut end = rec.offset_bytes.saturating_add(rec.bytes);
+        if self.align > 0 {
+            let s = start / self.align * self.align;
+            let e = end.div_ceil(self.align).saturating_mul(self.align);
+            if (s, e) != (start, end) {
+                self.counters.aligned += 1;
+                start = s;
+                end = e;
+            }
+        }
+        let len = end - start;
+        if len > self.range_len {
+            return Err(self.line_error(format!(
+                "request of {len} bytes is larger than the flow's range of {} bytes",
+                self.range_len
+            )));
+        }
+        if end > self.range_len {
+            let folded = match self.fold {
+                Fold::None => {
+                    return Err(self.line_error(format!(
+                        "request {start}..{end} is beyond the flow's range of {} bytes; set `{}` = \"modulo\" or \"scale\" to fold it in",
+                        self.range_len,
+                        self.key.replace(".trace", ".fold")
+                    )))
+                }
+                Fold::Modulo => start % self.range_len,
+                Fold::Scale => {
+                    ((start as u128 * self.range_len as u128) / self.span.max(1) as u128) as u64
+                }
+            };
+            // A request that would now cross the range end ends at it instead.
+            start = folded.min(self.range_len - len);
+            self.counters.folded += 1;
+        }
+        // Byte-granular traces: the request covers every sector it touches.
+        let first_sector = start / 512;
+        let sectors = (start + len).div_ceil(512) - first_sector;
+        let sectors = u32::try_from(sectors).map_err(|_| {
+            self.line_error(format!("request of {len} bytes is above the 2 TiB limit"))
+        })?;
+        let req = HostRequest {
+            op: rec.op,
+            start_sector: self.range_start / 512 + first_sector,
+            sectors,
+        };
+        if !self.timed {
+            return Ok(Some((0, req)));
+        }
+        let mut t = rec.time_ns;
+        let first = *self.first_ns.get_or_insert(t);
+        if t < self.prev_ns {
+            match self.backwards {
+                Backwards::Clamp => {
+                    self.counters.backwards_clamped += 1;
+                    t = self.prev_ns;
+                }
+                Backwards::Error => {
+                    return Err(self.line_error(format!(
+                        "timestamp goes back ({} ns after {} ns); set `{}` = \"clamp\" to issue such requests at the previous time",
+                        t,
+                        self.prev_ns,
+                        self.key.replace(".trace", ".backwards")
+                    )))
+                }
+            }
+        }
+        self.prev_ns = t;
+        // A first record later than a clamped one is impossible, so t >= first here.
+        let gap_ns = t.saturating_sub(first);
+        let ps = if self.scale == 1.0 {
+            gap_ns.checked_mul(1000)
+        } else {
+            let v = gap_ns as f64 * 1000.0 * self.scale;
+            (v < u64::MAX as f64).then_some(v.round() as u64)
+        };
+        let at = ps.and_then(|p| p.checked_add(self.start_ps)).ok_or_else(|| {
+            self.line_error(format!(
+                "arrival {gap_ns} ns after the first record does not fit in simulated time (2^64 ps); use a smaller `{}` or `{}` = \"closed\"",
+                self.key.replace(".trace", ".time_scale"),
+                self.key.replace(".trace", ".replay")
+            ))
+        })?;
+        Ok(Some((at, req)))
+    }
+
+    pub fn format(&self) -> TraceFormat {
+        self.reader.format()
+    }
+
+    pub fn reader_counters(&self) -> TraceCounters {
+        self.reader.counters()
+    }
+
+    pub fn summary(&self) -> Value {
+        let r = self.reader.counters();
+        let c = &self.counters;
+        json!({
+            "path": self.path,
+            "format": self.format(),
+            "lines": r.lines,
+            "records": r.records,
+            "skipped_malformed": r.skipped_malformed,
+            "no_data": r.no_data,
+            "not_requests": r.not_requests,
+            "filtered_out": c.filtered_out,
+            "folded": c.folded,
+            "aligned": c.aligned,
+            "backwards_clamped": c.backwards_clamped,
+        })
+    }
+}
+
+/// Names the flow key in an open error (the reader's own messages name the file).
+fn prefix(key: &str, e: Error) -> Error {
+    match e {
+        Error::Io(m) => Error::Io(format!("{key}: {m}")),
+        Error::Trace(m) => Error::Trace(format!("{key}: {m}")),
+        Error::Config(m) => Error::Config(format!("{key}: {m}")),
+        other => other,
+    }
+}
