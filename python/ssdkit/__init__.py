@@ -13,9 +13,12 @@ from ._native import (
     SimulationError,
     SsdkitError,
     SsdkitIoError,
+    TraceError,
     __version__,
 )
-from .api import config_schema, precondition, preset_toml, presets, resolve_config, run
+from .api import config_schema, device_info, precondition, preset_toml, presets, resolve_config, run
+from .fio import FioError, fio_to_toml
+from .mqsim import MqsimError, import_mqsim, mqsim_to_toml
 from .result import (
     Device,
     EraseCounts,
@@ -35,10 +38,12 @@ __all__ = [
     "Device",
     "EraseCounts",
     "EraseHistogram",
+    "FioError",
     "FlashStats",
     "FlowResult",
     "FtlStats",
     "LatencyUs",
+    "MqsimError",
     "OpStats",
     "Precondition",
     "PresetError",
@@ -47,8 +52,13 @@ __all__ = [
     "SsdkitError",
     "SsdkitIoError",
     "Stats",
+    "TraceError",
     "__version__",
     "config_schema",
+    "device_info",
+    "fio_to_toml",
+    "import_mqsim",
+    "mqsim_to_toml",
     "precondition",
     "preset_toml",
     "presets",

@@ -3,6 +3,7 @@ TOML literals, and hand strings to the Rust core."""
 
 from __future__ import annotations
 
+import json
 import numbers
 import os
 import re
@@ -106,6 +107,21 @@ def resolve_config(
     arguments as :func:`run`."""
     src = _source(config, preset)
     return _native.resolve_config(overrides=_override_list(overrides, kw, seed), **src)
+
+
+def device_info(
+    config: ConfigArg = None,
+    *,
+    preset: str | None = None,
+    overrides: Overrides = None,
+    seed: int | None = None,
+    **kw: Any,
+) -> dict[str, Any]:
+    """Geometry and logical capacity of the configured device: ``capacity_bytes``,
+    ``logical_pages``, ``page_size_bytes``, ``channels``, ``chips_per_channel``,
+    ``dies_per_chip``, ``planes_per_die``. Takes the same arguments as :func:`run`."""
+    src = _source(config, preset)
+    return json.loads(_native.device_info(overrides=_override_list(overrides, kw, seed), **src))
 
 
 def _path(p: Any, what: str) -> str:

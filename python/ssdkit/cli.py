@@ -69,8 +69,29 @@ def _parser() -> argparse.ArgumentParser:
         )
         sp.add_argument("--seed", type=int, metavar="N", help="shortcut for --set run.seed=N")
 
-    r = sub.add_parser("run", help="run a simulation and print a summary")
+    r = sub.add_parser(
+        "run",
+        help="run a simulation and print a summary",
+        description=(
+            "Run a simulation. The configuration is a preset or TOML file; with --fio the flows come from a "
+            "fio job file (the device from CONFIG, default preset mqsim-paper), with --mqsim device and flows "
+            "come from MQSim's ssdconfig.xml and workload.xml."
+        ),
+    )
     config_args(r)
+    r.add_argument(
+        "--fio",
+        metavar="JOB.fio",
+        help="take the flows from this fio job file (see `ssdkit fio2toml` and docs/fio.md)",
+    )
+    r.add_argument(
+        "--mqsim",
+        nargs="+",
+        metavar="XML",
+        help="ssdconfig.xml [workload.xml]: run an MQSim configuration (see `ssdkit import mqsim`)",
+    )
+    r.add_argument("--scenario", type=_positive_int, metavar="K", help="with --mqsim: the IO_Scenario to run (1-based)")
+    r.add_argument("--trace-dir", metavar="DIR", help="with --mqsim: folder of the trace files of trace flows")
     r.add_argument("-o", "--output", metavar="OUT.json", help="also write the result JSON here")
     r.add_argument("--json", action="store_true", help="print the result JSON instead of the summary")
     r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -107,6 +128,51 @@ def _parser() -> argparse.ArgumentParser:
     cs.set_defaults(func=_cmd_config_show)
     c_sub.add_parser("schema", help="print the configuration's JSON Schema").set_defaults(func=_cmd_config_schema)
 
+    fx = sub.add_parser(
+        "fio2toml",
+        help="convert a fio job file to an ssdkit configuration (TOML)",
+        description=(
+            "Print the ssdkit configuration `ssdkit run --fio JOB.fio` runs: the device of CONFIG (default "
+            "preset mqsim-paper) with one [[flow]] per fio job (numjobs=N: N flows). Options ssdkit cannot "
+            "reproduce are refused; see docs/fio.md."
+        ),
+    )
+    fx.add_argument("job", metavar="JOB.fio", help="fio job file")
+    config_args(fx)
+    fx.add_argument("-o", "--output", metavar="OUT.toml", help="write the TOML here instead of printing it")
+    fx.set_defaults(func=_cmd_fio2toml)
+
+    im = sub.add_parser("import", help="convert another simulator's input files to ssdkit configurations")
+    im_sub = im.add_subparsers(dest="import_command", metavar="mqsim", required=True)
+    mq = im_sub.add_parser(
+        "mqsim",
+        help="convert MQSim's ssdconfig.xml (and workload.xml) to TOML",
+        description=(
+            "Convert MQSim's ssdconfig.xml and workload.xml: one configuration per IO_Scenario (MQSim runs "
+            "each on a fresh device). Parameters ssdkit cannot reproduce are listed as `# unmapped:` / "
+            "`# approximated:` lines at the top of the TOML and on stderr; see docs/mqsim.md."
+        ),
+    )
+    mq.add_argument("ssdconfig", metavar="ssdconfig.xml")
+    mq.add_argument("workload", nargs="?", metavar="workload.xml")
+    mq.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT.toml",
+        help="write here; several scenarios go to OUT_scenario_<k>.toml (default: print one scenario)",
+    )
+    mq.add_argument("--scenario", type=_positive_int, metavar="K", help="convert only this IO_Scenario (1-based)")
+    mq.add_argument("--trace-dir", metavar="DIR", help="folder of the trace files (default: beside workload.xml)")
+    mq.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one key of the result, e.g. flow.0.requests=1000 (repeatable)",
+    )
+    mq.set_defaults(func=_cmd_import_mqsim)
+
     b = sub.add_parser("bench", help="measure simulator speed on standard workloads")
     b.add_argument(
         "--requests", type=_positive_int, default=1_000_000, metavar="N", help="requests per case (default 1000000)"
@@ -142,11 +208,127 @@ def _config_kwargs(args: argparse.Namespace) -> dict:
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.output:
         _check_writable_dir(args.output)  # fail before the run, not after minutes of it
-    result = api.run(args.config, progress=not args.no_progress, snapshot=args.snapshot, **_config_kwargs(args))
+    if args.fio or args.mqsim:
+        result = _run_converted(args)
+    else:
+        for opt in ("scenario", "trace_dir"):
+            if getattr(args, opt) is not None:
+                raise UserError(f"--{opt.replace('_', '-')} goes with --mqsim")
+        result = api.run(args.config, progress=not args.no_progress, snapshot=args.snapshot, **_config_kwargs(args))
     text = result.to_json()
     if args.output:
         _write_atomic(args.output, text + "\n")
     print(text if args.json else result.summary())
+    return 0
+
+
+def _overrides_with_seed(args: argparse.Namespace) -> list[str]:
+    ov = list(args.overrides)
+    if getattr(args, "seed", None) is not None:
+        ov.append(f"run.seed={args.seed}")
+    return ov
+
+
+def _run_converted(args: argparse.Namespace):
+    """`run --fio` / `run --mqsim`: convert, then run; the overrides go to the core."""
+    from . import fio, mqsim
+
+    ov = _overrides_with_seed(args)
+    base_text = None
+    origin = ""
+    if args.mqsim:
+        if len(args.mqsim) > 2:
+            raise UserError("--mqsim takes ssdconfig.xml and at most one workload.xml")
+        if args.config is not None or args.preset is not None:
+            raise UserError("--mqsim gives the device; drop CONFIG / --preset")
+        ssdconfig, workload = args.mqsim[0], (args.mqsim[1] if len(args.mqsim) > 1 else None)
+        if args.fio and workload:
+            raise UserError("give either workload.xml or --fio for the flows, not both")
+        if not args.fio and workload is None:
+            raise UserError("--mqsim needs workload.xml for the flows (or --fio JOB.fio)")
+        scs = mqsim.import_mqsim(ssdconfig, workload, trace_dir=args.trace_dir, overrides=ov, apply_overrides=False)
+        sc = mqsim.pick_scenario(scs, None if args.fio else args.scenario, workload or ssdconfig)
+        _warn_unmapped(sc.unmapped)
+        origin = f"MQSim {workload or ssdconfig}" + (f" scenario {sc.index}" if sc.index else "")
+        base_text = sc.toml
+    elif args.scenario is not None or args.trace_dir is not None:
+        raise UserError("--scenario and --trace-dir go with --mqsim")
+    if args.fio:
+        conv = fio.convert_fio(
+            args.fio,
+            base_text if base_text is not None else args.config,
+            preset=args.preset,
+            overrides=ov,
+            apply_overrides=False,
+        )
+        text, origin = conv.toml, f"fio job file {args.fio}"
+    else:
+        text = base_text  # type: ignore[assignment]
+    try:
+        return api.run(text, progress=not args.no_progress, snapshot=args.snapshot, overrides=ov)
+    except SsdkitError as e:
+        tool = f"ssdkit fio2toml {args.fio}" if args.fio else "ssdkit import mqsim ..."
+        raise type(e)(f"{e} (configuration converted from {origin}; `{tool}` shows it)") from None
+
+
+def _warn_unmapped(entries) -> None:
+    lines = list(dict.fromkeys(e.line() for e in entries))
+    if not lines:
+        return
+    print(
+        f"{PROG}: warning: {len(lines)} MQSim parameters are not reproduced exactly "
+        "(also listed at the top of the converted TOML):",
+        file=sys.stderr,
+    )
+    for line in lines:
+        print(f"  {line}", file=sys.stderr)
+
+
+def _cmd_fio2toml(args: argparse.Namespace) -> int:
+    from . import fio
+
+    if args.output:
+        _check_writable_dir(args.output)
+    text = fio.fio_to_toml(args.job, args.config, preset=args.preset, overrides=_overrides_with_seed(args))
+    if args.output:
+        _write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _cmd_import_mqsim(args: argparse.Namespace) -> int:
+    from . import mqsim
+
+    out = args.output
+    if out:
+        _check_writable_dir(out)
+    rel = os.path.dirname(os.path.abspath(out)) if out else None
+    scs = mqsim.import_mqsim(
+        args.ssdconfig, args.workload, trace_dir=args.trace_dir, overrides=args.overrides, relative_to=rel
+    )
+    if args.scenario is not None:
+        scs = [mqsim.pick_scenario(scs, args.scenario, args.workload or args.ssdconfig)]
+    elif len(scs) > 1 and not out:
+        raise UserError(
+            f"{args.workload} has {len(scs)} scenarios: write them with -o OUT.toml "
+            f"(OUT_scenario_<k>.toml) or pick one with --scenario 1..{len(scs)}"
+        )
+    for sc in scs:
+        mqsim.validate(sc)
+    _warn_unmapped([e for sc in scs for e in sc.unmapped])
+    if not out:
+        sys.stdout.write(scs[0].toml)
+        return 0
+    if len(scs) == 1:
+        _write_atomic(out, scs[0].toml)
+        print(f"wrote {out}", file=sys.stderr)
+        return 0
+    stem, ext = os.path.splitext(out)
+    for sc in scs:
+        path = f"{stem}_scenario_{sc.index}{ext or '.toml'}"
+        _write_atomic(path, sc.toml)
+        print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

@@ -217,6 +217,16 @@ class FlowResult(_DictLike):
     #: Most requests of this flow inside the device at once (NVMe fetch window occupancy).
     max_in_device: int
     stats: Stats
+    #: Requests handed to the host (equals ``completed`` unless the run was capped).
+    issued: int = 0
+    #: Issued requests over the span of their arrival (open loop) or submission times.
+    arrival_rate_iops: float = 0.0
+    #: NVMe submission-queue priority class.
+    priority: str = "medium"
+    #: Trace flows: what the reader and the replayer did (path, format, lines, records,
+    #: skipped_malformed, no_data, not_requests, filtered_out, folded, aligned,
+    #: backwards_clamped); None for synthetic flows.
+    trace: dict[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FlowResult:
@@ -436,6 +446,16 @@ class Result:
             ("events", f"{self.events:,}"),
             ("events/s", f"{self.events_per_wall_s:,.0f}"),
         ]
+        for f in self.flows:
+            t = f.trace
+            if t:
+                extra = [
+                    f"{t[k]:,} {k.replace('_', ' ')}"
+                    for k in ("skipped_malformed", "no_data", "filtered_out", "folded", "aligned", "backwards_clamped")
+                    if t.get(k)
+                ]
+                more = f" ({', '.join(extra)})" if extra else ""
+                facts.append((f"trace {f.name}", f"{t['format']}: {t['records']:,} records{more}"))
         if self.stopped_by_time_cap:
             facts.append(("stopped by", "run.max_simulated_ms time cap"))
         lines.append("")

@@ -70,11 +70,21 @@ requests = {requests}
     ));
     let (r, _) = run_log(&c);
     let f = &r["flows"][0];
-    assert_eq!(f["completed"].as_u64(), Some(requests), "{arrival}: every request completes");
+    assert_eq!(
+        f["completed"].as_u64(),
+        Some(requests),
+        "{arrival}: every request completes"
+    );
     let got = f["arrival_rate_iops"].as_f64().unwrap();
     let e = (got - expected).abs() / expected;
-    println!("{arrival}: arrival rate {got:.1} vs {expected:.1} IOPS ({:.3} %)", e * 100.0);
-    assert!(e < 0.01, "{arrival}: arrival rate {got} vs {expected} (limit 1 %)");
+    println!(
+        "{arrival}: arrival rate {got:.1} vs {expected:.1} IOPS ({:.3} %)",
+        e * 100.0
+    );
+    assert!(
+        e < 0.01,
+        "{arrival}: arrival rate {got} vs {expected} (limit 1 %)"
+    );
     // The device absorbs this load, so it completes at the offered rate too.
     let done = requests as f64 / r["simulated_time_s"].as_f64().unwrap();
     let e = (done - expected).abs() / expected;
@@ -88,7 +98,13 @@ fn open_loop_rates_within_one_percent() {
     rate_case("fixed", "", 20_000.0, 20_000.0, 50_000);
     rate_case("uniform", "", 20_000.0, 20_000.0, 200_000);
     rate_case("exponential", "", 20_000.0, 20_000.0, 200_000);
-    rate_case("onoff", "on_ms = 0.1\noff_ms = 0.1", 40_000.0, 20_000.0, 400_000);
+    rate_case(
+        "onoff",
+        "on_ms = 0.1\noff_ms = 0.1",
+        40_000.0,
+        20_000.0,
+        400_000,
+    );
 }
 
 #[test]
@@ -154,10 +170,16 @@ requests = 200000
         let (stat, df) = chi_square(&counts, &zipf_probs(1000, theta));
         let crit = chi2_crit_001(df);
         println!("zipf theta {theta}: chi2 {stat:.1}, df {df}, critical (0.001) {crit:.1}");
-        assert!(stat < crit, "zipf theta {theta}: chi2 {stat} >= {crit} (df {df})");
+        assert!(
+            stat < crit,
+            "zipf theta {theta}: chi2 {stat} >= {crit} (df {df})"
+        );
         // A wrong exponent must fail the same test (the test has power).
         let (wrong, _) = chi_square(&counts, &zipf_probs(1000, theta + 0.05));
-        assert!(wrong > crit, "theta {theta}: test cannot tell theta+0.05 ({wrong})");
+        assert!(
+            wrong > crit,
+            "theta {theta}: test cannot tell theta+0.05 ({wrong})"
+        );
     }
 }
 
@@ -204,7 +226,10 @@ requests = 100000
     let n = log.len() as f64;
     let slots = 10_000u64;
     let hot_slots = 2_000u64;
-    let hot = log.iter().filter(|x| x.start_sector / 8 < hot_slots).count() as f64;
+    let hot = log
+        .iter()
+        .filter(|x| x.start_sector / 8 < hot_slots)
+        .count() as f64;
     // Binomial z-test, two-sided at 0.001 (|z| < 3.29).
     let z = (hot - 0.8 * n) / (n * 0.8 * 0.2).sqrt();
     println!("hot/cold: {:.4} of requests hot, z = {z:.2}", hot / n);
@@ -213,7 +238,11 @@ requests = 100000
     for (lo, hi) in [(0, hot_slots), (hot_slots, slots)] {
         let w = (hi - lo) / 20;
         let mut bins = vec![0u64; 20];
-        for x in log.iter().map(|x| x.start_sector / 8).filter(|&s| s >= lo && s < hi) {
+        for x in log
+            .iter()
+            .map(|x| x.start_sector / 8)
+            .filter(|&s| s >= lo && s < hi)
+        {
             bins[((x - lo) / w) as usize] += 1;
         }
         let (stat, df) = chi_square(&bins, &[0.05; 20]);
@@ -343,13 +372,22 @@ fn bad_flow_keys_are_refused_by_name() {
         ("arrival = \"exponential\"", "rate_iops"),
         ("rate_iops = 100.0", "rate_iops"),
         ("size = \"list\"", "size_list"),
-        ("size = \"uniform\"\nsize_min_bytes = 8192\nsize_max_bytes = 4096", "size_max_bytes"),
+        (
+            "size = \"uniform\"\nsize_min_bytes = 8192\nsize_max_bytes = 4096",
+            "size_max_bytes",
+        ),
         ("channels = [9]", "channels"),
         ("priority = \"high\"", "priority"),
         ("time_scale = 2.0", "time_scale"),
-        ("pattern = \"hotcold\"\nhot_space_fraction = 1.0\nhot_access_fraction = 0.5", "hot_space_fraction"),
+        (
+            "pattern = \"hotcold\"\nhot_space_fraction = 1.0\nhot_access_fraction = 0.5",
+            "hot_space_fraction",
+        ),
         ("trace = \"x.trace\"\nread_fraction = 0.5", "read_fraction"),
-        ("trace = \"x.trace\"\ntrace_format = \"delimited\"", "delimited"),
+        (
+            "trace = \"x.trace\"\ntrace_format = \"delimited\"",
+            "delimited",
+        ),
     ] {
         let text = format!("[[flow]]\n{flow}\n");
         let e = Config::load(&text, "t.toml", &[]).unwrap_err().to_string();

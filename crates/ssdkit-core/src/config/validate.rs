@@ -385,7 +385,7 @@ fn validate_flow(
     let key = |s: &str| format!("flow.{k}.{s}");
     let d = FlowConfig::default();
     int_range(&key("queue_depth"), fl.queue_depth as u64, 1, qmax)?;
-    if fl.start_bytes % 512 != 0 || fl.range_bytes % 512 != 0 {
+    if !fl.start_bytes.is_multiple_of(512) || !fl.range_bytes.is_multiple_of(512) {
         return Err(format!(
             "keys `{}` and `{}` must be multiples of 512 bytes",
             key("start_bytes"),
@@ -465,10 +465,14 @@ fn validate_flow(
         stray("hot_access_fraction", fl.hot_access_fraction != 0.0, why)?;
         stray("zipf_theta", fl.zipf_theta != 0.0, why)?;
         stray("pareto_h", fl.pareto_h != 0.0, why)?;
-        stray("normal_stdev_fraction", fl.normal_stdev_fraction != 0.0, why)?;
+        stray(
+            "normal_stdev_fraction",
+            fl.normal_stdev_fraction != 0.0,
+            why,
+        )?;
         stray("scramble", fl.scramble, why)?;
         float_range(&key("time_scale"), fl.time_scale, 0.0, 1e6, true)?;
-        if fl.align_bytes % 512 != 0 {
+        if !fl.align_bytes.is_multiple_of(512) {
             return Err(format!(
                 "key `{}` = {} must be a multiple of 512 (0 = no alignment)",
                 key("align_bytes"),
@@ -490,7 +494,7 @@ fn validate_flow(
                     key("trace_format")
                 ))
             }
-            (Some(dl), _) => crate::workload::trace_stub::validate_delimited(dl)
+            (Some(dl), _) => crate::workload::trace::validate_delimited(dl)
                 .map_err(|m| format!("key `{}.{m}", key("delimited")).replacen(": ", "`: ", 1))?,
             _ => {}
         }
@@ -515,7 +519,7 @@ fn validate_flow(
         false,
     )?;
     let mult512 = |name: &str, v: u64, positive: bool| -> Result<(), String> {
-        if v % 512 != 0 || (positive && v == 0) {
+        if !v.is_multiple_of(512) || (positive && v == 0) {
             Err(format!(
                 "key `{}` = {v} must be a {}multiple of 512 bytes",
                 key(name),
@@ -533,7 +537,11 @@ fn validate_flow(
     if open {
         float_range(&key("rate_iops"), fl.rate_iops, 0.0, 1e10, true)?;
     } else {
-        stray("rate_iops", fl.rate_iops != 0.0, "applies to open-loop arrivals only (`arrival` is \"closed\")")?;
+        stray(
+            "rate_iops",
+            fl.rate_iops != 0.0,
+            "applies to open-loop arrivals only (`arrival` is \"closed\")",
+        )?;
     }
     if fl.arrival == Arrival::Onoff {
         float_range(&key("on_ms"), fl.on_ms, 0.0, 1e9, true)?;
@@ -570,18 +578,43 @@ fn validate_flow(
             }
             for (j, e) in fl.size_list.iter().enumerate() {
                 mult512(&format!("size_list.{j}.bytes"), e.bytes, true)?;
-                float_range(&key(&format!("size_list.{j}.weight")), e.weight, 0.0, 1e12, true)?;
+                float_range(
+                    &key(&format!("size_list.{j}.weight")),
+                    e.weight,
+                    0.0,
+                    1e12,
+                    true,
+                )?;
             }
             fl.size_list.iter().map(|e| e.bytes).max().unwrap_or(0)
         }
     };
     let why = "does not apply to this `size` distribution";
-    stray("size_min_bytes", fl.size != SizeDist::Uniform && fl.size_min_bytes != 0, why)?;
-    stray("size_max_bytes", fl.size != SizeDist::Uniform && fl.size_max_bytes != 0, why)?;
-    stray("size_stdev_bytes", fl.size != SizeDist::Normal && fl.size_stdev_bytes != 0, why)?;
-    stray("size_list", fl.size != SizeDist::List && !fl.size_list.is_empty(), why)?;
+    stray(
+        "size_min_bytes",
+        fl.size != SizeDist::Uniform && fl.size_min_bytes != 0,
+        why,
+    )?;
+    stray(
+        "size_max_bytes",
+        fl.size != SizeDist::Uniform && fl.size_max_bytes != 0,
+        why,
+    )?;
+    stray(
+        "size_stdev_bytes",
+        fl.size != SizeDist::Normal && fl.size_stdev_bytes != 0,
+        why,
+    )?;
+    stray(
+        "size_list",
+        fl.size != SizeDist::List && !fl.size_list.is_empty(),
+        why,
+    )?;
     if fl.size == SizeDist::Normal && fl.size_stdev_bytes > 1 << 40 {
-        return Err(format!("key `{}` is out of range; allowed 0..=2^40", key("size_stdev_bytes")));
+        return Err(format!(
+            "key `{}` is out of range; allowed 0..=2^40",
+            key("size_stdev_bytes")
+        ));
     }
     if range < largest {
         return Err(format!(
@@ -595,21 +628,61 @@ fn validate_flow(
     // Addresses.
     let why = "does not apply to this `pattern`";
     let p = fl.pattern;
-    stray("stride_bytes", p != AddressPattern::Sequential && fl.stride_bytes != 0, why)?;
-    stray("hot_space_fraction", p != AddressPattern::Hotcold && fl.hot_space_fraction != 0.0, why)?;
-    stray("hot_access_fraction", p != AddressPattern::Hotcold && fl.hot_access_fraction != 0.0, why)?;
-    stray("zipf_theta", p != AddressPattern::Zipf && fl.zipf_theta != 0.0, why)?;
-    stray("pareto_h", p != AddressPattern::Pareto && fl.pareto_h != 0.0, why)?;
-    stray("normal_stdev_fraction", p != AddressPattern::Normal && fl.normal_stdev_fraction != 0.0, why)?;
+    stray(
+        "stride_bytes",
+        p != AddressPattern::Sequential && fl.stride_bytes != 0,
+        why,
+    )?;
+    stray(
+        "hot_space_fraction",
+        p != AddressPattern::Hotcold && fl.hot_space_fraction != 0.0,
+        why,
+    )?;
+    stray(
+        "hot_access_fraction",
+        p != AddressPattern::Hotcold && fl.hot_access_fraction != 0.0,
+        why,
+    )?;
+    stray(
+        "zipf_theta",
+        p != AddressPattern::Zipf && fl.zipf_theta != 0.0,
+        why,
+    )?;
+    stray(
+        "pareto_h",
+        p != AddressPattern::Pareto && fl.pareto_h != 0.0,
+        why,
+    )?;
+    stray(
+        "normal_stdev_fraction",
+        p != AddressPattern::Normal && fl.normal_stdev_fraction != 0.0,
+        why,
+    )?;
     stray(
         "scramble",
-        fl.scramble && !matches!(p, AddressPattern::Zipf | AddressPattern::Pareto | AddressPattern::Normal),
+        fl.scramble
+            && !matches!(
+                p,
+                AddressPattern::Zipf | AddressPattern::Pareto | AddressPattern::Normal
+            ),
         "applies to the zipf, pareto and normal patterns only",
     )?;
     match p {
         AddressPattern::Hotcold => {
-            float_range(&key("hot_space_fraction"), fl.hot_space_fraction, 0.0, 1.0, true)?;
-            float_range(&key("hot_access_fraction"), fl.hot_access_fraction, 0.0, 1.0, true)?;
+            float_range(
+                &key("hot_space_fraction"),
+                fl.hot_space_fraction,
+                0.0,
+                1.0,
+                true,
+            )?;
+            float_range(
+                &key("hot_access_fraction"),
+                fl.hot_access_fraction,
+                0.0,
+                1.0,
+                true,
+            )?;
             if fl.hot_space_fraction >= 1.0 || fl.hot_access_fraction >= 1.0 {
                 return Err(format!(
                     "keys `{}` and `{}` must be below 1 (a cold part must remain)",
@@ -622,7 +695,11 @@ fn validate_flow(
         AddressPattern::Pareto => {
             float_range(&key("pareto_h"), fl.pareto_h, 0.0, 1.0, true)?;
             if fl.pareto_h >= 1.0 {
-                return Err(format!("key `{}` = {} must be below 1", key("pareto_h"), fl.pareto_h));
+                return Err(format!(
+                    "key `{}` = {} must be below 1",
+                    key("pareto_h"),
+                    fl.pareto_h
+                ));
             }
         }
         AddressPattern::Normal => float_range(

@@ -59,7 +59,9 @@ pub struct SizeWeight {
     pub weight: f64,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Priority {
     Urgent,
@@ -170,8 +172,8 @@ pub struct DelimitedConfig {
     pub write_values: Vec<String>,
     /// Exact texts of the op column meaning TRIM/discard.
     pub trim_values: Vec<String>,
-    /// >= 0: the op column is an integer and this bit set means write, clear means read
-    /// (read_values/write_values must then be empty). Default -1 (off).
+    /// At least 0: the op column is an integer and this bit set means write, clear means
+    /// read (read_values and write_values must then be empty). Default -1 (off).
     pub op_write_bit: i32,
     /// 1-based column of the device/ASU number used by `devices`; 0 = none. Default 0.
     pub device_column: u32,

@@ -31,25 +31,26 @@ struct WeightedState {
 
 impl FetchUnit {
     pub fn new(queues: usize, fetch_limit: u32, i: &InterfaceConfig, flows: &[FlowConfig]) -> Self {
-        let classes = (i.arbitration == Arbitration::Weighted && queues == flows.len()).then(|| {
-            let mut members: [Vec<usize>; 4] = Default::default();
-            for (q, f) in flows.iter().enumerate() {
-                let c = match f.priority {
-                    Priority::Urgent => 0,
-                    Priority::High => 1,
-                    Priority::Medium => 2,
-                    Priority::Low => 3,
-                };
-                members[c].push(q);
-            }
-            Box::new(WeightedState {
-                members,
-                cursor: [0; 4],
-                weight: [0, i.wrr_high, i.wrr_medium, i.wrr_low],
-                turn: 1,
-                credit: i.wrr_high,
-            })
-        });
+        let classes =
+            (i.arbitration == Arbitration::Weighted && queues == flows.len()).then(|| {
+                let mut members: [Vec<usize>; 4] = Default::default();
+                for (q, f) in flows.iter().enumerate() {
+                    let c = match f.priority {
+                        Priority::Urgent => 0,
+                        Priority::High => 1,
+                        Priority::Medium => 2,
+                        Priority::Low => 3,
+                    };
+                    members[c].push(q);
+                }
+                Box::new(WeightedState {
+                    members,
+                    cursor: [0; 4],
+                    weight: [0, i.wrr_high, i.wrr_medium, i.wrr_low],
+                    turn: 1,
+                    credit: i.wrr_high,
+                })
+            });
         Self {
             visible: vec![VecDeque::new(); queues],
             in_device: vec![0; queues],

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 pub enum Source {
     Synthetic {
-        gen: SyntheticGen,
+        gen: Box<SyntheticGen>,
         arrivals: Option<ArrivalGen>,
     },
     Trace(Box<TraceReplay>),
@@ -71,10 +71,14 @@ impl Flow {
             // draws change, so each process has its own.
             let id = 1 + index as u64;
             Source::Synthetic {
-                gen: SyntheticGen::new(f, capacity_bytes, derive_stream(seed, id)),
-                arrivals: f.is_open_loop().then(|| {
-                    ArrivalGen::new(f, start_ps, derive_stream(seed, id | 1 << 40))
-                }),
+                gen: Box::new(SyntheticGen::new(
+                    f,
+                    capacity_bytes,
+                    derive_stream(seed, id),
+                )),
+                arrivals: f
+                    .is_open_loop()
+                    .then(|| ArrivalGen::new(f, start_ps, derive_stream(seed, id | 1 << 40))),
             }
         };
         let open_loop = f.is_open_loop();
@@ -120,8 +124,7 @@ impl Flow {
     #[inline]
     pub fn next(&mut self, now: Picoseconds) -> Result<Next, Error> {
         if self.pending.is_none() {
-            if self.exhausted || self.issued >= self.limit || self.issued_bytes >= self.byte_limit
-            {
+            if self.exhausted || self.issued >= self.limit || self.issued_bytes >= self.byte_limit {
                 return Ok(Next::Done);
             }
             let item = match &mut self.source {
@@ -129,7 +132,7 @@ impl Flow {
                     let at = arrivals.as_mut().map_or(0, |a| a.next_arrival());
                     Some((at, gen.next_request()))
                 }
-                Source::Trace(t) => t.next()?,
+                Source::Trace(t) => t.next_request()?,
             };
             match item {
                 Some(x) => self.pending = Some(x),

@@ -5,7 +5,6 @@ pub mod flow;
 pub mod replay;
 pub mod synthetic;
 pub mod trace;
-pub mod trace_stub;
 
 /// What a host request asks the device to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -4,9 +4,8 @@
 //! on the trace length.
 
 use super::synthetic::HostRequest;
-use super::trace::TraceCounters;
-use super::trace_stub::TraceReader;
-use crate::config::{Backwards, Fold, FlowConfig, TraceFormat};
+use super::trace::{TraceCounters, TraceReader};
+use crate::config::{Backwards, FlowConfig, Fold, TraceFormat};
 use crate::engine::{Picoseconds, PS_PER_MS};
 use crate::error::Error;
 use serde_json::{json, Value};
@@ -96,7 +95,7 @@ impl TraceReplay {
     }
 
     /// The next request and its arrival time (0 offsets for closed replay), or None at the end.
-    pub fn next(&mut self) -> Result<Option<(Picoseconds, HostRequest)>, Error> {
+    pub fn next_request(&mut self) -> Result<Option<(Picoseconds, HostRequest)>, Error> {
         let rec = loop {
             match self.reader.next_record()? {
                 None => return Ok(None),
@@ -108,8 +107,8 @@ impl TraceReplay {
         };
         let mut start = rec.offset_bytes;
         let mut end = rec.offset_bytes.saturating_add(rec.bytes);
-        if self.align > 0 {
-            let s = start / self.align * self.align;
+        if let Some(q) = start.checked_div(self.align) {
+            let s = q * self.align;
             let e = end.div_ceil(self.align).saturating_mul(self.align);
             if (s, e) != (start, end) {
                 self.counters.aligned += 1;

@@ -69,18 +69,26 @@ impl SyntheticGen {
         };
         let range_sectors = range / 512;
         let align_sectors = effective_align(f) / 512;
-        let n_slots = (range_sectors / align_sectors).max(1);
         let sizes = match f.size {
             SizeDist::Fixed => Sizes::Fixed((f.request_bytes / 512) as u32),
             SizeDist::Uniform => Sizes::Uniform {
                 min: (f.size_min_bytes / 512) as u32,
                 span: ((f.size_max_bytes - f.size_min_bytes) / 512) as u32,
             },
-            SizeDist::Normal => Sizes::Normal {
-                mean: f.request_bytes as f64 / 512.0,
-                sd: f.size_stdev_bytes as f64 / 512.0,
-                max: range_sectors.min(u32::MAX as u64) as u32,
-            },
+            SizeDist::Normal => {
+                let (mean, sd) = (
+                    f.request_bytes as f64 / 512.0,
+                    f.size_stdev_bytes as f64 / 512.0,
+                );
+                // Six standard deviations bound the draws, so slots near the range end
+                // stay usable however wide the distribution.
+                let cap = ((mean + 6.0 * sd).ceil() as u64).clamp(mean as u64, range_sectors);
+                Sizes::Normal {
+                    mean,
+                    sd,
+                    max: cap.min(u32::MAX as u64) as u32,
+                }
+            }
             SizeDist::List => {
                 let mut acc = 0.0;
                 let cum = f
@@ -97,6 +105,14 @@ impl SyntheticGen {
                 }
             }
         };
+        let largest = match &sizes {
+            Sizes::Fixed(s) => *s,
+            Sizes::Uniform { min, span } => min + span,
+            Sizes::Normal { max, .. } => *max,
+            Sizes::List { sectors, .. } => sectors.iter().copied().max().unwrap_or(1),
+        } as u64;
+        // Start positions from which the largest request still fits in the range.
+        let n_slots = (range_sectors.saturating_sub(largest) / align_sectors + 1).max(1);
         let slots = match f.pattern {
             AddressPattern::Random => Slots::Uniform,
             AddressPattern::Sequential => Slots::Sequential {
@@ -104,7 +120,8 @@ impl SyntheticGen {
                 stride: f.stride_bytes / 512,
             },
             AddressPattern::Hotcold => Slots::HotCold {
-                hot: ((f.hot_space_fraction * n_slots as f64).round() as u64).clamp(1, n_slots.saturating_sub(1).max(1)),
+                hot: ((f.hot_space_fraction * n_slots as f64).round() as u64)
+                    .clamp(1, n_slots.saturating_sub(1).max(1)),
                 hot_access: f.hot_access_fraction,
             },
             AddressPattern::Zipf => {
@@ -117,7 +134,9 @@ impl SyntheticGen {
                 sd: f.normal_stdev_fraction * n_slots as f64,
             },
         };
-        let scramble = f.scramble.then(|| Feistel::new(n_slots, 0x5EED_F00D ^ n_slots));
+        let scramble = f
+            .scramble
+            .then(|| Feistel::new(n_slots, 0x5EED_F00D ^ n_slots));
         Self {
             read_fraction: f.read_fraction,
             trim_fraction: f.trim_fraction,

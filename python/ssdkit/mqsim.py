@@ -1,0 +1,1106 @@
+"""MQSim's ssdconfig.xml and workload.xml as ssdkit configurations.
+
+``import_mqsim(ssdconfig, workload)`` converts ``<Execution_Parameter_Set>`` to the device
+sections and each ``<IO_Scenario>`` to the ``[[flow]]`` tables of one configuration (MQSim runs
+every scenario separately on a fresh device). Semantics follow MQSim @ 7ec40e3 as described in
+the reference PARAMETERS.md: a tag that is absent takes MQSim's built-in default, flows of a
+scenario split the logical space equally, ``Stop_Time`` wins over ``Total_Requests_To_Generate``.
+
+Every parameter ssdkit cannot reproduce is listed, never dropped silently: as
+``# unmapped: <XML path> = <value>: <reason>`` (no equivalent) or ``# approximated: ...`` (converted
+to the nearest ssdkit setting) lines at the top of the TOML, and in :attr:`MqsimScenario.unmapped`
+(the CLI prints them as one warning block on stderr). Tags MQSim does not know, which it silently
+ignores, are listed too. Malformed files, wrong root tags, non-numeric values and unknown enum
+values raise :class:`MqsimError` naming the file, the element path and the allowed values.
+docs/mqsim.md has the mapping table.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from . import _native
+from ._native import ConfigError
+from .fio import apply_override_list, device_capacity, override_list, toml_dumps
+
+__all__ = ["MqsimError", "MqsimScenario", "Unmapped", "import_mqsim", "mqsim_to_toml"]
+
+PathArg = Union[str, "os.PathLike[str]"]
+SECTOR = 512
+EXEC_ROOT = "Execution_Parameter_Set"
+WORKLOAD_ROOT = "MQSim_IO_Scenarios"
+
+
+class MqsimError(ConfigError):
+    """An MQSim input file that cannot be read or converted."""
+
+
+@dataclass
+class Unmapped:
+    """One MQSim parameter ssdkit does not reproduce exactly."""
+
+    path: str  # XML element path, e.g. Execution_Parameter_Set/Device_Parameter_Set/Seed
+    value: str
+    reason: str
+    kind: str = "unmapped"  # "unmapped": no equivalent; "approximated": converted to the nearest
+
+    def line(self) -> str:
+        return f"{self.kind}: {self.path} = {self.value}: {self.reason}"
+
+
+@dataclass
+class MqsimScenario:
+    """One converted configuration: scenario ``index`` (1-based, as MQSim numbers its output
+    files; 0 when only the device was converted)."""
+
+    index: int
+    toml: str
+    doc: dict
+    unmapped: list[Unmapped]
+    capacity_bytes: int
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+def _read_xml(src: PathArg, root_tag: str, what: str) -> tuple[ET.Element, str, str | None]:
+    """(root element, file label, folder of the file or None for text)."""
+    if isinstance(src, str) and src.lstrip().startswith("<"):
+        text, label, folder = src, f"<{what}>", None
+    else:
+        path = os.fspath(src)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            raise MqsimError(f"cannot read {what} `{path}`: no such file") from None
+        except OSError as e:
+            raise MqsimError(f"cannot read {what} `{path}`: {e.strerror or e}") from None
+        text, label, folder = data, path, os.path.dirname(os.path.abspath(path))
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as e:
+        line, col = getattr(e, "position", (0, 0))
+        msg = str(e).split(":")[0]
+        raise MqsimError(f"{label}: malformed XML at line {line}, column {col + 1}: {msg}") from None
+    if root.tag != root_tag:
+        raise MqsimError(f"{label}: root element is <{root.tag}>; an MQSim {what} has <{root_tag}>")
+    return root, label, folder
+
+
+class _Section:
+    """The parameters of one XML element: child tag -> (text, path). Repeated tags keep the
+    last (as MQSim's loop does) and the earlier ones are listed."""
+
+    def __init__(self, conv: _Conv, elem: ET.Element, path: str, known: Sequence[str], nested: Sequence[str] = ()):
+        self.conv, self.path = conv, path
+        self.vals: dict[str, tuple[str, str]] = {}
+        self.children: dict[str, list[tuple[ET.Element, str]]] = {}
+        counts: dict[str, int] = {}
+        for child in elem:
+            if not isinstance(child.tag, str):
+                continue  # comments, processing instructions
+            counts[child.tag] = counts.get(child.tag, 0) + 1
+            cpath = f"{path}/{child.tag}"
+            if child.tag in nested:
+                self.children.setdefault(child.tag, []).append((child, cpath))
+                continue
+            text = (child.text or "").strip()
+            if child.tag not in known:
+                conv.unmapped(cpath, text, _unknown_reason(child.tag, known))
+                continue
+            if child.tag in self.vals:
+                conv.unmapped(cpath, self.vals[child.tag][0], "repeated; MQSim keeps the last value")
+            self.vals[child.tag] = (text, cpath)
+
+    def get(self, tag: str, default: str | None) -> tuple[str | None, str, bool]:
+        """(text, path, present); absent tags take MQSim's built-in default."""
+        if tag in self.vals:
+            text, path = self.vals[tag]
+            return text, path, True
+        return default, f"{self.path}/{tag}", False
+
+
+def _unknown_reason(tag: str, known: Sequence[str]) -> str:
+    special = {
+        "Preferred_suspend_erase_time_for_read": "MQSim's parser reads `Prefered_suspend_erase_time_for_read` "
+        "(one r), so this tag is ignored",
+        "GC_Exect_Threshold": "MQSim's parser reads `GC_Exec_Threshold`, so this tag is ignored",
+        "Intensity": "not read by MQSim @7ec40e3 (its BANDWIDTH generator reads <Bandwidth>; newer MQSim uses "
+        "<Intensity> only for ARRIVAL_RATE flows)",
+    }
+    if tag in special:
+        return special[tag]
+    close = [k for k in known if k.lower() == tag.lower() or k.replace("_", "").lower() == tag.replace("_", "").lower()]
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"unknown tag: MQSim silently ignores it{hint}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Values
+
+
+class _Conv:
+    def __init__(self, label: str):
+        self.label = label  # file label for errors
+        self.entries: list[Unmapped] = []
+        self.sources: dict[str, str] = {}
+
+    def unmapped(self, path: str, value: Any, reason: str, *, present: bool = True, kind: str = "unmapped") -> None:
+        shown = str(value) if present else f"{value} (tag absent: MQSim's built-in default)"
+        self.entries.append(Unmapped(path, shown, reason, kind))
+
+    def approx(self, path: str, value: Any, reason: str, *, present: bool = True) -> None:
+        self.unmapped(path, value, reason, present=present, kind="approximated")
+
+    def err(self, path: str, text: Any, allowed: str) -> MqsimError:
+        return MqsimError(f"{self.label}: <{path}>: `{text}` is not valid; allowed: {allowed}")
+
+    def int(self, p: tuple, lo: int | None = None, hi: int | None = None) -> int:
+        text, path, _ = p
+        if text is None:
+            raise MqsimError(f"{self.label}: <{path}> is missing (MQSim leaves it uninitialised)")
+        allowed = f"an integer{_range(lo, hi)}"
+        if not re.fullmatch(r"[+-]?\d+", text or ""):
+            raise self.err(path, text, allowed)
+        v = int(text)
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise self.err(path, text, allowed)
+        return v
+
+    def float(self, p: tuple, lo: float | None = None, hi: float | None = None) -> float:
+        text, path, _ = p
+        if text is None:
+            raise MqsimError(f"{self.label}: <{path}> is missing (MQSim leaves it uninitialised)")
+        allowed = f"a number{_range(lo, hi)}"
+        try:
+            v = float(text)
+        except ValueError:
+            raise self.err(path, text, allowed) from None
+        if not math.isfinite(v) or (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise self.err(path, text, allowed)
+        return v
+
+    def enum(self, p: tuple, allowed: Sequence[str]) -> str:
+        text, path, _ = p
+        if text is None:
+            raise MqsimError(f"{self.label}: <{path}> is missing (MQSim leaves it uninitialised)")
+        v = text.upper()  # MQSim upper-cases enum values
+        if v not in allowed:
+            raise self.err(path, text, ", ".join(allowed))
+        return v
+
+    def bool(self, p: tuple) -> bool:
+        # MQSim takes anything but "false" as true; a typo there would silently mean true, so
+        # only true/false are accepted here.
+        return self.enum(p, ("TRUE", "FALSE")) == "TRUE"
+
+    def src(self, key: str, p: tuple) -> None:
+        text, path, present = p
+        self.sources[key] = f"<{path}> = {text}" + ("" if present else " (MQSim's built-in default)")
+
+
+def _range(lo: Any, hi: Any) -> str:
+    if lo is not None and hi is not None:
+        return f" in {lo}..{hi}"
+    if lo is not None:
+        return f" >= {lo}"
+    if hi is not None:
+        return f" <= {hi}"
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Device (ssdconfig.xml)
+
+_HOST_TAGS = {
+    "PCIe_Lane_Bandwidth": "0.4",
+    "PCIe_Lane_Count": "4",
+    "SATA_Processing_Delay": "0",
+    "Enable_ResponseTime_Logging": "false",
+    "ResponseTime_Logging_Period_Length": "400000",
+}
+_DEVICE_TAGS = {
+    "Seed": "123",
+    "Enabled_Preconditioning": "true",
+    "Memory_Type": "FLASH",
+    "HostInterface_Type": "NVME",
+    "IO_Queue_Depth": "1024",
+    "Queue_Fetch_Size": "512",
+    "Caching_Mechanism": "ADVANCED",
+    "Data_Cache_Sharing_Mode": "SHARED",
+    "Data_Cache_Capacity": "536870912",
+    "Data_Cache_DRAM_Row_Size": "8192",
+    "Data_Cache_DRAM_Data_Rate": "800",
+    "Data_Cache_DRAM_Data_Busrt_Size": "4",
+    "Data_Cache_DRAM_tRCD": "13",
+    "Data_Cache_DRAM_tCL": "13",
+    "Data_Cache_DRAM_tRP": "13",
+    "Address_Mapping": "PAGE_LEVEL",
+    "Ideal_Mapping_Table": "false",
+    "CMT_Capacity": "2097152",
+    "CMT_Sharing_Mode": "SHARED",
+    "Plane_Allocation_Scheme": "CWDP",
+    "Transaction_Scheduling_Policy": "OUT_OF_ORDER",
+    "Overprovisioning_Ratio": "0.07",
+    "GC_Exec_Threshold": "0.05",
+    "GC_Block_Selection_Policy": "RGA",
+    "Use_Copyback_for_GC": "false",
+    "Preemptible_GC_Enabled": "true",
+    "GC_Hard_Threshold": "0.005",
+    "Dynamic_Wearleveling_Enabled": "true",
+    "Static_Wearleveling_Enabled": "true",
+    "Static_Wearleveling_Threshold": "100",
+    "Prefered_suspend_erase_time_for_read": "700000",
+    "Preferred_suspend_erase_time_for_write": "700000",
+    "Preferred_suspend_write_time_for_read": "100000",
+    "Flash_Channel_Count": "8",
+    "Flash_Channel_Width": "1",
+    "Channel_Transfer_Rate": "300",
+    "Chip_No_Per_Channel": "4",
+    "Flash_Comm_Protocol": "NVDDR2",
+}
+_FLASH_TAGS = {
+    "Flash_Technology": "MLC",
+    "CMD_Suspension_Support": "ERASE",
+    "Page_Read_Latency_LSB": "75000",
+    "Page_Read_Latency_CSB": "75000",
+    "Page_Read_Latency_MSB": "75000",
+    "Page_Program_Latency_LSB": "750000",
+    "Page_Program_Latency_CSB": "750000",
+    "Page_Program_Latency_MSB": "750000",
+    "Block_Erase_Latency": "3800000",
+    "Block_PE_Cycles_Limit": "10000",
+    "Suspend_Erase_Time": "700000",
+    "Suspend_Program_Time": "100000",
+    "Die_No_Per_Chip": "2",
+    "Plane_No_Per_Die": "2",
+    "Block_No_Per_Plane": "2048",
+    "Page_No_Per_Block": "256",
+    "Page_Capacity": "8192",
+    "Page_Metadat_Capacity": "1872",
+}
+# PCIe payload rate per lane in GB/s (10^9 B/s) after line coding, by generation.
+_PCIE_GB_S = {1: 0.25, 2: 0.5, 3: 8 * 128 / 130 / 8, 4: 16 * 128 / 130 / 8, 5: 32 * 128 / 130 / 8}
+_NO_CACHE = "ssdkit has no DRAM data cache: every request goes to flash"
+_NO_SUSPEND = "ssdkit has no program/erase suspension"
+
+
+def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
+    """The device sections of the TOML tree, and facts the workload needs."""
+    host_elems, dev_elems = [], []
+    for child in root:
+        if not isinstance(child.tag, str):
+            continue
+        path = f"{EXEC_ROOT}/{child.tag}"
+        if child.tag == "Host_Parameter_Set":
+            host_elems.append((child, path))
+        elif child.tag == "Device_Parameter_Set":
+            dev_elems.append((child, path))
+        else:
+            conv.unmapped(
+                path,
+                (child.text or "").strip(),
+                _unknown_reason(child.tag, ["Host_Parameter_Set", "Device_Parameter_Set"]),
+            )
+    empty = ET.Element("x")
+    h_elem, h_path = host_elems[-1] if host_elems else (empty, f"{EXEC_ROOT}/Host_Parameter_Set")
+    d_elem, d_path = dev_elems[-1] if dev_elems else (empty, f"{EXEC_ROOT}/Device_Parameter_Set")
+    host = _Section(conv, h_elem, h_path, list(_HOST_TAGS))
+    dev = _Section(conv, d_elem, d_path, list(_DEVICE_TAGS), nested=("Flash_Parameter_Set",))
+    fl_list = dev.children.get("Flash_Parameter_Set", [])
+    f_elem, f_path = fl_list[-1] if fl_list else (empty, f"{d_path}/Flash_Parameter_Set")
+    fl = _Section(conv, f_elem, f_path, list(_FLASH_TAGS))
+
+    def H(tag: str) -> tuple:
+        return host.get(tag, _HOST_TAGS[tag])
+
+    def D(tag: str) -> tuple:
+        return dev.get(tag, _DEVICE_TAGS[tag])
+
+    def F(tag: str) -> tuple:
+        return fl.get(tag, _FLASH_TAGS[tag])
+
+    interface: dict[str, Any] = {}
+    pcie: dict[str, Any] = {}
+    ftl: dict[str, Any] = {"mapping": "page"}
+    precondition: dict[str, Any] = {}
+    flash: dict[str, Any] = {}
+    bus: dict[str, Any] = {}
+
+    # Host interface.
+    p = D("HostInterface_Type")
+    kind = conv.enum(p, ("NVME", "SATA"))
+    interface["type"] = kind.lower()
+    conv.src("interface.type", p)
+    conv.enum(D("Memory_Type"), ("FLASH",))
+
+    p = D("IO_Queue_Depth")
+    qd = conv.int(p, 1, 65535)
+    if kind == "NVME":
+        if qd < 2:
+            conv.unmapped(p[1], qd, "ssdkit needs at least 2 submission-queue entries; left at 1024", present=p[2])
+        else:
+            interface["io_queue_depth"] = qd
+            conv.src("interface.io_queue_depth", p)
+    else:
+        interface["ncq_depth"] = min(qd, 32)
+        conv.src("interface.ncq_depth", p)
+        if qd > 32:
+            conv.approx(p[1], qd, "ssdkit's SATA NCQ has at most 32 entries; converted to 32", present=p[2])
+    p = D("Queue_Fetch_Size")
+    qfs = conv.int(p, 1, 65535)
+    if kind == "NVME":
+        interface["queue_fetch_size"] = qfs
+        conv.src("interface.queue_fetch_size", p)
+    elif p[2]:
+        conv.unmapped(p[1], qfs, "NVMe only: no effect with HostInterface_Type SATA")
+
+    # PCIe.
+    p = H("PCIe_Lane_Bandwidth")
+    bw = conv.float(p, 0.0)
+    gen = min(_PCIE_GB_S, key=lambda g: abs(_PCIE_GB_S[g] - bw))
+    if bw > 0 and abs(_PCIE_GB_S[gen] - bw) <= 0.02 * bw:
+        pcie["generation"] = gen
+        conv.src("pcie.generation", p)
+        if abs(_PCIE_GB_S[gen] - bw) > 1e-9:
+            conv.approx(
+                p[1],
+                p[0],
+                f"ssdkit models PCIe by generation; converted to generation {gen} "
+                f"({_PCIE_GB_S[gen]:.4f} GB/s per lane after 128b/130b coding)",
+                present=p[2],
+            )
+    else:
+        conv.unmapped(
+            p[1],
+            p[0],
+            "no PCIe generation has this lane rate (1: 0.25, 2: 0.5, 3: 0.985, 4: 1.97, 5: 3.94 GB/s); "
+            "pcie.generation left at ssdkit's default 3",
+            present=p[2],
+        )
+    p = H("PCIe_Lane_Count")
+    lanes = conv.int(p, 1)
+    if lanes in (1, 2, 4, 8, 16):
+        pcie["lanes"] = lanes
+        conv.src("pcie.lanes", p)
+    else:
+        conv.unmapped(p[1], lanes, "ssdkit allows 1, 2, 4, 8 or 16 lanes; left at 4", present=p[2])
+    pcie["max_payload_bytes"] = 128  # MQSim PCIe_Link.h
+    pcie["packet_overhead_bytes"] = 28  # 20 B TLP header + 6 B DLLP + 2 B PHY (MQSim PCIe_Link.h)
+    p = H("SATA_Processing_Delay")
+    delay = conv.int(p, 0)
+    if kind == "SATA" and delay:
+        conv.unmapped(p[1], delay, "ssdkit's SATA model has no host processing delay", present=p[2])
+    elif kind == "NVME" and p[2]:
+        conv.unmapped(p[1], delay, "SATA only: no effect with HostInterface_Type NVME")
+    for tag in ("Enable_ResponseTime_Logging", "ResponseTime_Logging_Period_Length"):
+        p = H(tag)
+        if tag.startswith("Enable"):
+            conv.bool(p)
+        else:
+            conv.int(p, 0)
+        if p[2]:
+            conv.unmapped(p[1], p[0], "output option: ssdkit results have no periodic response-time log")
+
+    # Seeds, preconditioning.
+    p = D("Seed")
+    conv.int(p)
+    if p[2]:
+        conv.unmapped(
+            p[1], p[0], "ssdkit derives every random stream from run.seed; MQSim's seeds cannot be reproduced"
+        )
+    p = D("Enabled_Preconditioning")
+    if conv.bool(p):
+        precondition["mode"] = "fast"
+        conv.approx(
+            p[1],
+            p[0],
+            'converted to precondition.mode = "fast": ssdkit sets the GC steady state of the flows\' write '
+            "pattern over the whole logical space; MQSim preconditions Initial_Occupancy_Percentage of it "
+            "from its own workload statistics",
+            present=p[2],
+        )
+    else:
+        precondition["mode"] = "sequential"
+        conv.approx(
+            p[1],
+            p[0],
+            'converted to precondition.mode = "sequential" (every logical page written once, no invalid '
+            "pages): MQSim starts empty but maps a page on its first read, so reads reach flash as here",
+            present=p[2],
+        )
+    conv.sources["precondition.mode"] = f"<{p[1]}> = {p[0]}"
+
+    # Data cache and mapping table.
+    conv.enum(D("Caching_Mechanism"), ("SIMPLE", "ADVANCED"))
+    conv.enum(D("Data_Cache_Sharing_Mode"), ("SHARED", "EQUAL_PARTITIONING"))
+    for tag in (
+        "Caching_Mechanism",
+        "Data_Cache_Sharing_Mode",
+        "Data_Cache_Capacity",
+        "Data_Cache_DRAM_Row_Size",
+        "Data_Cache_DRAM_Data_Rate",
+        "Data_Cache_DRAM_Data_Busrt_Size",
+        "Data_Cache_DRAM_tRCD",
+        "Data_Cache_DRAM_tCL",
+        "Data_Cache_DRAM_tRP",
+    ):
+        p = D(tag)
+        if tag not in ("Caching_Mechanism", "Data_Cache_Sharing_Mode"):
+            conv.int(p, 0)
+        if p[2]:
+            conv.unmapped(p[1], p[0], _NO_CACHE)
+    p = D("Address_Mapping")
+    if conv.enum(p, ("PAGE_LEVEL", "HYBRID")) == "HYBRID":
+        conv.unmapped(p[1], p[0], "MQSim's HYBRID mapping is an empty stub; converted as PAGE_LEVEL")
+    p = D("Ideal_Mapping_Table")
+    ideal = conv.bool(p)
+    if not ideal:
+        conv.unmapped(
+            p[1],
+            p[0],
+            "ssdkit keeps the whole mapping table in controller DRAM (as Ideal_Mapping_Table = true): "
+            "no mapping-table misses or mapping reads/writes",
+            present=p[2],
+        )
+    conv.int(D("CMT_Capacity"), 0)
+    conv.enum(D("CMT_Sharing_Mode"), ("SHARED", "EQUAL_PARTITIONING"))
+    for tag in ("CMT_Capacity", "CMT_Sharing_Mode"):
+        p = D(tag)
+        if p[2]:
+            conv.unmapped(p[1], p[0], "ssdkit has no cached mapping table (CMT)")
+
+    # FTL.
+    p = D("Plane_Allocation_Scheme")
+    scheme = (p[0] or "").upper()
+    if len(scheme) != 4 or sorted(scheme) != sorted("CWDP"):
+        raise conv.err(p[1], p[0], "a permutation of the letters C, W, D, P (e.g. CWDP)")
+    ftl["allocation_order"] = scheme
+    ftl["placement"] = "static"
+    conv.src("ftl.allocation_order", p)
+    p = D("Transaction_Scheduling_Policy")
+    tsp = conv.enum(p, ("OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"))
+    conv.approx(
+        p[1],
+        p[0],
+        "ssdkit has one transaction scheduler (per-die queues, GC preemption per ftl.gc_preemptible) and no policy key",
+        present=p[2],
+    )
+    p = D("Overprovisioning_Ratio")
+    op = conv.float(p, 0.0)
+    if 0.01 <= op <= 0.9:
+        ftl["spare_factor"] = op
+        conv.src("ftl.spare_factor", p)
+    else:
+        conv.unmapped(p[1], op, "ssdkit allows a spare factor in [0.01, 0.9]; left at 0.07", present=p[2])
+    p = D("GC_Exec_Threshold")
+    ftl["gc_threshold"] = conv.float(p, 0.0, 1.0)
+    conv.src("ftl.gc_threshold", p)
+    p = D("GC_Hard_Threshold")
+    ftl["gc_hard_threshold"] = conv.float(p, 0.0, 1.0)
+    conv.src("ftl.gc_hard_threshold", p)
+    p_pol = D("GC_Block_Selection_Policy")
+    pol = conv.enum(p_pol, ("GREEDY", "RGA", "RANDOM", "RANDOM_P", "RANDOM_PP", "FIFO"))
+    p = D("Use_Copyback_for_GC")
+    ftl["gc_copyback"] = conv.bool(p)
+    conv.src("ftl.gc_copyback", p)
+    p = D("Preemptible_GC_Enabled")
+    ftl["gc_preemptible"] = conv.bool(p)
+    conv.src("ftl.gc_preemptible", p)
+    p = D("Dynamic_Wearleveling_Enabled")
+    conv.bool(p)
+    if p[2]:
+        conv.unmapped(
+            p[1],
+            p[0],
+            "MQSim parses it but never passes it to its GC/WL unit (no effect); ftl.wl_dynamic left at ssdkit's "
+            "default",
+        )
+    for tag in ("Static_Wearleveling_Enabled", "Static_Wearleveling_Threshold"):
+        p = D(tag)
+        conv.bool(p) if tag.endswith("Enabled") else conv.int(p, 0)
+        if p[2]:
+            conv.unmapped(
+                p[1],
+                p[0],
+                "MQSim parses it but never uses it (no effect); ssdkit's static wear levelling stays off (its default)",
+            )
+    for tag in (
+        "Prefered_suspend_erase_time_for_read",
+        "Preferred_suspend_erase_time_for_write",
+        "Preferred_suspend_write_time_for_read",
+    ):
+        p = D(tag)
+        conv.int(p, 0)
+        if p[2]:
+            conv.unmapped(p[1], p[0], _NO_SUSPEND)
+
+    # Back end.
+    p = D("Flash_Channel_Count")
+    flash["channels"] = conv.int(p, 1)
+    conv.src("flash.channels", p)
+    p = D("Chip_No_Per_Channel")
+    flash["chips_per_channel"] = conv.int(p, 1)
+    conv.src("flash.chips_per_channel", p)
+    p = F("Die_No_Per_Chip")
+    flash["dies_per_chip"] = conv.int(p, 1)
+    conv.src("flash.dies_per_chip", p)
+    p = F("Plane_No_Per_Die")
+    flash["planes_per_die"] = conv.int(p, 1)
+    conv.src("flash.planes_per_die", p)
+    p = F("Block_No_Per_Plane")
+    blocks = conv.int(p, 1)
+    flash["blocks_per_plane"] = blocks
+    conv.src("flash.blocks_per_plane", p)
+    p = F("Page_No_Per_Block")
+    flash["pages_per_block"] = conv.int(p, 1)
+    conv.src("flash.pages_per_block", p)
+    p = F("Page_Capacity")
+    flash["page_size_bytes"] = conv.int(p, 1)
+    conv.src("flash.page_size_bytes", p)
+    p = F("Flash_Technology")
+    cell = conv.enum(p, ("SLC", "MLC", "TLC"))
+    flash["cell_type"] = cell
+    conv.src("flash.cell_type", p)
+    kinds = {"SLC": ("LSB",), "MLC": ("LSB", "MSB"), "TLC": ("LSB", "CSB", "MSB")}[cell]
+    for op_name, key in (("Read", "read_us"), ("Program", "program_us")):
+        vals = []
+        for t in ("LSB", "CSB", "MSB"):
+            p = F(f"Page_{op_name}_Latency_{t}")
+            ns = conv.float(p, 0.0)
+            if t in kinds:
+                vals.append(ns / 1000)
+                conv.src(f"flash.{key}", p)
+            elif p[2]:
+                conv.unmapped(p[1], p[0], f"{cell} has no {t} pages (MQSim ignores it too)")
+        flash[key] = vals
+    p = F("Block_Erase_Latency")
+    flash["erase_us"] = conv.float(p, 0.0) / 1000
+    conv.src("flash.erase_us", p)
+    flash["multiplane"] = True
+    p = F("CMD_Suspension_Support")
+    if conv.enum(p, ("NONE", "PROGRAM", "PROGRAM_ERASE", "ERASE")) != "NONE":
+        conv.unmapped(p[1], p[0], _NO_SUSPEND, present=p[2])
+    for tag, reason in (
+        ("Block_PE_Cycles_Limit", "ssdkit has no endurance limit (erase counts are reported in the result)"),
+        ("Suspend_Erase_Time", _NO_SUSPEND),
+        ("Suspend_Program_Time", _NO_SUSPEND),
+        ("Page_Metadat_Capacity", "MQSim parses it but never uses it (no effect)"),
+    ):
+        p = F(tag)
+        conv.int(p, 0)
+        if p[2]:
+            conv.unmapped(p[1], p[0], reason)
+    p = D("Flash_Channel_Width")
+    width = conv.int(p, 1)
+    if width in (1, 2):
+        bus["width_bits"] = 8 * width
+        conv.src("flash.bus.width_bits", p)
+    else:
+        conv.unmapped(p[1], width, "ssdkit's channel is 8 or 16 bits wide; left at 8", present=p[2])
+    p = D("Channel_Transfer_Rate")
+    bus["rate_mts"] = conv.float(p, 0.0)
+    conv.src("flash.bus.rate_mts", p)
+    conv.enum(D("Flash_Comm_Protocol"), ("NVDDR2",))
+
+    # GC policy (RGA's candidate count depends on the geometry).
+    if pol == "GREEDY":
+        ftl["gc_policy"] = "greedy"
+    elif pol == "RGA":
+        ftl["gc_policy"] = "d_choices"
+        ftl["gc_d"] = max(1, int(math.log2(blocks)))
+        conv.sources["ftl.gc_d"] = f"<{p_pol[1]}> = RGA: MQSim's set size log2(Block_No_Per_Plane)"
+    elif pol == "RANDOM":
+        ftl["gc_policy"] = "random"
+    elif pol == "FIFO":
+        ftl["gc_policy"] = "fifo"
+    else:
+        ftl["gc_policy"] = "random"
+        conv.approx(
+            p_pol[1],
+            p_pol[0],
+            'converted to gc_policy = "random"; MQSim\'s RANDOM_P/RANDOM_PP pick only among blocks with enough '
+            "invalid pages",
+            present=p_pol[2],
+        )
+    conv.src("ftl.gc_policy", p_pol)
+    ftl["firmware_request_us"] = 1.0  # ssdkit assumptions, as in the mqsim-paper preset
+    ftl["firmware_transaction_us"] = 0.25
+
+    flash["bus"] = bus
+    doc = {"interface": interface, "pcie": pcie, "ftl": ftl, "precondition": precondition, "flash": flash}
+    facts = {
+        "kind": kind,
+        "tsp": tsp,
+        "geometry": (flash["channels"], flash["chips_per_channel"], flash["dies_per_chip"], flash["planes_per_die"]),
+    }
+    return doc, facts
+
+
+# ---------------------------------------------------------------------------------------------
+# Workload (workload.xml)
+
+_COMMON_TAGS = {
+    "Priority_Class": None,
+    "Device_Level_Data_Caching_Mode": None,
+    "Channel_IDs": None,
+    "Chip_IDs": None,
+    "Die_IDs": None,
+    "Plane_IDs": None,
+    "Initial_Occupancy_Percentage": None,
+}
+_SYNTH_TAGS = [
+    *_COMMON_TAGS,
+    "Working_Set_Percentage",
+    "Synthetic_Generator_Type",
+    "Read_Percentage",
+    "Address_Distribution",
+    "Percentage_of_Hot_Region",
+    "Generated_Aligned_Addresses",
+    "Address_Alignment_Unit",
+    "Request_Size_Distribution",
+    "Average_Request_Size",
+    "Variance_Request_Size",
+    "Seed",
+    "Average_No_of_Reqs_in_Queue",
+    "Bandwidth",
+    "Stop_Time",
+    "Total_Requests_To_Generate",
+]
+_TRACE_TAGS = [*_COMMON_TAGS, "File_Path", "Percentage_To_Be_Executed", "Relay_Count", "Time_Unit"]
+_SYNTH = "IO_Flow_Parameter_Set_Synthetic"
+_TRACE = "IO_Flow_Parameter_Set_Trace_Based"
+
+
+def _ids(conv: _Conv, sec: _Section, tag: str, count: int) -> list[int] | None:
+    text, path, present = sec.get(tag, None)
+    if not present:
+        return None
+    items = [s.strip() for s in (text or "").split(",") if s.strip()]
+    if not items or not all(re.fullmatch(r"\d+", s) for s in items):
+        raise conv.err(path, text, f"comma-separated indices 0..{count - 1}")
+    ids = sorted({int(s) for s in items})  # MQSim keeps a set
+    if ids[-1] >= count:
+        raise conv.err(path, text, f"comma-separated indices 0..{count - 1}")
+    return None if ids == list(range(count)) else ids
+
+
+def _flow(
+    conv: _Conv,
+    elem: ET.Element,
+    path: str,
+    i: int,
+    n: int,
+    capacity: int,
+    facts: dict,
+    trace_ctx: dict,
+) -> tuple[dict, str | None]:
+    """One flow's table, and its priority class (None when absent)."""
+    synthetic = elem.tag == _SYNTH
+    sec = _Section(conv, elem, path, _SYNTH_TAGS if synthetic else _TRACE_TAGS)
+    f: dict[str, Any] = {"name": f"flow{i}" if synthetic else ""}
+    key = f"flow.{i}"
+
+    prio = None
+    p = sec.get("Priority_Class", None)
+    if p[2]:
+        prio = conv.enum(p, ("URGENT", "HIGH", "MEDIUM", "LOW"))
+    p = sec.get("Device_Level_Data_Caching_Mode", None)
+    if p[2] and conv.enum(p, ("TURNED_OFF", "WRITE_CACHE", "READ_CACHE", "WRITE_READ_CACHE")) != "TURNED_OFF":
+        conv.unmapped(p[1], p[0], _NO_CACHE)
+    geometry = facts["geometry"]
+    pinned = False
+    for tag, k, count in zip(
+        ("Channel_IDs", "Chip_IDs", "Die_IDs", "Plane_IDs"), ("channels", "chips", "dies", "planes"), geometry
+    ):
+        ids = _ids(conv, sec, tag, count)
+        if ids is not None:
+            f[k] = ids
+            pinned = True
+            conv.src(f"{key}.{k}", sec.get(tag, None))
+    if pinned:
+        conv.approx(
+            path + "/Channel_IDs..Plane_IDs",
+            "(partial)",
+            "ssdkit pins the flow's writes to these resources; MQSim also sizes the flow's logical space by "
+            "them, ssdkit keeps the equal split",
+        )
+    p = sec.get("Initial_Occupancy_Percentage", None)
+    if p[2]:
+        conv.int(p, 0, 100)
+        conv.unmapped(
+            p[1],
+            p[0],
+            "ssdkit preconditions the whole logical space (precondition.mode); a partial occupancy has no equivalent",
+        )
+
+    # The flow's share of the logical space, in sectors (MQSim: capacity / flows each).
+    cap_s = capacity // SECTOR
+    per = cap_s // n
+    start_s = i * per
+
+    if not synthetic:
+        p = sec.get("File_Path", None)
+        if not p[2] or not p[0]:
+            raise MqsimError(f"{conv.label}: <{p[1]}> is missing; a trace flow needs its trace file")
+        f["name"] = os.path.splitext(os.path.basename(p[0]))[0] or f"flow{i}"
+        f["trace"] = _resolve_trace(conv, p, trace_ctx)
+        conv.src(f"{key}.trace", p)
+        f["trace_format"] = "mqsim"
+        f["replay"] = "timed"
+        f["fold"] = "modulo"  # MQSim folds addresses beyond the flow's range modulo the range
+        f["start_bytes"] = start_s * SECTOR
+        f["range_bytes"] = per * SECTOR
+        p = sec.get("Percentage_To_Be_Executed", "100")
+        pct = conv.int(p, 0, 100)
+        p_relay = sec.get("Relay_Count", "1")
+        relay = conv.int(p_relay, 0)
+        if relay != 1:
+            conv.unmapped(p_relay[1], relay, "ssdkit replays a trace once (no Relay_Count repeats)")
+        if pct != 100:
+            conv.unmapped(p[1], pct, "ssdkit replays the whole trace (use flow.N.requests to cut it)")
+        p = sec.get("Time_Unit", None)
+        if p[2]:
+            conv.enum(p, ("PICOSECOND", "NANOSECOND", "MICROSECOND"))
+            conv.unmapped(
+                p[1],
+                p[0],
+                "MQSim parses it but always reads trace timestamps as nanoseconds; converted as nanoseconds "
+                "(trace_format mqsim)",
+            )
+        return f, prio
+
+    p = sec.get("Working_Set_Percentage", None)
+    wsp = conv.int(p)
+    if not 1 <= wsp <= 100:
+        wsp = 100  # as MQSim does, silently there
+        conv.approx(p[1], p[0], "outside 1..100: MQSim uses 100 (the whole share); so does this conversion")
+    p = sec.get("Synthetic_Generator_Type", None)
+    gen = conv.enum(p, ("QUEUE_DEPTH", "BANDWIDTH"))
+    p = sec.get("Read_Percentage", None)
+    f["read_fraction"] = conv.int(p, 0, 100) / 100
+    conv.src(f"{key}.read_fraction", p)
+    p = sec.get("Request_Size_Distribution", None)
+    sizes = conv.enum(p, ("FIXED", "NORMAL"))
+    p_avg = sec.get("Average_Request_Size", None)
+    avg = conv.int(p_avg, 1)
+    if sizes == "FIXED":
+        f["request_bytes"] = avg * SECTOR
+        conv.src(f"{key}.request_bytes", p_avg)
+    else:
+        f["size"] = "normal"
+        f["request_bytes"] = avg * SECTOR
+        p = sec.get("Variance_Request_Size", None)
+        f["size_stdev_bytes"] = conv.int(p, 0) * SECTOR  # MQSim uses it as the standard deviation
+        conv.src(f"{key}.size_stdev_bytes", p)
+
+    p_dist = sec.get("Address_Distribution", None)
+    dist = conv.enum(p_dist, ("STREAMING", "RANDOM_UNIFORM", "RANDOM_HOTCOLD"))
+    p_al = sec.get("Generated_Aligned_Addresses", None)
+    aligned = conv.bool(p_al) if p_al[2] else False
+    align_s = 1
+    if aligned:
+        p = sec.get("Address_Alignment_Unit", None)
+        align_s = conv.int(p, 1)
+        conv.src(f"{key}.align_bytes", p)
+    f["align_bytes"] = align_s * SECTOR
+    if dist == "STREAMING":
+        f["pattern"] = "sequential"
+        if sizes == "FIXED" and aligned and avg % align_s:
+            f["stride_bytes"] = -(-avg // align_s) * align_s * SECTOR  # MQSim rounds the next start up
+        conv.approx(
+            p_dist[1],
+            p_dist[0],
+            "MQSim starts a STREAMING flow at a random address of its working set; ssdkit starts at its beginning",
+        )
+    elif dist == "RANDOM_UNIFORM":
+        f["pattern"] = "random"
+    else:
+        p_hot = sec.get("Percentage_of_Hot_Region", None)
+        hot = conv.int(p_hot, 1, 99)
+        f["pattern"] = "hotcold"
+        f["hot_space_fraction"] = hot / 100
+        f["hot_access_fraction"] = (100 - hot) / 100
+        conv.src(f"{key}.hot_space_fraction", p_hot)
+
+    if gen == "QUEUE_DEPTH":
+        p = sec.get("Average_No_of_Reqs_in_Queue", None)
+        f["queue_depth"] = conv.int(p, 1, 65535)
+        conv.src(f"{key}.queue_depth", p)
+    else:
+        p = sec.get("Bandwidth", None)
+        if not p[2]:
+            raise MqsimError(
+                f"{conv.label}: <{p[1]}> is missing: a BANDWIDTH flow needs <Bandwidth> in bytes/s (MQSim @7ec40e3 "
+                "does not read <Intensity>, so it would run with an uninitialised bandwidth)"
+            )
+        bw = conv.int(p, 1)
+        per_s = (bw // SECTOR) // avg  # MQSim's integer arithmetic (Host_System.cpp)
+        if per_s == 0:
+            raise conv.err(p[1], p[0], f"at least {SECTOR * avg} bytes/s (one request of the average size per second)")
+        gap_ns = 1_000_000_000 // per_s
+        f["arrival"] = "exponential"
+        f["rate_iops"] = 1e9 / gap_ns
+        conv.src(f"{key}.rate_iops", p)
+
+    p = sec.get("Seed", None)
+    if p[2]:
+        conv.int(p)
+        conv.unmapped(p[1], p[0], "ssdkit derives every flow's random stream from run.seed and the flow index")
+
+    p_stop = sec.get("Stop_Time", "0")
+    stop_ns = conv.int(p_stop, 0)
+    p_total = sec.get("Total_Requests_To_Generate", "0")
+    total = conv.int(p_total, 0)
+    if stop_ns > 0:
+        f["requests"] = 0
+        f["duration_ms"] = stop_ns / 1e6
+        conv.src(f"{key}.duration_ms", p_stop)
+    elif total > 0:
+        f["requests"] = total
+        conv.src(f"{key}.requests", p_total)
+    else:
+        raise MqsimError(
+            f"{conv.label}: <{path}>: Stop_Time and Total_Requests_To_Generate are both 0 or absent; "
+            "the flow would never stop (or never start)"
+        )
+
+    # Working set: Working_Set_Percentage of the flow's share, from its start (IO_Flow_Synthetic.cpp).
+    ws_s = per * wsp // 100
+    end_s = start_s + ws_s
+    if aligned and start_s % align_s:
+        start_s += align_s - start_s % align_s
+    f["start_bytes"] = start_s * SECTOR
+    f["range_bytes"] = max(0, end_s - start_s) * SECTOR
+    if f["range_bytes"] < avg * SECTOR:
+        raise MqsimError(
+            f"{conv.label}: <{path}>: the working set ({f['range_bytes']} bytes) is smaller than one request"
+        )
+    conv.sources[f"{key}.range_bytes"] = f"<{path}/Working_Set_Percentage> = {wsp}"
+    return f, prio
+
+
+def _resolve_trace(conv: _Conv, p: tuple, ctx: dict) -> str:
+    text, path, _ = p
+    tried = []
+    cands = []
+    if os.path.isabs(text):
+        cands.append(text)
+    else:
+        if ctx.get("trace_dir"):
+            cands += [os.path.join(ctx["trace_dir"], text), os.path.join(ctx["trace_dir"], os.path.basename(text))]
+        else:
+            if ctx.get("workload_dir"):
+                cands.append(os.path.join(ctx["workload_dir"], text))
+            cands.append(os.path.join(os.getcwd(), text))
+    for c in cands:
+        tried.append(c)
+        if os.path.isfile(c):
+            found = os.path.abspath(c)
+            rel_to = ctx.get("relative_to")
+            if rel_to:
+                return os.path.relpath(found, rel_to)
+            return found
+    raise MqsimError(
+        f"{conv.label}: <{path}>: trace file `{text}` not found (tried {', '.join(tried)}); "
+        "give its folder with --trace-dir"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Public entry points
+
+
+def import_mqsim(
+    ssdconfig: PathArg,
+    workload: PathArg | None = None,
+    *,
+    trace_dir: PathArg | None = None,
+    overrides: Any = None,
+    apply_overrides: bool = True,
+    relative_to: PathArg | None = None,
+) -> list[MqsimScenario]:
+    """Converts MQSim's ssdconfig.xml (and workload.xml) to ssdkit configurations, one per
+    ``<IO_Scenario>`` (without a workload: one device-only configuration, ``index`` 0, with no
+    flows). Paths or XML text. Trace files are looked up in ``trace_dir`` if given, else beside
+    the workload file, else in the working directory; they are written as absolute paths, or
+    relative to ``relative_to`` (the folder of the TOML file to write). ``overrides`` (dict or
+    ``"key=value"`` list) apply to the device before capacities are computed and, unless
+    ``apply_overrides`` is false, to each result."""
+    root, label, _ = _read_xml(ssdconfig, EXEC_ROOT, "ssdconfig.xml")
+    dconv = _Conv(label)
+    device, facts = _device(dconv, root)
+    ov = override_list(overrides)
+    try:
+        cap = device_capacity(device, ov, label)
+    except ConfigError as e:
+        raise MqsimError(annotate(str(e), dconv.sources)) from None
+    if workload is None:
+        doc = dict(device)
+        return [_finish(0, 0, doc, dconv.entries, dict(dconv.sources), cap, label, None, ov, apply_overrides)]
+
+    wroot, wlabel, wdir = _read_xml(workload, WORKLOAD_ROOT, "workload.xml")
+    tctx = {
+        "trace_dir": os.fspath(trace_dir) if trace_dir is not None else None,
+        "workload_dir": wdir,
+        "relative_to": os.fspath(relative_to) if relative_to is not None else None,
+    }
+    scenarios = []
+    k = 0
+    wextra = _Conv(wlabel)
+    for child in wroot:
+        if not isinstance(child.tag, str):
+            continue
+        if child.tag != "IO_Scenario":
+            wextra.unmapped(
+                f"{WORKLOAD_ROOT}/{child.tag}", (child.text or "").strip(), _unknown_reason(child.tag, ["IO_Scenario"])
+            )
+            continue
+        k += 1
+        spath = f"{WORKLOAD_ROOT}/IO_Scenario[{k}]"
+        conv = _Conv(wlabel)
+        flows_xml = []
+        counts: dict[str, int] = {}
+        for fe in child:
+            if not isinstance(fe.tag, str):
+                continue
+            counts[fe.tag] = counts.get(fe.tag, 0) + 1
+            fpath = f"{spath}/{fe.tag}[{counts[fe.tag]}]"
+            if fe.tag in (_SYNTH, _TRACE):
+                flows_xml.append((fe, fpath))
+            else:
+                conv.unmapped(fpath, (fe.text or "").strip(), _unknown_reason(fe.tag, [_SYNTH, _TRACE]))
+        if not flows_xml:
+            raise MqsimError(f"{wlabel}: <{spath}> has no <{_SYNTH}> or <{_TRACE}>")
+        flows, prios = [], []
+        for i, (fe, fpath) in enumerate(flows_xml):
+            fl, prio = _flow(conv, fe, fpath, i, len(flows_xml), cap, facts, tctx)
+            flows.append(fl)
+            prios.append((prio, fpath))
+        doc = {kk: (dict(v) if isinstance(v, dict) else v) for kk, v in device.items()}
+        doc["interface"] = dict(device["interface"])
+        _priorities(conv, doc, flows, prios, facts)
+        doc["flow"] = flows
+        scenarios.append((k, doc, conv.entries, {**dconv.sources, **conv.sources}))
+    if not scenarios:
+        raise MqsimError(f"{wlabel}: no <IO_Scenario>")
+    n = len(scenarios)
+    return [
+        _finish(k, n, doc, dconv.entries + wextra.entries + ents, srcs, cap, label, wlabel, ov, apply_overrides)
+        for k, doc, ents, srcs in scenarios
+    ]
+
+
+def _priorities(conv: _Conv, doc: dict, flows: list[dict], prios: list, facts: dict) -> None:
+    classes = {p for p, _ in prios}
+    if len(classes) <= 1:
+        return  # one class for every flow: arbitration among equals, as round robin
+    given = [(p, path) for p, path in prios if p is not None]
+    if facts["kind"] != "NVME":
+        for p, path in given:
+            conv.unmapped(f"{path}/Priority_Class", p, "NVMe only: no effect with HostInterface_Type SATA")
+        return
+    if facts["tsp"] == "OUT_OF_ORDER":
+        for p, path in given:
+            conv.unmapped(
+                f"{path}/Priority_Class",
+                p,
+                "no effect with Transaction_Scheduling_Policy OUT_OF_ORDER (MQSim uses the classes in "
+                "PRIORITY_OUT_OF_ORDER and FLIN); left at the default",
+            )
+        return
+    doc["interface"]["arbitration"] = "weighted"
+    for (p, path), f in zip(prios, flows):
+        f["priority"] = (p or "MEDIUM").lower()
+        conv.approx(
+            f"{path}/Priority_Class",
+            p or "(absent)",
+            "MQSim applies priority classes in its flash transaction scheduler; ssdkit applies them at NVMe "
+            'command fetch (interface.arbitration = "weighted")',
+        )
+
+
+def _finish(
+    k: int,
+    n: int,
+    doc: dict,
+    entries: list[Unmapped],
+    sources: dict,
+    cap: int,
+    label: str,
+    wlabel: str | None,
+    ov: list[str],
+    apply_overrides: bool,
+) -> MqsimScenario:
+    if apply_overrides and ov:
+        apply_override_list(doc, ov)
+    header = [
+        f"Converted by ssdkit from MQSim's {label}" + (f" and {wlabel}, scenario {k} of {n}" if wlabel else "") + ".",
+        "MQSim runs each scenario on a fresh device; so does each ssdkit run of this file.",
+        f"Logical capacity {cap} bytes; the flows of the scenario split it equally.",
+    ]
+    if not wlabel:
+        header.append("No workload.xml: add [[flow]] tables (or use this file as the device for --fio).")
+    if apply_overrides and ov:
+        header.append("Overrides applied: " + " ".join(ov))
+    header += [e.line() for e in entries]
+    return MqsimScenario(
+        index=k, toml=toml_dumps(doc, header), doc=doc, unmapped=list(entries), capacity_bytes=cap, sources=sources
+    )
+
+
+def mqsim_to_toml(
+    ssdconfig: PathArg,
+    workload: PathArg | None = None,
+    *,
+    scenario: int | None = None,
+    trace_dir: PathArg | None = None,
+    overrides: Any = None,
+) -> str:
+    """The TOML of one scenario (1-based ``scenario``; may be omitted when there is only one).
+    See :func:`import_mqsim`."""
+    scs = import_mqsim(ssdconfig, workload, trace_dir=trace_dir, overrides=overrides)
+    return pick_scenario(scs, scenario, "workload.xml").toml
+
+
+def pick_scenario(scs: list[MqsimScenario], scenario: int | None, label: str) -> MqsimScenario:
+    if scenario is None:
+        if len(scs) > 1:
+            raise MqsimError(
+                f"{label} has {len(scs)} scenarios; pick one with --scenario 1..{len(scs)} "
+                "(MQSim runs each on a fresh device)"
+            )
+        return scs[0]
+    if scs[0].index == 0:
+        raise MqsimError("--scenario needs workload.xml (the scenarios are its <IO_Scenario> elements)")
+    if not 1 <= scenario <= len(scs):
+        raise MqsimError(f"scenario {scenario} does not exist; {label} has {len(scs)} (1..{len(scs)})")
+    return scs[scenario - 1]
+
+
+def annotate(msg: str, sources: dict[str, str]) -> str:
+    """Appends the MQSim origin of the ssdkit keys a core error message names."""
+    extra = []
+    for key in re.findall(r"`([a-z_][a-z0-9_.]*)`", msg):
+        if key in sources and sources[key] not in extra:
+            extra.append(sources[key])
+    return msg + (f" (converted from {'; '.join(extra)})" if extra else "")
+
+
+def validate(sc: MqsimScenario) -> None:
+    """Loads the converted configuration in the core; errors name the MQSim element behind the
+    ssdkit key."""
+    doc = sc.doc if sc.doc.get("flow") else {**sc.doc, "flow": [{"requests": 1}]}
+    try:
+        _native.resolve_config(toml_text=toml_dumps(doc, []), origin="converted MQSim configuration")
+    except ConfigError as e:
+        raise MqsimError(annotate(str(e), sc.sources)) from None

@@ -1,0 +1,422 @@
+"""MQSim ssdconfig.xml / workload.xml import: mapped values, the unmapped list, bad input, the
+CLI, and runs of every scenario of the shipped files."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import ssdkit
+import tomllib
+from ssdkit import mqsim
+from ssdkit.mqsim import MqsimError, import_mqsim, mqsim_to_toml
+
+DATA = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "data", "mqsim"))
+SSDCONFIG = os.path.join(DATA, "ssdconfig.xml")
+WORKLOAD = os.path.join(DATA, "workload.xml")
+TRACE = os.path.join(DATA, "traces", "tpcc-small.trace")
+with open(SSDCONFIG, encoding="utf-8") as _f:
+    SSDCONFIG_TEXT = _f.read()
+SMALL = ["flash.blocks_per_plane=128"]  # 16x fewer blocks: fast set-up, same timing
+
+
+def cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "ssdkit", *args], check=False, capture_output=True, text=True, cwd=cwd, timeout=600
+    )
+
+
+def one_error_line(p):
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ssdkit: error: "), p.stderr
+    return lines[0]
+
+
+def resolved(toml_text):
+    doc = tomllib.loads(toml_text)
+    if not doc.get("flow"):
+        toml_text += "\n[[flow]]\nrequests = 1\n"
+    return tomllib.loads(ssdkit.resolve_config(toml_text))
+
+
+def walk(d, prefix=""):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from walk(v, f"{prefix}{k}.")
+        else:
+            yield f"{prefix}{k}", v
+
+
+def get(d, dotted):
+    for part in dotted.split("."):
+        d = d[part]
+    return d
+
+
+SYNTH = """
+<IO_Flow_Parameter_Set_Synthetic>
+  <Priority_Class>{prio}</Priority_Class>
+  <Device_Level_Data_Caching_Mode>TURNED_OFF</Device_Level_Data_Caching_Mode>
+  <Working_Set_Percentage>{wsp}</Working_Set_Percentage>
+  <Synthetic_Generator_Type>{gen}</Synthetic_Generator_Type>
+  <Read_Percentage>{read}</Read_Percentage>
+  <Address_Distribution>{dist}</Address_Distribution>
+  <Percentage_of_Hot_Region>{hot}</Percentage_of_Hot_Region>
+  <Generated_Aligned_Addresses>{aligned}</Generated_Aligned_Addresses>
+  <Address_Alignment_Unit>{unit}</Address_Alignment_Unit>
+  <Request_Size_Distribution>{sizes}</Request_Size_Distribution>
+  <Average_Request_Size>{avg}</Average_Request_Size>
+  <Variance_Request_Size>{var}</Variance_Request_Size>
+  <Average_No_of_Reqs_in_Queue>{qd}</Average_No_of_Reqs_in_Queue>
+  {extra}
+  <Stop_Time>{stop}</Stop_Time>
+  <Total_Requests_To_Generate>{total}</Total_Requests_To_Generate>
+</IO_Flow_Parameter_Set_Synthetic>
+"""
+DEFAULTS = {
+    "prio": "HIGH",
+    "wsp": 100,
+    "gen": "QUEUE_DEPTH",
+    "read": 100,
+    "dist": "RANDOM_UNIFORM",
+    "hot": 0,
+    "aligned": "true",
+    "unit": 8,
+    "sizes": "FIXED",
+    "avg": 8,
+    "var": 0,
+    "qd": 4,
+    "extra": "",
+    "stop": 0,
+    "total": 1000,
+}
+
+
+def workload(*flows):
+    body = "".join(SYNTH.format(**{**DEFAULTS, **f}) for f in flows)
+    return f'<?xml version="1.0"?>\n<MQSim_IO_Scenarios><IO_Scenario>{body}</IO_Scenario></MQSim_IO_Scenarios>\n'
+
+
+def convert(*flows, ssdconfig=SSDCONFIG):
+    (sc,) = import_mqsim(ssdconfig, workload(*flows))
+    return sc
+
+
+# --- device -------------------------------------------------------------------------------------
+
+
+def test_device_equals_the_mqsim_paper_preset():
+    (dev,) = import_mqsim(SSDCONFIG)
+    assert dev.index == 0 and "flow" not in dev.doc
+    got = resolved(dev.toml)
+    want = resolved(ssdkit.preset_toml("mqsim-paper"))
+    preset_keys = [k for k, _ in walk(tomllib.loads(ssdkit.preset_toml("mqsim-paper"))) if not k.startswith("flow")]
+    assert len(preset_keys) > 25
+    for key in preset_keys:
+        if key == "interface.io_queue_depth":
+            # The shipped ssdconfig.xml says 65535; the preset uses MQSim's built-in 1024.
+            assert get(got, key) == 65535
+            continue
+        assert get(got, key) == get(want, key), key
+    # MQSim-specific settings the preset leaves at ssdkit's defaults.
+    assert got["ftl"]["gc_policy"] == "d_choices" and got["ftl"]["gc_d"] == 11  # RGA, log2(2048)
+    assert got["ftl"]["gc_preemptible"] is False and got["ftl"]["gc_copyback"] is False
+    assert got["precondition"]["mode"] == "sequential"  # Enabled_Preconditioning = false
+
+
+def test_unmapped_list_has_the_known_parameters():
+    scs = import_mqsim(SSDCONFIG, WORKLOAD)
+    assert [s.index for s in scs] == [1, 2, 3]
+    lines = [e.line() for s in scs for e in s.unmapped]
+    text = "\n".join(lines)
+    for frag in [
+        "Device_Parameter_Set/Seed = 321",
+        "Data_Cache_Capacity = 268435456",
+        "Caching_Mechanism = ADVANCED",
+        "CMT_Capacity = 2097152",
+        "Ideal_Mapping_Table = false",
+        "CMD_Suspension_Support = ERASE",
+        "Block_PE_Cycles_Limit = 10000",
+        "Page_Metadat_Capacity = 448",
+        "Static_Wearleveling_Enabled = true",
+        "Preferred_suspend_erase_time_for_read = 700000: MQSim's parser reads `Prefered_",
+        "IO_Scenario[1]/IO_Flow_Parameter_Set_Synthetic[1]/Initial_Occupancy_Percentage = 75",
+        "IO_Scenario[1]/IO_Flow_Parameter_Set_Synthetic[2]/Device_Level_Data_Caching_Mode = WRITE_CACHE",
+        "IO_Scenario[1]/IO_Flow_Parameter_Set_Synthetic[2]/Seed = 6533",
+        "IO_Scenario[1]/IO_Flow_Parameter_Set_Synthetic[1]/Intensity = 32768: not read by MQSim",
+        "IO_Scenario[3]/IO_Flow_Parameter_Set_Trace_Based[1]/Time_Unit = NANOSECOND",
+        "IO_Scenario[3]/IO_Flow_Parameter_Set_Trace_Based[1]/Initial_Occupancy_Percentage = 70",
+    ]:
+        assert frag in text, frag
+    for s in scs:
+        head = s.toml.split("\n\n", 1)[0]
+        for e in s.unmapped:
+            assert f"# {e.line()}" in head
+    # Parameters that map are not listed.
+    for tag in ("Flash_Channel_Count", "Page_Capacity", "GC_Exec_Threshold", "Average_Request_Size"):
+        assert f"/{tag} =" not in text
+
+
+def test_scenario_flows():
+    s1, s2, s3 = import_mqsim(SSDCONFIG, WORKLOAD)
+    cap = s1.capacity_bytes
+    share = (cap // 512 // 2) * 512
+    f0, f1 = s1.doc["flow"]
+    for f, qd in ((f0, 16), (f1, 2)):
+        assert f["read_fraction"] == 0.0 and f["queue_depth"] == qd
+        assert f["request_bytes"] == 4096 and f["align_bytes"] == 8192 and f["pattern"] == "random"
+        assert f["requests"] == 0 and f["duration_ms"] == 10000.0  # Stop_Time 10 s wins
+        assert "priority" not in f
+    assert f0["start_bytes"] == 0 and f0["range_bytes"] == (cap // 512 // 2 * 50 // 100) * 512
+    assert f1["start_bytes"] % 8192 == 0 and share <= f1["start_bytes"] < share + 8192
+    assert "arbitration" not in s1.doc["interface"]  # one class (HIGH) for both flows
+    # Scenario 2: URGENT and HIGH under PRIORITY_OUT_OF_ORDER.
+    assert s2.doc["interface"]["arbitration"] == "weighted"
+    assert [f["priority"] for f in s2.doc["flow"]] == ["urgent", "high"]
+    assert all(f["read_fraction"] == 1.0 for f in s2.doc["flow"])
+    # Scenario 3: the trace flow covers the whole space and folds addresses into it.
+    (t,) = s3.doc["flow"]
+    assert t["trace"] == TRACE and t["trace_format"] == "mqsim"
+    assert (t["replay"], t["fold"], t["start_bytes"], t["range_bytes"]) == ("timed", "modulo", 0, cap)
+
+
+def test_synthetic_variants():
+    sc = convert(
+        {"gen": "BANDWIDTH", "extra": "<Bandwidth>10000000</Bandwidth>", "read": 30, "avg": 16, "stop": 5000000},
+        {"dist": "RANDOM_HOTCOLD", "hot": 20, "sizes": "NORMAL", "avg": 8, "var": 4, "aligned": "false"},
+        {"dist": "STREAMING", "aligned": "true", "unit": 16, "avg": 8, "wsp": 0},
+    )
+    bw, hc, st = sc.doc["flow"]
+    per_s = (10000000 // 512) // 16  # MQSim's integer arithmetic
+    assert bw["arrival"] == "exponential" and bw["rate_iops"] == 1e9 / (1_000_000_000 // per_s)
+    assert "queue_depth" not in bw and bw["read_fraction"] == 0.3
+    assert bw["duration_ms"] == 5.0 and bw["requests"] == 0
+    assert (hc["pattern"], hc["hot_space_fraction"], hc["hot_access_fraction"]) == ("hotcold", 0.2, 0.8)
+    assert (hc["size"], hc["request_bytes"], hc["size_stdev_bytes"]) == ("normal", 4096, 2048)
+    assert hc["align_bytes"] == 512 and hc["requests"] == 1000
+    assert st["pattern"] == "sequential" and st["stride_bytes"] == 8192 and st["align_bytes"] == 8192
+    cap = sc.capacity_bytes
+    per = cap // 512 // 3
+    assert st["start_bytes"] + st["range_bytes"] == (2 * per + per) * 512  # Working_Set_Percentage 0 -> 100
+    text = "\n".join(e.line() for e in sc.unmapped)
+    assert "Address_Distribution = STREAMING: MQSim starts a STREAMING flow at a random address" in text
+    assert "Working_Set_Percentage = 0" in text
+
+
+def test_pinning_and_unknown_tags():
+    extra = "<Channel_IDs>0,1</Channel_IDs><Chip_IDs>3,2,1,0</Chip_IDs><Plane_Idz>0</Plane_Idz>"
+    sc = convert({"extra": extra})
+    (f,) = sc.doc["flow"]
+    assert f["channels"] == [0, 1] and "chips" not in f  # all chips listed -> no pinning
+    text = "\n".join(e.line() for e in sc.unmapped)
+    assert "Plane_Idz = 0: unknown tag: MQSim silently ignores it" in text
+    with pytest.raises(MqsimError, match=r"Channel_IDs.*0\.\.7"):
+        convert({"extra": "<Channel_IDs>0,9</Channel_IDs>"})
+
+
+def test_priorities_without_effect_are_listed(tmp_path):
+    cfg = tmp_path / "ssd.xml"
+    cfg.write_text(SSDCONFIG_TEXT.replace("PRIORITY_OUT_OF_ORDER", "OUT_OF_ORDER").replace("<Seed>321</Seed>", ""))
+    sc = convert({"prio": "URGENT"}, {"prio": "LOW"}, ssdconfig=str(cfg))
+    assert "arbitration" not in sc.doc["interface"] and all("priority" not in f for f in sc.doc["flow"])
+    assert "Priority_Class = URGENT: no effect with Transaction_Scheduling_Policy OUT_OF_ORDER" in "\n".join(
+        e.line() for e in sc.unmapped
+    )
+
+
+def test_absent_tags_take_mqsim_defaults(tmp_path):
+    cfg = tmp_path / "min.xml"
+    cfg.write_text("<Execution_Parameter_Set><Device_Parameter_Set/></Execution_Parameter_Set>")
+    (dev,) = import_mqsim(str(cfg))
+    assert dev.doc["flash"]["bus"]["rate_mts"] == 300.0  # built-in Channel_Transfer_Rate
+    assert dev.doc["interface"]["io_queue_depth"] == 1024
+    assert dev.doc["ftl"]["gc_preemptible"] is True and dev.doc["precondition"]["mode"] == "fast"
+    text = "\n".join(e.line() for e in dev.unmapped)
+    assert "PCIe_Lane_Bandwidth = 0.4 (tag absent: MQSim's built-in default): no PCIe generation" in text
+
+
+def test_trace_lookup(tmp_path):
+    # Default: beside workload.xml. With --trace-dir: there, or its basename there.
+    (s,) = [x for x in import_mqsim(SSDCONFIG, WORKLOAD) if x.index == 3]
+    assert s.doc["flow"][0]["trace"] == TRACE
+    d = tmp_path / "t"
+    d.mkdir()
+    shutil.copy(TRACE, d / "tpcc-small.trace")
+    s = import_mqsim(SSDCONFIG, WORKLOAD, trace_dir=str(d))[2]
+    assert s.doc["flow"][0]["trace"] == str(d / "tpcc-small.trace")
+    s = import_mqsim(SSDCONFIG, WORKLOAD, relative_to=str(tmp_path))[2]
+    assert s.doc["flow"][0]["trace"] == os.path.relpath(TRACE, tmp_path)
+    w = tmp_path / "workload.xml"
+    shutil.copy(WORKLOAD, w)
+    with pytest.raises(MqsimError, match=r"traces/tpcc-small.trace.*not found.*--trace-dir"):
+        import_mqsim(SSDCONFIG, str(w))
+
+
+def test_overrides_shape_the_device_before_ranges():
+    (s,) = import_mqsim(SSDCONFIG, workload({}), overrides=["flash.blocks_per_plane=128", "flow.0.requests=5"])
+    assert s.doc["flash"]["blocks_per_plane"] == 128 and s.doc["flow"][0]["requests"] == 5
+    assert s.doc["flow"][0]["range_bytes"] == s.capacity_bytes // 512 * 512
+    assert s.capacity_bytes < import_mqsim(SSDCONFIG)[0].capacity_bytes
+
+
+def test_mqsim_to_toml_needs_a_scenario_when_there_are_several():
+    with pytest.raises(MqsimError, match=r"3 scenarios.*--scenario 1\.\.3"):
+        mqsim_to_toml(SSDCONFIG, WORKLOAD)
+    doc = tomllib.loads(mqsim_to_toml(SSDCONFIG, WORKLOAD, scenario=2))
+    assert len(doc["flow"]) == 2
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "which, text, fragments",
+    [
+        ("ssd", "<Execution_Parameter_Set><Host_Parameter_Set>", ["malformed XML", "line 1"]),
+        ("ssd", "<Device_Parameter_Set/>", ["root element is <Device_Parameter_Set>", "<Execution_Parameter_Set>"]),
+        (
+            "ssd",
+            (
+                "<Execution_Parameter_Set><Device_Parameter_Set><Flash_Channel_Count>eight</Flash_Channel_Count>"
+                "</Device_Parameter_Set></Execution_Parameter_Set>"
+            ),
+            ["<Execution_Parameter_Set/Device_Parameter_Set/Flash_Channel_Count>", "`eight`", "an integer >= 1"],
+        ),
+        (
+            "ssd",
+            (
+                "<Execution_Parameter_Set><Device_Parameter_Set><Flash_Parameter_Set><Flash_Technology>QLC"
+                "</Flash_Technology></Flash_Parameter_Set></Device_Parameter_Set></Execution_Parameter_Set>"
+            ),
+            ["Flash_Parameter_Set/Flash_Technology>", "`QLC`", "SLC, MLC, TLC"],
+        ),
+        (
+            "ssd",
+            (
+                "<Execution_Parameter_Set><Device_Parameter_Set><Plane_Allocation_Scheme>CWDX"
+                "</Plane_Allocation_Scheme></Device_Parameter_Set></Execution_Parameter_Set>"
+            ),
+            ["Plane_Allocation_Scheme", "permutation"],
+        ),
+        ("wl", "<IO_Scenarios/>", ["root element is <IO_Scenarios>", "<MQSim_IO_Scenarios>"]),
+        (
+            "wl",
+            workload({"dist": "ZIPF"}),
+            ["IO_Scenario[1]/IO_Flow_Parameter_Set_Synthetic[1]/Address_Distribution>", "STREAMING, RANDOM_UNIFORM"],
+        ),
+        ("wl", workload({"read": "lots"}), ["Read_Percentage>", "`lots`", "0..100"]),
+        ("wl", workload({"gen": "BANDWIDTH"}), ["Bandwidth> is missing", "Intensity"]),
+        ("wl", workload({"aligned": "yes"}), ["Generated_Aligned_Addresses>", "TRUE, FALSE"]),
+        ("wl", workload({"total": 0}), ["never stop"]),
+    ],
+)
+def test_bad_input_is_one_line(tmp_path, which, text, fragments):
+    bad = tmp_path / ("ssd.xml" if which == "ssd" else "wl.xml")
+    bad.write_text(text)
+    args = [str(bad)] if which == "ssd" else [SSDCONFIG, str(bad)]
+    line = one_error_line(cli("import", "mqsim", *args))
+    assert str(bad) in line
+    for f in fragments:
+        assert f in line, line
+    line = one_error_line(cli("run", "--mqsim", *args, *([WORKLOAD] if which == "ssd" else []), "--no-progress"))
+    assert str(bad) in line
+
+
+def test_missing_files_and_option_mixups(tmp_path):
+    assert "no such file" in one_error_line(cli("import", "mqsim", str(tmp_path / "nope.xml")))
+    assert "--mqsim" in one_error_line(cli("run", "mqsim-paper", "--scenario", "1"))
+    assert "scenarios" in one_error_line(cli("run", "--mqsim", SSDCONFIG, WORKLOAD, "--no-progress"))
+    assert "workload.xml" in one_error_line(cli("run", "--mqsim", SSDCONFIG, "--no-progress"))
+    assert "scenarios" in one_error_line(cli("import", "mqsim", SSDCONFIG, WORKLOAD))
+
+
+# --- CLI ----------------------------------------------------------------------------------------
+
+
+def test_import_cli_writes_one_file_per_scenario(tmp_path):
+    out = tmp_path / "mq.toml"
+    p = cli("import", "mqsim", SSDCONFIG, WORKLOAD, "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    names = sorted(os.listdir(tmp_path))
+    assert names == ["mq_scenario_1.toml", "mq_scenario_2.toml", "mq_scenario_3.toml"]
+    assert p.stderr.startswith("ssdkit: warning: ") and "unmapped: " in p.stderr and "approximated: " in p.stderr
+    assert p.stderr.count("Device_Parameter_Set/Seed = 321") == 1  # one block, no repeats
+    t3 = tomllib.loads((tmp_path / "mq_scenario_3.toml").read_text())
+    assert t3["flow"][0]["trace"] == os.path.relpath(TRACE, tmp_path)
+    p = cli("import", "mqsim", SSDCONFIG, WORKLOAD, "--scenario", "2")
+    assert p.returncode == 0 and tomllib.loads(p.stdout)["interface"]["arbitration"] == "weighted"
+    assert p.stdout.startswith("# Converted by ssdkit from MQSim's")
+
+
+# --- runs ---------------------------------------------------------------------------------------
+
+CAPS = {
+    1: ["flow.0.duration_ms=0", "flow.0.requests=400", "flow.1.duration_ms=0", "flow.1.requests=200"],
+    2: ["flow.0.duration_ms=0", "flow.0.requests=400", "flow.1.duration_ms=0", "flow.1.requests=400"],
+    3: ["flow.0.requests=300"],
+}
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_every_shipped_scenario_runs(k):
+    sets = [a for kv in SMALL + CAPS[k] for a in ("--set", kv)]
+    p = cli("run", "--mqsim", SSDCONFIG, WORKLOAD, "--scenario", str(k), *sets, "--json", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    want = {1: [400, 200], 2: [400, 400], 3: [300]}[k]
+    assert [f["completed"] for f in doc["flows"]] == want
+    assert "ssdkit: warning:" in p.stderr
+
+
+def test_imported_file_runs_and_equals_run_mqsim(tmp_path):
+    out = tmp_path / "s1.toml"
+    p = cli(
+        "import",
+        "mqsim",
+        SSDCONFIG,
+        WORKLOAD,
+        "--scenario",
+        "1",
+        "-o",
+        str(out),
+        *[a for kv in SMALL for a in ("--set", kv)],
+    )
+    assert p.returncode == 0, p.stderr
+    sets = [a for kv in CAPS[1] for a in ("--set", kv)]
+    a = cli("run", str(out), *sets, "--json", "--no-progress")
+    b = cli(
+        "run", "--mqsim", SSDCONFIG, WORKLOAD, "--scenario", "1", "--set", SMALL[0], *sets, "--json", "--no-progress"
+    )
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+    for d in (ja, jb):
+        for k in ("wall_time_s", "events_per_wall_s", "requests_per_wall_s"):
+            d.pop(k, None)
+        d["device"]["precondition"].pop("wall_time_s", None)
+    assert ja == jb
+
+
+def test_mqsim_device_with_fio_flows(tmp_path):
+    job = tmp_path / "j.fio"
+    job.write_text("[j]\nioengine=libaio\nrw=randread\niodepth=8\nnumber_ios=500\n")
+    p = cli("run", "--mqsim", SSDCONFIG, "--fio", str(job), "--set", SMALL[0], "--json", "--no-progress")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["flows"][0]["completed"] == 500 and doc["config"]["ftl"]["gc_policy"] == "d_choices"
+
+
+def test_validate_names_the_mqsim_element(tmp_path):
+    cfg = tmp_path / "ssd.xml"
+    cfg.write_text(SSDCONFIG_TEXT.replace("<Flash_Channel_Count>8<", "<Flash_Channel_Count>999<"))
+    with pytest.raises(MqsimError, match=r"flash.channels.*Flash_Channel_Count> = 999"):
+        import_mqsim(str(cfg))
+    line = one_error_line(cli("import", "mqsim", str(cfg)))
+    assert "(converted from <Execution_Parameter_Set/Device_Parameter_Set/Flash_Channel_Count> = 999)" in line
+    (dev,) = import_mqsim(SSDCONFIG)
+    dev.doc["flash"]["page_size_bytes"] = 3000
+    with pytest.raises(MqsimError, match=r"page_size_bytes.*Page_Capacity> = 8192"):
+        mqsim.validate(dev)
