@@ -41,6 +41,8 @@ class Case:
     description: str
     overrides: dict[str, Any]
     from_snapshot: bool = False
+    #: Replays a generated MQSim-format trace of 4 KiB random reads instead of a synthetic flow.
+    trace: bool = False
 
 
 # Every case states the whole flow, so the preset's demo flow cannot leak into a figure.
@@ -54,6 +56,12 @@ CASES = (
         "seqread-128k-qd32",
         "128 KiB sequential read, QD32",
         {"flow.0.queue_depth": 32, "flow.0.request_bytes": 131072, "flow.0.pattern": "sequential"},
+    ),
+    Case(
+        "trace-read-4k-qd32",
+        "MQSim-format trace of 4 KiB random reads, replayed closed loop at QD32 (parse + simulate)",
+        {"flow.0.queue_depth": 32, "flow.0.replay": "closed", "flow.0.trace_format": "mqsim", "flow.0.fold": "modulo"},
+        trace=True,
     ),
     Case(
         "randwrite-4k-qd32",
@@ -123,6 +131,9 @@ def run_bench(
         prec: dict[str, Any] | None = None
         for case in CASES:
             flow = {**_BASE, **case.overrides, "flow.0.requests": requests}
+            if case.trace:
+                flow = {k: v for k, v in flow.items() if k not in _BASE}
+                flow["flow.0.trace"] = _write_trace(os.path.join(tmp, "bench.trace"), requests)
             ov = device + [f"{k}={api.toml_literal(v, k)}" for k, v in flow.items()]
             if case.from_snapshot:
                 # The snapshot is made with the write case's own flow, so fast preconditioning
@@ -260,6 +271,17 @@ def _run_case(case: Case, overrides: list[str], snapshot: str | None) -> dict[st
     if snapshot is not None:
         fig["snapshot_load_s"] = r.device.precondition.get("snapshot_load_s")
     return fig
+
+
+def _write_trace(path: str, n: int) -> str:
+    """An MQSim ASCII trace of ``n`` 4 KiB random reads 10 us apart, from a fixed seed."""
+    import random
+
+    rng = random.Random(1)
+    slots = 50_000_000  # 4 KiB slots: 200 GB of the preset's 476 GiB
+    with open(path, "w") as f:
+        f.writelines(f"{i * 10_000} 0 {rng.randrange(slots) * 8} 8 1\n" for i in range(n))
+    return path
 
 
 def _precondition_in_child(output: str, overrides: list[str]) -> dict[str, Any]:

@@ -263,6 +263,7 @@ def test_bench_json():
         "randread-4k-qd1",
         "randread-4k-qd32",
         "seqread-128k-qd32",
+        "trace-read-4k-qd32",
         "randwrite-4k-qd32",
     ]
     figs = doc["figures"]
@@ -270,4 +271,6 @@ def test_bench_json():
     assert figs["snapshot_load_s"] > 0 and figs["snapshot_save_s"] > 0 and figs["precondition_s"] > 0
     assert 0 < figs["precondition_peak_rss_mib"] < 10_000
     assert doc["precondition"]["record"]["mode"] == "fast"
-    assert doc["cases"][3]["precondition_mode"] == "fast" and doc["cases"][0]["precondition_mode"] == "fast"
+    assert doc["cases"][4]["precondition_mode"] == "fast" and doc["cases"][0]["precondition_mode"] == "fast"
+    # The trace case replays every generated line.
+    assert doc["cases"][3]["requests"] == doc["requests"]

@@ -39,6 +39,11 @@ struct Features {
     wl_static: bool,
     wl_dynamic: bool,
     trim_fraction: f64,
+    /// Shape of the second flow: 0 sequential 12 KiB writer; 1 open-loop Poisson writer far
+    /// above the device's rate, uniform sizes, hot/cold; 2 closed-loop sized from a list,
+    /// scrambled Zipf, pinned to channel 0, weighted arbitration at high priority; 3 on/off
+    /// bursts with normal sizes over a pareto pattern.
+    second: u8,
 }
 
 fn features() -> impl Strategy<Value = Features> {
@@ -62,6 +67,7 @@ fn features() -> impl Strategy<Value = Features> {
         any::<bool>(),
         any::<bool>(),
         prop_oneof![Just(0.0), 0.0f64..0.3],
+        0u8..4,
     )
         .prop_map(
             |(
@@ -73,6 +79,7 @@ fn features() -> impl Strategy<Value = Features> {
                 wl_static,
                 wl_dynamic,
                 trim_fraction,
+                second,
             )| {
                 Features {
                     policy,
@@ -83,6 +90,7 @@ fn features() -> impl Strategy<Value = Features> {
                     wl_static,
                     wl_dynamic,
                     trim_fraction,
+                    second,
                 }
             },
         )
@@ -97,6 +105,7 @@ const PLAIN: Features = Features {
     wl_static: false,
     wl_dynamic: true,
     trim_fraction: 0.0,
+    second: 0,
 };
 
 #[allow(clippy::too_many_arguments)] // one knob per property dimension
@@ -111,7 +120,7 @@ fn config(
     f: &Features,
 ) -> ssdkit_core::config::Config {
     let trim = f.trim_fraction.min(1.0 - read_fraction);
-    let o = vec![
+    let mut o = vec![
         format!("run.seed={seed}"),
         format!("flow.0.queue_depth={qd}"),
         format!("flow.0.read_fraction={read_fraction}"),
@@ -134,13 +143,61 @@ fn config(
         "ftl.wl_static_interval=2".into(),
         format!("ftl.wl_dynamic={}", f.wl_dynamic),
         format!("flash.multiplane={multiplane}"),
-        // A second, sequential writer keeps GC busy with multi-page requests.
-        "flow.1.queue_depth=2".into(),
+        // A second writer keeps GC busy with multi-page requests.
         "flow.1.read_fraction=0.0".into(),
-        "flow.1.request_bytes=12288".into(),
-        "flow.1.pattern=sequential".into(),
         format!("flow.1.requests={}", requests / 4),
     ];
+    let second: &[&str] = match f.second {
+        0 => &[
+            "flow.1.queue_depth=2",
+            "flow.1.request_bytes=12288",
+            "flow.1.pattern=sequential",
+        ],
+        1 => &[
+            "flow.1.arrival=exponential",
+            "flow.1.rate_iops=1000000",
+            "flow.1.size=uniform",
+            "flow.1.size_min_bytes=512",
+            "flow.1.size_max_bytes=16384",
+            "flow.1.pattern=hotcold",
+            "flow.1.hot_space_fraction=0.1",
+            "flow.1.hot_access_fraction=0.9",
+        ],
+        2 => &[
+            "flow.1.queue_depth=4",
+            "flow.1.size=list",
+            "flow.1.size_list=[{bytes = 4096, weight = 1}, {bytes = 12288, weight = 1}, {bytes = 1536, weight = 1}]",
+            "flow.1.pattern=zipf",
+            "flow.1.zipf_theta=0.9",
+            "flow.1.scramble=true",
+            // MQSim-style partitioning: each flow has its own half of the space and of the
+            // channels, on an empty device.
+            "flow.1.channels=[0]",
+            "flow.0.channels=[1]",
+            "flow.0.start_bytes=2201600",
+            "flow.1.range_bytes=2201600",
+            "precondition.mode=empty",
+            "flow.1.priority=high",
+            "interface.arbitration=weighted",
+        ],
+        _ => &[
+            "flow.1.arrival=onoff",
+            "flow.1.rate_iops=200000",
+            "flow.1.on_ms=0.2",
+            "flow.1.off_ms=1.0",
+            "flow.1.size=normal",
+            "flow.1.request_bytes=8192",
+            "flow.1.size_stdev_bytes=4096",
+            "flow.1.pattern=pareto",
+            "flow.1.pareto_h=0.2",
+            "flow.1.scramble=true",
+        ],
+    };
+    o.extend(second.iter().map(|s| s.to_string()));
+    if f.second == 2 {
+        // Partitioned flows start from an empty device.
+        o.retain(|s| !s.starts_with("precondition.mode=") || s == "precondition.mode=empty");
+    }
     load(
         Source::Toml {
             text: SMALL,
@@ -255,6 +312,7 @@ fn every_policy_with_copyback_wl_and_trim_keeps_invariants() {
             wl_static: true,
             wl_dynamic: true,
             trim_fraction: 0.1,
+            second: 1,
         };
         let c = config(16, 0.2, 8, false, true, 12_000, 5, &f);
         check(&c);
@@ -272,5 +330,13 @@ fn every_policy_with_copyback_wl_and_trim_keeps_invariants() {
             ftl["trimmed_pages"].as_u64().unwrap() > 0,
             "{policy}: {ftl}"
         );
+    }
+}
+
+#[test]
+fn every_second_flow_shape_keeps_invariants() {
+    for second in 0..4u8 {
+        let f = Features { second, ..PLAIN };
+        check(&config(8, 0.3, 8, false, true, 3000, 1, &f));
     }
 }

@@ -350,6 +350,7 @@ queue_depth = 8
 read_fraction = 0
 channels = [1]
 planes = [0]
+range_bytes = 61440000
 requests = 2000
 "#);
     let (out, sim) = run_keep_state(&c, false).unwrap();
@@ -379,6 +380,7 @@ fn bad_flow_keys_are_refused_by_name() {
         ("channels = [9]", "channels"),
         ("priority = \"high\"", "priority"),
         ("time_scale = 2.0", "time_scale"),
+        ("read_fraction = 0.0\nchannels = [0]", "channels"),
         (
             "pattern = \"hotcold\"\nhot_space_fraction = 1.0\nhot_access_fraction = 0.5",
             "hot_space_fraction",

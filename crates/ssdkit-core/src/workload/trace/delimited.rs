@@ -79,10 +79,14 @@ pub fn validate_delimited(d: &DelimitedConfig) -> Result<(), String> {
     }
     if d.op_write_bit >= 0 {
         if !d.read_values.is_empty() {
-            return Err("read_values: must be empty when op_write_bit is set (the bit tells read from write)".into());
+            return Err("read_values: must be empty when op_write_bit is set \
+                        (the bit tells read from write)"
+                .into());
         }
         if !d.write_values.is_empty() {
-            return Err("write_values: must be empty when op_write_bit is set (the bit tells read from write)".into());
+            return Err("write_values: must be empty when op_write_bit is set \
+                        (the bit tells read from write)"
+                .into());
         }
     } else if d.read_values.is_empty() && d.write_values.is_empty() && d.trim_values.is_empty() {
         return Err(
@@ -111,7 +115,11 @@ pub fn validate_delimited(d: &DelimitedConfig) -> Result<(), String> {
         }
     }
     if d.event_column > 0 && d.event_values.is_empty() {
-        return Err("event_values: must list the event column's texts that mark a request when event_column is set".into());
+        return Err(
+            "event_values: must list the event column's texts that mark a request \
+                    when event_column is set"
+                .into(),
+        );
     }
     if d.event_column == 0 && !d.event_values.is_empty() {
         return Err(

@@ -29,13 +29,18 @@ const LOOK_LINES: usize = 32;
 /// Non-blank, non-comment lines of the prefix. The last piece is used only when the stream
 /// ended there (otherwise it may be cut).
 fn candidate_lines(prefix: &[u8], complete: bool) -> impl Iterator<Item = &[u8]> {
-    let ends_with_nl = prefix.last() == Some(&b'\n');
-    let mut pieces: Vec<&[u8]> = prefix.split(|&b| b == b'\n').collect();
-    if !(complete || ends_with_nl) {
-        pieces.pop();
-    }
-    pieces
-        .into_iter()
+    // Lazily, so a prefix of many short lines allocates nothing.
+    let whole = if complete {
+        prefix
+    } else {
+        match memchr::memrchr(b'\n', prefix) {
+            Some(i) => &prefix[..i + 1],
+            None => &prefix[..0],
+        }
+    };
+    let whole = whole.strip_suffix(b"\n").unwrap_or(whole);
+    whole
+        .split(|&b| b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
         .filter(|l| {
             let t = trim(l);

@@ -35,9 +35,9 @@
 //! `N`) or with 0 sectors; fio sync/datasync/sync_file_range.
 //!
 //! Malformed lines (wrong field count, bad number, size 0 or negative, unknown opcode, address
-//! or end beyond 2^64 bytes, time beyond 2^64 ns, line longer than 1 MiB) give
-//! `Error::Trace("<file>:<line>: <reason>: `<text>`")` or are skipped and counted with
-//! `skip_malformed`. Times are exact: decimals are converted to integer nanoseconds without
+//! or end beyond 2^64 bytes, time beyond 2^64 ns, line longer than 1 MiB) give an
+//! `Error::Trace` reading ``<file>:<line>: <reason>: `<text>` `` or are skipped and counted
+//! with `skip_malformed`. Times are exact: decimals are converted to integer nanoseconds without
 //! floating point, truncating below 1 ns.
 //!
 //! Detection (`TraceFormat::Auto`) is described in `detect`: DiskSim traces with sizes in

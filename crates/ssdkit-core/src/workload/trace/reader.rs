@@ -63,8 +63,9 @@ impl Parser {
 
 /// A streaming reader of one block-trace file; see the module documentation for formats.
 ///
-/// Errors: a malformed line gives `Error::Trace("<file>:<line>: <reason>: `<text>`")` (or is
-/// skipped and counted with `skip_malformed`), and the next call continues with the next line.
+/// Errors: a malformed line gives an `Error::Trace` reading
+/// ``<file>:<line>: <reason>: `<text>` `` (or is skipped and counted with `skip_malformed`),
+/// and the next call continues with the next line.
 /// A read or decompression error, and "no requests" at the end of a file without records, are
 /// final: later calls return `Ok(None)`.
 pub struct TraceReader {
