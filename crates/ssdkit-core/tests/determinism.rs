@@ -28,6 +28,17 @@ fn same_seed_same_bytes_other_seed_differs() {
         "flow.1.request_bytes=65536",
         "flow.1.requests=2000",
         "flow.1.read_fraction=0.3",
+        // Open loop, variable sizes and a skewed pattern draw from their own streams.
+        "flow.2.arrival=exponential",
+        "flow.2.rate_iops=20000",
+        "flow.2.read_fraction=0.5",
+        "flow.2.size=uniform",
+        "flow.2.size_min_bytes=4096",
+        "flow.2.size_max_bytes=65536",
+        "flow.2.pattern=zipf",
+        "flow.2.zipf_theta=0.9",
+        "flow.2.scramble=true",
+        "flow.2.requests=5000",
     ];
     let a = strip(run_cfg(&preset("mqsim-paper", &o)));
     let b = strip(run_cfg(&preset("mqsim-paper", &o)));

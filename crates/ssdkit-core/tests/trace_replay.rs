@@ -280,3 +280,51 @@ fn device_filter_fold_and_bad_lines() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Device numbers of one trace mapped to two flows (each its own queue), replayed at once.
+#[test]
+fn device_filters_split_one_trace_into_flows() {
+    let path = compressed_copy("mqsim_tpcc_small/tpcc-small.trace");
+    let flow = |dev: &str| {
+        format!(
+            "[[flow]]\nname = \"dev{dev}\"\ntrace = \"{}\"\nfold = \"modulo\"\ndevices = [{dev}]\n",
+            path.display()
+        )
+    };
+    let all = run(
+        &load(&format!(
+            "[[flow]]\ntrace = \"{}\"\nfold = \"modulo\"\n",
+            path.display()
+        )),
+        false,
+        false,
+    )
+    .unwrap()
+    .result;
+    let split = run(
+        &load(&format!("{}\n{}", flow("4"), flow("3, 5"))),
+        false,
+        false,
+    )
+    .unwrap()
+    .result;
+    let f = &split["flows"];
+    let (a, b) = (
+        f[0]["completed"].as_u64().unwrap(),
+        f[1]["completed"].as_u64().unwrap(),
+    );
+    assert!(a > 0 && b > 0);
+    // Each flow saw every line and kept its own devices.
+    assert_eq!(
+        f[0]["trace"]["records"],
+        all["flows"][0]["trace"]["records"]
+    );
+    assert_eq!(
+        a + f[0]["trace"]["filtered_out"].as_u64().unwrap(),
+        all["flows"][0]["completed"].as_u64().unwrap()
+    );
+    assert_eq!(
+        b + f[1]["trace"]["filtered_out"].as_u64().unwrap(),
+        all["flows"][0]["completed"].as_u64().unwrap()
+    );
+}
