@@ -103,7 +103,8 @@ pub struct InterfaceConfig {
     /// NVMe: most requests of one submission queue held inside the device at once
     /// (MQSim's QueueFetchSize). Default 512; 1..=65535.
     pub queue_fetch_size: u32,
-    /// NVMe: entries per submission queue; a flow's queue depth may not exceed it.
+    /// NVMe: entries per submission queue; a flow's queue depth may not exceed it. Open-loop
+    /// flows (NVMe and SATA) hold at most this many requests submitted and not completed.
     /// Default 1024; 2..=65536.
     pub io_queue_depth: u32,
     /// SATA: native command queue depth shared by all flows. Default 32; 1..=32.

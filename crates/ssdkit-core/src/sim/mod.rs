@@ -109,10 +109,9 @@ impl Simulator {
         let geo = Geometry::from_config(&c.flash);
         let capacity = crate::ftl::logical_pages(c) * geo.page_size as u64;
         let striping = crate::ftl::allocation::Striping::new(&c.ftl.allocation_order, &geo);
-        let sq_entries = match c.interface.kind {
-            InterfaceType::Nvme => c.interface.io_queue_depth,
-            InterfaceType::Sata => c.interface.ncq_depth.max(1) * 32,
-        };
+        // An open-loop flow holds at most this many requests submitted and not completed: its
+        // NVMe submission queue, or for SATA the host's queue in front of the NCQ.
+        let sq_entries = c.interface.io_queue_depth;
         c.flows
             .iter()
             .enumerate()
