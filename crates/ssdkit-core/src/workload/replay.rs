@@ -4,7 +4,7 @@
 //! on the trace length.
 
 use super::synthetic::HostRequest;
-use super::trace::{TraceCounters, TraceReader};
+use super::trace::TraceReader;
 use crate::config::{Backwards, FlowConfig, Fold, TraceFormat};
 use crate::engine::{Picoseconds, PS_PER_MS};
 use crate::error::Error;
@@ -194,10 +194,6 @@ impl TraceReplay {
 
     pub fn format(&self) -> TraceFormat {
         self.reader.format()
-    }
-
-    pub fn reader_counters(&self) -> TraceCounters {
-        self.reader.counters()
     }
 
     pub fn summary(&self) -> Value {

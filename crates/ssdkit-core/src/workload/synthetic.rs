@@ -151,19 +151,6 @@ impl SyntheticGen {
         }
     }
 
-    /// Number of aligned start positions (the support of the address distribution).
-    pub fn slots(&self) -> u64 {
-        self.n_slots
-    }
-
-    /// Slots of the hot part (hot/cold pattern only).
-    pub fn hot_slots(&self) -> Option<u64> {
-        match self.slots {
-            Slots::HotCold { hot, .. } => Some(hot),
-            _ => None,
-        }
-    }
-
     #[inline]
     pub fn next_request(&mut self) -> HostRequest {
         // Pure read or write flows draw no op number, so their address streams do not
