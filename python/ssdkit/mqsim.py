@@ -545,28 +545,18 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
             conv.unmapped(p[1], p[0], _NO_SUSPEND)
 
     # Back end.
-    p = D("Flash_Channel_Count")
-    flash["channels"] = conv.int(p, 1)
-    conv.src("flash.channels", p)
-    p = D("Chip_No_Per_Channel")
-    flash["chips_per_channel"] = conv.int(p, 1)
-    conv.src("flash.chips_per_channel", p)
-    p = F("Die_No_Per_Chip")
-    flash["dies_per_chip"] = conv.int(p, 1)
-    conv.src("flash.dies_per_chip", p)
-    p = F("Plane_No_Per_Die")
-    flash["planes_per_die"] = conv.int(p, 1)
-    conv.src("flash.planes_per_die", p)
-    p = F("Block_No_Per_Plane")
-    blocks = conv.int(p, 1)
-    flash["blocks_per_plane"] = blocks
-    conv.src("flash.blocks_per_plane", p)
-    p = F("Page_No_Per_Block")
-    flash["pages_per_block"] = conv.int(p, 1)
-    conv.src("flash.pages_per_block", p)
-    p = F("Page_Capacity")
-    flash["page_size_bytes"] = conv.int(p, 1)
-    conv.src("flash.page_size_bytes", p)
+    for param, key in (
+        (D("Flash_Channel_Count"), "channels"),
+        (D("Chip_No_Per_Channel"), "chips_per_channel"),
+        (F("Die_No_Per_Chip"), "dies_per_chip"),
+        (F("Plane_No_Per_Die"), "planes_per_die"),
+        (F("Block_No_Per_Plane"), "blocks_per_plane"),
+        (F("Page_No_Per_Block"), "pages_per_block"),
+        (F("Page_Capacity"), "page_size_bytes"),
+    ):
+        flash[key] = conv.int(param, 1)
+        conv.src(f"flash.{key}", param)
+    blocks = flash["blocks_per_plane"]
     p = F("Flash_Technology")
     cell = conv.enum(p, ("SLC", "MLC", "TLC"))
     flash["cell_type"] = cell

@@ -429,15 +429,7 @@ fn too_few(want: usize, n: usize) -> Cow<'static, str> {
 mod tests {
     use super::*;
 
-    fn rec(time_ns: u64, device: u64, op: Op, offset_bytes: u64, bytes: u64) -> ParseResult {
-        Ok(Parsed::Record(TraceRecord {
-            time_ns,
-            device,
-            op,
-            offset_bytes,
-            bytes,
-        }))
-    }
+    use crate::workload::trace::formats::record as rec;
 
     #[test]
     fn presets_are_valid_descriptions() {

@@ -125,7 +125,13 @@ fn unknown_op(v: &[u8], allowed: &str) -> Reason {
 }
 
 #[inline]
-fn record(time_ns: u64, device: u64, op: Op, offset_bytes: u64, bytes: u64) -> ParseResult {
+pub(crate) fn record(
+    time_ns: u64,
+    device: u64,
+    op: Op,
+    offset_bytes: u64,
+    bytes: u64,
+) -> ParseResult {
     check_end(offset_bytes, bytes)?;
     Ok(Parsed::Record(TraceRecord {
         time_ns,
@@ -576,15 +582,7 @@ mod tests {
         }
     }
 
-    fn rec(time_ns: u64, device: u64, op: Op, offset_bytes: u64, bytes: u64) -> ParseResult {
-        Ok(Parsed::Record(TraceRecord {
-            time_ns,
-            device,
-            op,
-            offset_bytes,
-            bytes,
-        }))
-    }
+    use super::record as rec;
 
     #[test]
     fn splitting() {
