@@ -23,7 +23,7 @@ fn main() {
     println!(
         "load {:.2} s ({} logical pages)",
         t.elapsed().as_secs_f64(),
-        ftl.logical_pages
+        ftl.logical_pages()
     );
     std::fs::remove_file(&path).unwrap();
 }

@@ -59,7 +59,7 @@ pub fn simulator_from_snapshot(c: &Config, snapshot: &Path) -> Result<Simulator,
 /// Preconditions the device of `c` and saves it to `output`. Returns the preconditioning
 /// record with the file size and the time taken to save.
 pub fn precondition_to_snapshot(c: &Config, output: &Path) -> Result<serde_json::Value, Error> {
-    let mut ftl = crate::ftl::Ftl::new(c);
+    let mut ftl = crate::ftl::Ftl::new(c, &crate::config::Settings::resolve(c));
     let mut rec = crate::ftl::precondition::run(&mut ftl, c)?;
     let t = Instant::now();
     let bytes = crate::ftl::snapshot::save(&ftl, c, &rec, output)?;
@@ -78,7 +78,7 @@ pub fn run_keep_state(c: &Config, keep_log: bool) -> Result<(RunOutput, Simulato
 /// MQSim importers, which turn percentages of the device into byte ranges).
 pub fn device_info(c: &Config) -> serde_json::Value {
     let f = &c.flash;
-    let logical_pages = crate::ftl::logical_pages(c);
+    let logical_pages = crate::config::Settings::resolve(c).logical_pages;
     serde_json::json!({
         "capacity_bytes": logical_pages * f.page_size_bytes as u64,
         "logical_pages": logical_pages,

@@ -1,31 +1,42 @@
 //! # ssdkit-core
 //!
-//! Discrete-event simulation of NVMe and SATA SSDs. A request travels:
+//! Discrete-event simulation of NVMe and SATA SSDs. A request travels, and each step lives in
+//! its own module:
 //!
 //! ```text
-//! workload (synthetic flows)                         workload::synthetic
-//!   -> host submission queue, doorbell               sim::submit, host::link
-//!   -> PCIe link / SATA link (packets, FIFO)          host::link
-//!   -> fetch unit: QueueFetchSize, round-robin       host::nvme
-//!   -> firmware: split into page transactions        sim::{firmware, dispatch_request}
-//!   -> FTL: mapping, allocation, GC                  ftl::{mapping, allocation, gc}
-//!   -> per-die queues (user R, user W, GC)           ftl::scheduling
-//!   -> flash back end: channel bus, dies, planes     flash::{backend, timing, geometry}
+//! workload (synthetic flows, trace replay)            workload::{flow, synthetic, replay, trace}
+//!   -> host submission queue, doorbell                 host (Host::submit), host::link
+//!   -> PCIe link / SATA link (packets, FIFO)            host::link
+//!   -> fetch unit: QueueFetchSize, arbitration         host::nvme
+//!   -> firmware CPU; split into page transactions      frontend (Firmware, split)
+//!      with sector bitmaps
+//!   -> FTL: translation, plane allocation, GC          ftl::{mapping, allocation, blocks,
+//!      lifecycle, wear levelling, TRIM                       gc, wear, index}
+//!   -> per-die queues and the scheduling policy        tsu::{queues, policy}
+//!   -> flash back end: channel bus, dies, planes       flash::{backend, die, timing, geometry}
 //!   <- data and completion back over the link into the host completion queue
 //! ```
 //!
-//! One [`sim::Simulator`] owns every component; events are plain data; time is `u64`
-//! picoseconds; every random stream derives from the run seed.
+//! `sim` owns one of each component, defines the event enum and dispatches events to the
+//! components (`sim::dispatch`, `sim::gc`), and drives runs (`sim::run`: the batch run and the
+//! `step`/`run_until`/`is_idle` primitives). `engine` is the generic event queue (with
+//! cancellation), slab and random streams; `config` holds the typed configuration and its
+//! resolution into `config::Settings` (derived values, times in picoseconds), read by every
+//! component; `ids` the index types. Time is `u64` picoseconds; every random stream derives
+//! from the run seed.
 
 pub mod api;
 pub mod config;
 pub mod engine;
 pub mod error;
 pub mod flash;
+pub mod frontend;
 pub mod ftl;
 pub mod host;
+pub mod ids;
 pub mod sim;
 pub mod stats;
+pub mod tsu;
 pub mod workload;
 
 pub use error::Error;

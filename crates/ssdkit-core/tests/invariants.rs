@@ -11,6 +11,7 @@
 use proptest::prelude::*;
 use ssdkit_core::api::{load, run_keep_state, Source};
 use ssdkit_core::ftl::NONE;
+use ssdkit_core::sim::Simulator;
 use std::collections::HashSet;
 
 const SMALL: &str = r#"
@@ -211,15 +212,21 @@ fn config(
 fn check(c: &ssdkit_core::config::Config) {
     use ssdkit_core::workload::Op;
     let initially_mapped = c.precondition.mode != ssdkit_core::config::PreconditionMode::Empty;
-    let (out, sim) = run_keep_state(c, true).unwrap_or_else(|e| panic!("{e}"));
+    let sim = Simulator::new(c).unwrap_or_else(|e| panic!("{e}"));
+    let erases_before = sim.ftl.erase_counts().to_vec();
+    let (out, sim) = sim.run(c, false, true).unwrap_or_else(|e| panic!("{e}"));
     let ftl = &sim.ftl;
     ftl.check_invariants()
         .unwrap_or_else(|e| panic!("invariant broken: {e}"));
     let log = out.log.expect("log requested");
     let expected: u64 = c.flows.iter().map(|f| f.requests).sum();
+    // Every submitted request (ids 0..n in submission order) completes exactly once: a
+    // duplicate and a loss would keep the count but not the set.
+    let mut ids: Vec<u64> = log.iter().map(|r| r.id).collect();
+    ids.sort_unstable();
     assert_eq!(
-        log.len() as u64,
-        expected,
+        ids,
+        (0..expected).collect::<Vec<u64>>(),
         "every request completes exactly once"
     );
     let spp = 4096 / 512;
@@ -241,8 +248,8 @@ fn check(c: &ssdkit_core::config::Config) {
             Op::Read => {}
         }
     }
-    for lpa in 0..ftl.logical_pages as u64 {
-        let is = ftl.l2p[lpa as usize] != NONE;
+    for lpa in 0..ftl.logical_pages() {
+        let is = ftl.l2p_table()[lpa as usize] != NONE;
         if trimmed.contains(&lpa) {
             // Write-after-trim order is the FTL's, not the log's; but a trimmed page nobody
             // wrote must stay unmapped: GC must not have moved it.
@@ -260,10 +267,22 @@ fn check(c: &ssdkit_core::config::Config) {
             "logical page {lpa}: mapped {is}, expected {should}"
         );
     }
-    assert!(ftl.erase_count.iter().all(|&e| e < u32::MAX));
+    // Erase counts never decrease, and their total increase equals the erases the flash
+    // back end executed (counted apart, per operation) and the victims GC collected.
+    let after = ftl.erase_counts();
+    let mut increase = 0u64;
+    for (b, (&a, &bef)) in after.iter().zip(&erases_before).enumerate() {
+        assert!(a >= bef, "block {b}: erase count went from {bef} to {a}");
+        increase += (a - bef) as u64;
+    }
+    let flash_erases = out.result["device"]["flash"]["block_erases"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(increase, flash_erases, "erase counts vs erases executed");
     assert_eq!(
         out.result["device"]["ftl"]["gc_runs"].as_u64().unwrap(),
-        ftl.stats.gc_runs
+        flash_erases,
+        "every collected victim was erased once"
     );
 }
 
@@ -286,16 +305,19 @@ proptest! {
 #[test]
 fn heavy_overwrite_collects_garbage_and_keeps_invariants() {
     let c = config(16, 0.0, 8, false, true, 20_000, 3, &PLAIN);
-    let (out, sim) = run_keep_state(&c, false).unwrap();
+    let sim = Simulator::new(&c).unwrap();
+    let before: u64 = sim.ftl.erase_counts().iter().map(|&e| e as u64).sum();
+    let (out, sim) = sim.run(&c, false, false).unwrap();
     sim.ftl.check_invariants().unwrap();
     let ftl = &out.result["device"]["ftl"];
     assert!(ftl["gc_runs"].as_u64().unwrap() > 100, "GC ran: {ftl}");
     assert!(ftl["write_amplification"].as_f64().unwrap() > 1.0);
-    assert!(
-        sim.ftl.erase_count.iter().sum::<u32>() as u64
-            == out.result["device"]["flash"]["block_erases"]
-                .as_u64()
-                .unwrap()
+    let after: u64 = sim.ftl.erase_counts().iter().map(|&e| e as u64).sum();
+    assert_eq!(
+        after - before,
+        out.result["device"]["flash"]["block_erases"]
+            .as_u64()
+            .unwrap()
     );
 }
 

@@ -11,8 +11,9 @@ use common::*;
 use serde_json::Value;
 use ssdkit_core::api::{self, load, Source};
 use ssdkit_core::config::Config;
-use ssdkit_core::ftl::mapping::BlockState;
+use ssdkit_core::ftl::BlockState;
 use ssdkit_core::ftl::{precondition, snapshot, Ftl};
+use ssdkit_core::ids::BlockId;
 use ssdkit_core::sim::CompletionRecord;
 
 /// 4 planes of 256 blocks of 64 pages of 4 KiB: 256 MiB, small enough to write for real.
@@ -40,12 +41,12 @@ fn small(extra: &[&str]) -> Config {
 
 /// Histogram of valid pages over closed blocks, normalised.
 fn valid_histogram(ftl: &Ftl) -> Vec<f64> {
-    let ppb = ftl.geo.pages_per_block as usize;
+    let ppb = ftl.geometry().pages_per_block as usize;
     let mut h = vec![0.0; ppb + 1];
     let mut n = 0.0;
-    for (b, s) in ftl.block_state.iter().enumerate() {
-        if *s == BlockState::Closed {
-            h[ftl.valid[b] as usize] += 1.0;
+    for b in 0..ftl.geometry().total_blocks() {
+        if ftl.block_state(BlockId(b)) == BlockState::Closed {
+            h[ftl.valid_pages(BlockId(b)) as usize] += 1.0;
             n += 1.0;
         }
     }
@@ -68,9 +69,9 @@ fn fast_and_write_preconditioning_agree() {
         let pol = format!("ftl.gc_policy={policy}");
         let fast_c = small(&[&pol, "precondition.mode=fast", "flow.0.requests=150000"]);
         let write_c = small(&[&pol, "precondition.mode=write", "flow.0.requests=150000"]);
-        let mut fast = Ftl::new(&fast_c);
+        let mut fast = Ftl::from_config(&fast_c);
         let fast_rec = precondition::run(&mut fast, &fast_c).unwrap();
-        let mut write = Ftl::new(&write_c);
+        let mut write = Ftl::from_config(&write_c);
         let write_rec = precondition::run(&mut write, &write_c).unwrap();
         fast.check_invariants().unwrap();
         write.check_invariants().unwrap();
@@ -175,9 +176,9 @@ fn snapshot_round_trip_and_bad_files() {
     // The loaded state is the saved one, invariants included.
     let (ftl, _) = snapshot::load(&c, &path).unwrap();
     ftl.check_invariants().unwrap();
-    let mut again = Ftl::new(&c);
+    let mut again = Ftl::from_config(&c);
     precondition::run(&mut again, &c).unwrap();
-    assert!(ftl.l2p == again.l2p && ftl.erase_count == again.erase_count);
+    assert!(ftl.l2p_table() == again.l2p_table() && ftl.erase_counts() == again.erase_counts());
 
     let bytes = std::fs::read(&path).unwrap();
     let err = |b: &[u8], cfg: &Config| {

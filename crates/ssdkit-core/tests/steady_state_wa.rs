@@ -17,6 +17,7 @@ use ssdkit_core::config::Config;
 use ssdkit_core::ftl::gc::write_now;
 use ssdkit_core::ftl::precondition;
 use ssdkit_core::ftl::Ftl;
+use ssdkit_core::ids::{Lpn, PlaneId};
 
 /// Principal branch of Lambert W by Halley's method; written here, apart from the
 /// simulator's own copy, so the expectation does not come from the code under test.
@@ -72,24 +73,24 @@ struct Measured {
 /// Fills the device, overwrites `warm` drive writes at random, then measures WA and the mean
 /// free pages over `measure` drive writes.
 fn measure(c: &Config, warm: f64, measure: f64, seed: u64) -> Measured {
-    let mut ftl = Ftl::new(c);
+    let mut ftl = Ftl::from_config(c);
     precondition::run(&mut ftl, c).unwrap();
-    let u = ftl.logical_pages as u64;
-    let physical = ftl.geo.total_pages() as f64;
+    let u = ftl.logical_pages();
+    let physical = ftl.geometry().total_pages() as f64;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     for _ in 0..(warm * u as f64) as u64 {
-        assert!(write_now(&mut ftl, rng.gen_range(0..u) as u32));
+        assert!(write_now(&mut ftl, Lpn(rng.gen_range(0..u) as u32)));
     }
-    let before = ftl.stats.clone();
+    let before = ftl.stats().clone();
     let n = (measure * u as f64) as u64;
     let mut free_sum = 0u64;
     for _ in 0..n {
-        assert!(write_now(&mut ftl, rng.gen_range(0..u) as u32));
-        free_sum += ftl.free_pages(0);
+        assert!(write_now(&mut ftl, Lpn(rng.gen_range(0..u) as u32)));
+        free_sum += ftl.free_pages(PlaneId(0));
     }
     ftl.check_invariants().unwrap();
-    let user = ftl.stats.user_page_writes - before.user_page_writes;
-    let moves = ftl.stats.gc_page_moves - before.gc_page_moves;
+    let user = ftl.stats().user_page_writes - before.user_page_writes;
+    let moves = ftl.stats().gc_page_moves - before.gc_page_moves;
     let mean_free = free_sum as f64 / n as f64;
     Measured {
         wa: (user + moves) as f64 / user as f64,

@@ -358,7 +358,12 @@ requests = 2000
     let geo = ssdkit_core::flash::Geometry::from_config(&c.flash);
     let allowed = geo.plane_id(1, 0, 0, 0);
     let mut mapped = 0;
-    for &ppa in sim.ftl.l2p.iter().filter(|&&p| p != ssdkit_core::ftl::NONE) {
+    for &ppa in sim
+        .ftl
+        .l2p_table()
+        .iter()
+        .filter(|&&p| p != ssdkit_core::ftl::NONE)
+    {
         assert_eq!(geo.plane_of_ppa(ppa), allowed);
         mapped += 1;
     }

@@ -5,6 +5,7 @@
 
 mod overrides;
 mod presets;
+mod settings;
 mod validate;
 mod workload;
 
@@ -12,6 +13,7 @@ pub use workload::*;
 
 pub use overrides::apply_override;
 pub use presets::{preset_names, preset_toml, PRESETS};
+pub use settings::{FlowSettings, Settings};
 
 use crate::error::Error;
 use schemars::JsonSchema;
@@ -668,6 +670,23 @@ impl Default for FlowConfig {
 impl FlowConfig {
     pub fn is_trace(&self) -> bool {
         !self.trace.is_empty()
+    }
+    /// Whether the flow's writes are pinned to a subset of the planes.
+    pub fn is_pinned(&self) -> bool {
+        !(self.channels.is_empty()
+            && self.chips.is_empty()
+            && self.dies.is_empty()
+            && self.planes.is_empty())
+    }
+    /// Alignment of generated starts in bytes (docs: 0 = the fixed request size, else 4096).
+    pub fn effective_align(&self) -> u64 {
+        if self.align_bytes > 0 {
+            self.align_bytes
+        } else if self.size == SizeDist::Fixed {
+            self.request_bytes
+        } else {
+            4096
+        }
     }
     /// Whether requests arrive by time (open loop) rather than keeping a queue depth.
     pub fn is_open_loop(&self) -> bool {

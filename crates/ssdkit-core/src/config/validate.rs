@@ -239,12 +239,10 @@ pub fn validate(c: &Config) -> Result<(), String> {
     )?;
     // Each plane must keep, beside its logical share, the GC reserve plus one open block for
     // user and one for GC writes; otherwise GC could find no block with an invalid page.
-    let planes = total_pages / (f.blocks_per_plane as u64 * f.pages_per_block as u64);
-    let logical_pages = crate::ftl::logical_pages(c);
-    let share_blocks = logical_pages
-        .div_ceil(planes)
-        .div_ceil(f.pages_per_block as u64);
-    let reserve = crate::ftl::reserve_blocks(c) as u64;
+    let s = Settings::resolve(c);
+    let logical_pages = s.logical_pages;
+    let share_blocks = s.share_blocks;
+    let reserve = s.reserve_blocks as u64;
     if share_blocks + reserve + 2 >= f.blocks_per_plane as u64 {
         return Err(format!(
             "key `ftl.spare_factor` = {} leaves too few spare blocks: each plane holds {share_blocks} blocks of logical data and needs {} more (GC reserve from `ftl.gc_hard_threshold` + 2 open blocks) out of {}; raise the spare factor or lower the thresholds",
@@ -337,7 +335,7 @@ pub fn validate(c: &Config) -> Result<(), String> {
         false,
     )
     .map_err(|m| format!("{m} (it must not be below `precondition.write_min_drive_writes`)"))?;
-    let start_blocks = crate::ftl::gc_start_free_pages(c).div_ceil(f.pages_per_block as u64);
+    let start_blocks = s.gc_start_free_pages.div_ceil(f.pages_per_block as u64);
     if start_blocks + share_blocks >= f.blocks_per_plane as u64 {
         return Err(format!(
             "key `ftl.gc_threshold` = {} asks GC to keep {} free blocks per plane, but only {} are spare at `ftl.spare_factor` = {}",
@@ -712,7 +710,7 @@ fn validate_flow(
         )?,
         _ => {}
     }
-    let align = crate::workload::synthetic::effective_align(fl);
+    let align = fl.effective_align();
     if align > range {
         return Err(format!(
             "key `{}`: alignment {align} is larger than the range of {range} bytes",

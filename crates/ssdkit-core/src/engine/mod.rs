@@ -1,12 +1,14 @@
 //! Generic discrete-event engine: integer time, a priority queue whose ties break by insertion
-//! order, and random streams derived from one run seed. It knows nothing about SSDs; the
-//! simulator that owns it defines the event type.
+//! order (with cancellation), slabs for plain-data records, and random streams derived from one
+//! run seed. It knows nothing about SSDs; the simulator that owns it defines the event type.
 
 mod queue;
 mod rng;
+mod slab;
 
-pub use queue::EventQueue;
+pub use queue::{EventId, EventQueue, PastEvent};
 pub use rng::{derive_stream, Stream};
+pub use slab::Slab;
 
 /// Simulation time in picoseconds. u64 covers about 213 days, far beyond any run.
 pub type Picoseconds = u64;

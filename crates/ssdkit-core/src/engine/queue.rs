@@ -1,6 +1,6 @@
 use super::Picoseconds;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashSet};
 
 /// One scheduled event. The sequence number makes ordering total and deterministic: two events
 /// at the same time fire in the order they were scheduled.
@@ -28,10 +28,34 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// Handle of a scheduled event, for `cancel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EventId(u64);
+
+/// An event asked for a time before the clock: effects would precede their causes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PastEvent {
+    pub at: Picoseconds,
+    pub now: Picoseconds,
+}
+
+impl std::fmt::Display for PastEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "event scheduled in the past ({} ps < now {} ps)",
+            self.at, self.now
+        )
+    }
+}
+
 /// Future event list. Events are plain data (`E: Copy` in practice); the heap's storage is
-/// reused, so steady-state scheduling allocates nothing.
+/// reused, so steady-state scheduling allocates nothing. Cancelled events stay in the heap
+/// and are dropped when they reach its top (cancellation is rare: suspension of a program or
+/// erase), so the common path pays one empty-set check.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
+    cancelled: HashSet<u64>,
     now: Picoseconds,
     next_seq: u64,
     processed: u64,
@@ -47,6 +71,7 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         Self {
             heap: BinaryHeap::with_capacity(1024),
+            cancelled: HashSet::new(),
             now: 0,
             next_seq: 0,
             processed: 0,
@@ -62,23 +87,21 @@ impl<E> EventQueue<E> {
         self.processed
     }
 
+    /// Events pending (not cancelled).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.cancelled.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
-    /// Schedules `event` at absolute time `at`. Scheduling in the past is a logic error of the
-    /// caller: it would let effects precede causes.
+    /// Schedules `event` at absolute time `at`; a time before the clock is refused.
     #[inline]
-    pub fn schedule(&mut self, at: Picoseconds, event: E) {
-        assert!(
-            at >= self.now,
-            "event scheduled in the past ({at} < {})",
-            self.now
-        );
+    pub fn schedule(&mut self, at: Picoseconds, event: E) -> Result<EventId, PastEvent> {
+        if at < self.now {
+            return Err(PastEvent { at, now: self.now });
+        }
         let seq = self.next_seq;
         self.next_seq += 1;
         self.heap.push(Entry {
@@ -86,11 +109,35 @@ impl<E> EventQueue<E> {
             seq,
             event,
         });
+        Ok(EventId(seq))
+    }
+
+    /// Cancels a pending event. Returns false if it already fired or was cancelled.
+    pub fn cancel(&mut self, id: EventId) -> bool {
+        if id.0 >= self.next_seq || !self.heap.iter().any(|e| e.seq == id.0) {
+            return false;
+        }
+        self.cancelled.insert(id.0)
+    }
+
+    #[inline]
+    fn drop_cancelled(&mut self) {
+        while !self.cancelled.is_empty() {
+            match self.heap.peek() {
+                Some(e) if self.cancelled.contains(&e.seq) => {
+                    let seq = e.seq;
+                    self.heap.pop();
+                    self.cancelled.remove(&seq);
+                }
+                _ => return,
+            }
+        }
     }
 
     /// Removes the earliest event and advances the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Picoseconds, E)> {
+        self.drop_cancelled();
         let e = self.heap.pop()?;
         self.now = e.time;
         self.processed += 1;
@@ -98,8 +145,20 @@ impl<E> EventQueue<E> {
     }
 
     /// Time of the earliest pending event.
-    pub fn peek_time(&self) -> Option<Picoseconds> {
+    pub fn peek_time(&mut self) -> Option<Picoseconds> {
+        self.drop_cancelled();
         self.heap.peek().map(|e| e.time)
+    }
+
+    /// Moves the clock forward to `t` when no event is pending before it (a step-by-step
+    /// driver idles the device until its next submission). Returns false, and leaves the
+    /// clock, if an earlier event is pending or `t` is in the past.
+    pub fn advance_to(&mut self, t: Picoseconds) -> bool {
+        if t < self.now || self.peek_time().is_some_and(|e| e < t) {
+            return false;
+        }
+        self.now = t;
+        true
     }
 }
 
@@ -110,10 +169,9 @@ mod tests {
     #[test]
     fn pops_in_time_order_and_ties_by_insertion() {
         let mut q = EventQueue::new();
-        q.schedule(10, 'a');
-        q.schedule(5, 'b');
-        q.schedule(10, 'c');
-        q.schedule(5, 'd');
+        for (t, e) in [(10, 'a'), (5, 'b'), (10, 'c'), (5, 'd')] {
+            q.schedule(t, e).unwrap();
+        }
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
         assert_eq!(q.now(), 10);
@@ -121,11 +179,39 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "in the past")]
-    fn refuses_past_events() {
+    fn refuses_past_events_with_an_error() {
         let mut q = EventQueue::new();
-        q.schedule(10, ());
+        q.schedule(10, ()).unwrap();
         q.pop();
-        q.schedule(9, ());
+        assert_eq!(q.schedule(9, ()), Err(PastEvent { at: 9, now: 10 }));
+        assert!(q.schedule(10, ()).is_ok());
+    }
+
+    #[test]
+    fn cancelled_events_never_fire() {
+        let mut q = EventQueue::new();
+        let a = q.schedule(5, 'a').unwrap();
+        q.schedule(7, 'b').unwrap();
+        let c = q.schedule(9, 'c').unwrap();
+        assert!(q.cancel(a));
+        assert!(!q.cancel(a), "second cancel of the same event");
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.peek_time(), Some(7));
+        assert_eq!(q.pop(), Some((7, 'b')));
+        assert!(q.cancel(c));
+        assert_eq!(q.pop(), None);
+        assert!(q.is_empty());
+        assert_eq!(q.processed(), 1);
+    }
+
+    #[test]
+    fn advance_to_only_over_idle_time() {
+        let mut q = EventQueue::new();
+        q.schedule(100, ()).unwrap();
+        assert!(q.advance_to(50));
+        assert_eq!(q.now(), 50);
+        assert!(!q.advance_to(150), "an event at 100 is pending");
+        assert!(!q.advance_to(10), "backwards");
+        assert!(q.advance_to(100));
     }
 }

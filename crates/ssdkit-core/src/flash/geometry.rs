@@ -51,6 +51,19 @@ impl Geometry {
         self.planes() as u64 * self.pages_per_plane() as u64
     }
     #[inline]
+    pub fn plane_of(&self, ppn: crate::ids::Ppn) -> crate::ids::PlaneId {
+        crate::ids::PlaneId(ppn.0 / self.pages_per_plane())
+    }
+    /// The planes of a die.
+    #[inline]
+    pub fn planes_of_die(
+        &self,
+        die: crate::ids::DieId,
+    ) -> impl Iterator<Item = crate::ids::PlaneId> {
+        let ppd = self.planes_per_die;
+        (die.0 * ppd..(die.0 + 1) * ppd).map(crate::ids::PlaneId)
+    }
+    #[inline]
     pub fn plane_of_ppa(&self, ppa: u32) -> u32 {
         ppa / self.pages_per_plane()
     }

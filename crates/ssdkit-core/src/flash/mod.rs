@@ -1,11 +1,13 @@
-//! Flash back end: geometry and addressing, timings converted once to picoseconds, and the
-//! shared resources (channel buses, the controller's issue slot) on which operations contend.
-//! It knows pages, planes and dies, never flows or logical addresses.
+//! Flash back end: geometry and addressing, timings converted once to picoseconds, the shared
+//! resources (channel buses, the controller's issue slot) on which operations contend, and die
+//! state. It knows pages, planes and dies, never flows or logical addresses.
 
 mod backend;
+mod die;
 mod geometry;
 mod timing;
 
 pub use backend::{Backend, BackendStats};
-pub use geometry::Geometry;
+pub use die::{Dies, MAX_BATCH};
+pub use geometry::{Geometry, SECTOR_BYTES};
 pub use timing::Timing;

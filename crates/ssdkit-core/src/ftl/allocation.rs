@@ -1,67 +1,75 @@
-//! Plane allocation: which parallel unit a logical page lives on.
+//! Plane allocation: which plane a user write goes to. Static placement stripes logical pages
+//! over the planes in `ftl.allocation_order` (the stripe table of the settings); dynamic
+//! placement turns round robin through that order, skipping planes short of free space.
 
-use crate::flash::Geometry;
+use super::Ftl;
+use crate::config::Placement;
+use crate::ids::{Lpn, PlaneId};
 
-/// Striping order, fastest-varying first, as indices: 0 = channel, 1 = way, 2 = die, 3 = plane.
-#[derive(Debug, Clone, Copy)]
-pub struct Striping {
-    order: [u8; 4],
-    sizes: [u32; 4],
-}
-
-impl Striping {
-    /// `order` is a validated permutation of "CWDP".
-    pub fn new(order: &str, g: &Geometry) -> Self {
-        let mut o = [0u8; 4];
-        for (i, c) in order.chars().enumerate() {
-            o[i] = match c {
-                'C' => 0,
-                'W' => 1,
-                'D' => 2,
-                _ => 3,
-            };
-        }
-        Self {
-            order: o,
-            sizes: [
-                g.channels,
-                g.chips_per_channel,
-                g.dies_per_chip,
-                g.planes_per_die,
-            ],
-        }
-    }
-
-    /// The plane that the `k`-th unit of the stripe maps to, k in 0..planes.
+impl Ftl {
+    /// Plane of a logical page under static striping.
     #[inline]
-    pub fn plane_of_index(&self, g: &Geometry, mut k: u32) -> u32 {
-        let mut coord = [0u32; 4];
-        for &level in &self.order {
-            let n = self.sizes[level as usize];
-            coord[level as usize] = k % n;
-            k /= n;
-        }
-        g.plane_id(coord[0], coord[1], coord[2], coord[3])
+    pub fn static_plane(&self, lpn: Lpn) -> PlaneId {
+        PlaneId(self.stripe[(lpn.0 % self.geo.planes()) as usize])
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::FlashConfig;
+    /// Plane a new user write of `lpn` goes to.
+    pub fn target_plane(&mut self, lpn: Lpn) -> PlaneId {
+        match self.placement {
+            Placement::Static => self.static_plane(lpn),
+            Placement::Dynamic => {
+                let n = self.geo.planes();
+                // Prefer planes that are not short of free space, so GC load spreads out.
+                for _ in 0..n {
+                    let p = PlaneId(self.stripe[self.rr_cursor as usize]);
+                    self.rr_cursor = (self.rr_cursor + 1) % n;
+                    if self.free_pages(p) >= self.gc_start_free_pages {
+                        return p;
+                    }
+                }
+                let p = PlaneId(self.stripe[self.rr_cursor as usize]);
+                self.rr_cursor = (self.rr_cursor + 1) % n;
+                p
+            }
+        }
+    }
 
-    #[test]
-    fn cwdp_varies_channel_fastest_and_covers_every_plane() {
-        let g = Geometry::from_config(&FlashConfig::default());
-        let s = Striping::new("CWDP", &g);
-        assert_eq!(s.plane_of_index(&g, 0), g.plane_id(0, 0, 0, 0));
-        assert_eq!(s.plane_of_index(&g, 1), g.plane_id(1, 0, 0, 0));
-        assert_eq!(s.plane_of_index(&g, 8), g.plane_id(0, 1, 0, 0));
-        assert_eq!(s.plane_of_index(&g, 32), g.plane_id(0, 0, 1, 0));
-        let p = Striping::new("PDWC", &g);
-        assert_eq!(p.plane_of_index(&g, 1), g.plane_id(0, 0, 0, 1));
-        let mut seen: Vec<u32> = (0..g.planes()).map(|k| s.plane_of_index(&g, k)).collect();
-        seen.sort_unstable();
-        assert_eq!(seen, (0..g.planes()).collect::<Vec<_>>());
+    /// Plane a new user write of `lpn` goes to when its flow is pinned to `set` (planes in
+    /// allocation order): static placement stripes over the set, dynamic placement turns
+    /// through it with the flow's own cursor.
+    pub fn target_plane_in(&mut self, lpn: Lpn, set: &[u32], cursor: &mut u32) -> PlaneId {
+        let n = set.len() as u32;
+        match self.placement {
+            Placement::Static => PlaneId(set[(lpn.0 % n) as usize]),
+            Placement::Dynamic => {
+                for _ in 0..n {
+                    let p = PlaneId(set[*cursor as usize]);
+                    *cursor = (*cursor + 1) % n;
+                    if self.free_pages(p) >= self.gc_start_free_pages {
+                        return p;
+                    }
+                }
+                let p = PlaneId(set[*cursor as usize]);
+                *cursor = (*cursor + 1) % n;
+                p
+            }
+        }
+    }
+
+    /// A plane with room for a user page now, for a write stuck on a plane that cannot free
+    /// space: the next one in the flow's pinned set (or in the whole stripe order), if any.
+    pub fn plane_with_room(
+        &mut self,
+        lpn: Lpn,
+        pinned: Option<(&[u32], &mut u32)>,
+    ) -> Option<PlaneId> {
+        use super::Stream;
+        let p = match pinned {
+            Some((set, cursor)) => self.target_plane_in(lpn, set, cursor),
+            None => self.target_plane(lpn),
+        };
+        self.next_page_offset(p, Stream::User)
+            .is_some()
+            .then_some(p)
     }
 }

@@ -1,49 +1,216 @@
-//! Flash translation layer: page-level mapping (flat L2P and P2L arrays), block states,
-//! plane allocation (static striping or dynamic round-robin), garbage-collection victim
-//! choice and wear levelling, preconditioning to steady state, snapshots of the whole state,
-//! and the per-die transaction queues of the scheduling unit.
+//! Flash translation layer: which physical page holds each logical page, the state of every
+//! block, where a write goes, garbage collection, wear levelling, TRIM, preconditioning and
+//! snapshots.
 //!
-//! The FTL decides *what* happens to which physical page; the simulator owner decides *when*
-//! by driving the flash back end. The FTL never touches channel state.
+//! The FTL decides *what* happens to which physical page; the simulator decides *when*, by
+//! queueing transactions in the scheduling unit (`tsu`) and driving the flash back end. Its
+//! state is private: the rest of the crate translates, programs, invalidates, trims and steps
+//! GC through the methods here, so another mapping scheme (cached, block, hybrid, zoned) can
+//! replace the page map without touching `sim`, `tsu` or `flash`.
+//!
+//! - `mapping`: the page map (flat L2P and P2L), translation, invalidation, TRIM;
+//! - `blocks`: block states, free pools, write frontiers, page allocation, erase;
+//! - `allocation`: the plane a write goes to (static striping, dynamic round robin, pinning);
+//! - `gc`: the GC lifecycle of each plane, victim policies over indexes, the untimed collector;
+//! - `wear`: static wear levelling;
+//! - `index`: the ordered indexes that make victim and free-block choice O(log n);
+//! - `check`: invariants and the erase-count summary;
+//! - `precondition`, `snapshot`: the state at time zero, and saving/loading it.
 
-pub mod allocation;
+mod allocation;
+mod blocks;
+mod check;
 pub mod gc;
-pub mod mapping;
+mod index;
+mod mapping;
 pub mod precondition;
-pub mod scheduling;
 pub mod snapshot;
+mod wear;
 
-pub use mapping::{Ftl, FtlStats, NONE};
+pub use blocks::{BlockState, Stream};
+pub use gc::GcPhase;
 
-use crate::config::Config;
+use crate::config::{Config, GcPolicy, Placement, Settings};
+use crate::engine::{derive_stream, Stream as Rng};
+use crate::flash::Geometry;
+use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
+use blocks::PlaneState;
+use index::VictimIndex;
 
-/// Logical pages exported to the host: floor(physical * (1 - spare factor)).
-pub fn logical_pages(c: &Config) -> u64 {
-    let f = &c.flash;
-    let physical = f.channels as u64
-        * f.chips_per_channel as u64
-        * f.dies_per_chip as u64
-        * f.planes_per_die as u64
-        * f.blocks_per_plane as u64
-        * f.pages_per_block as u64;
-    (physical as f64 * (1.0 - c.ftl.spare_factor)).floor() as u64
+/// Marks an unmapped logical page or a physical page that holds no valid data in the flat
+/// tables (`Lpn::NONE`/`Ppn::NONE` at the typed interface).
+pub const NONE: u32 = u32::MAX;
+
+/// Random stream id of GC victim sampling (flows use 1..=flows).
+pub const GC_STREAM: u64 = 0x6763_0000;
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FtlStats {
+    /// Pages programmed for host writes (including read-modify-write of partial pages).
+    pub user_page_writes: u64,
+    /// Pages moved by GC (one read and one program each).
+    pub gc_page_moves: u64,
+    /// Victim blocks collected (including static wear-levelling migrations).
+    pub gc_runs: u64,
+    /// Of `gc_runs`, those started by idle-time (background) GC.
+    pub gc_background_runs: u64,
+    /// Of `gc_page_moves`, those done by copyback inside the plane.
+    pub gc_copyback_moves: u64,
+    /// Blocks migrated by static wear levelling.
+    pub wl_migrations: u64,
+    /// Mapped logical pages unmapped by TRIM.
+    pub trimmed_pages: u64,
 }
 
-/// Blocks per plane that user writes may not take (kept for GC): from the hard threshold,
-/// never fewer than two so GC always has a block to move valid pages into.
-pub fn reserve_blocks(c: &Config) -> u32 {
-    let f = &c.flash;
-    let pages = f.blocks_per_plane as f64 * f.pages_per_block as f64;
-    let blocks = (c.ftl.gc_hard_threshold * pages / f.pages_per_block as f64).ceil() as u32;
-    blocks.max(2)
+/// Page-level mapping and block bookkeeping. All per-page and per-block state is flat arrays
+/// of integers indexed by logical page, physical page or global block number.
+pub struct Ftl {
+    geo: Geometry,
+    logical_pages: u32,
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+    /// Pages written in each block (the write pointer).
+    written: Vec<u32>,
+    valid: Vec<u32>,
+    erase_count: Vec<u32>,
+    block_state: Vec<BlockState>,
+    /// Page-write clock (user and GC programs) when each block was closed: FIFO order.
+    close_stamp: Vec<u64>,
+    /// Clock when each block last changed (closed or lost a valid page): cost-benefit age.
+    mod_stamp: Vec<u64>,
+    /// Page programs so far (user and GC): the FTL's notion of time for GC policies.
+    clock: u64,
+    gc_policy: GcPolicy,
+    gc_d: u32,
+    gc_rng: Rng,
+    wl_dynamic: bool,
+    wl_static: bool,
+    wl_static_threshold: u32,
+    wl_static_interval: u32,
+    planes: Vec<PlaneState>,
+    index: VictimIndex,
+    stripe: Box<[u32]>,
+    placement: Placement,
+    rr_cursor: u32,
+    reserve_blocks: u32,
+    gc_start_free_pages: u64,
+    stats: FtlStats,
 }
 
-/// GC starts in a plane when its free pages fall below this many: the configured fraction,
-/// but never later than one block before user writes would have to wait for the reserve,
-/// else a small plane could block its writers without ever starting GC.
-pub fn gc_start_free_pages(c: &Config) -> u64 {
-    let f = &c.flash;
-    let ppb = f.pages_per_block as u64;
-    let configured = (c.ftl.gc_threshold * f.blocks_per_plane as f64 * ppb as f64).ceil() as u64;
-    configured.max((reserve_blocks(c) as u64 + 1) * ppb + 1)
+impl Ftl {
+    /// An erased device: nothing mapped, every block free. Preconditioning fills it.
+    pub fn new(c: &Config, s: &Settings) -> Self {
+        let geo = s.geo;
+        let logical_pages = s.logical_pages as u32;
+        let nblocks = geo.total_blocks() as usize;
+        let mut ftl = Self {
+            geo,
+            logical_pages,
+            l2p: vec![NONE; logical_pages as usize],
+            p2l: vec![NONE; geo.total_pages() as usize],
+            written: vec![0; nblocks],
+            valid: vec![0; nblocks],
+            erase_count: vec![0; nblocks],
+            block_state: vec![BlockState::Free; nblocks],
+            close_stamp: vec![0; nblocks],
+            mod_stamp: vec![0; nblocks],
+            clock: 0,
+            gc_policy: c.ftl.gc_policy,
+            gc_d: c.ftl.gc_d,
+            gc_rng: derive_stream(c.run.seed, GC_STREAM),
+            wl_dynamic: c.ftl.wl_dynamic,
+            wl_static: c.ftl.wl_static,
+            wl_static_threshold: c.ftl.wl_static_threshold,
+            wl_static_interval: c.ftl.wl_static_interval,
+            planes: Vec::with_capacity(geo.planes() as usize),
+            index: VictimIndex::new(&geo, c.ftl.gc_policy, c.ftl.wl_static),
+            stripe: s.stripe.clone(),
+            placement: c.ftl.placement,
+            rr_cursor: 0,
+            reserve_blocks: s.reserve_blocks,
+            gc_start_free_pages: s.gc_start_free_pages,
+            stats: FtlStats::default(),
+        };
+        ftl.rebuild_planes();
+        ftl
+    }
+
+    /// An erased device for a configuration (resolving its settings).
+    pub fn from_config(c: &Config) -> Self {
+        Self::new(c, &Settings::resolve(c))
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+    pub fn logical_pages(&self) -> u64 {
+        self.logical_pages as u64
+    }
+    pub fn stats(&self) -> &FtlStats {
+        &self.stats
+    }
+    pub(crate) fn stats_mut(&mut self) -> &mut FtlStats {
+        &mut self.stats
+    }
+    /// Blocks per plane user writes may not take.
+    pub fn reserve_blocks(&self) -> u32 {
+        self.reserve_blocks
+    }
+    /// Free pages below which a plane starts GC.
+    pub fn gc_start_free_pages(&self) -> u64 {
+        self.gc_start_free_pages
+    }
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+    pub fn block_state(&self, b: BlockId) -> BlockState {
+        self.block_state[b.idx()]
+    }
+    pub fn valid_pages(&self, b: BlockId) -> u32 {
+        self.valid[b.idx()]
+    }
+    /// Erase count of every block, by global block number.
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_count
+    }
+    /// Free blocks in a plane's pool.
+    pub fn free_blocks(&self, plane: PlaneId) -> usize {
+        self.planes[plane.idx()].free.len()
+    }
+    /// The physical page of every logical page (NONE where unmapped), for checks.
+    pub fn l2p_table(&self) -> &[u32] {
+        &self.l2p
+    }
+
+    /// Where `lpn` lives now, if it is mapped.
+    #[inline]
+    pub fn translate(&self, lpn: Lpn) -> Option<Ppn> {
+        let p = self.l2p[lpn.idx()];
+        (p != NONE).then_some(Ppn(p))
+    }
+
+    /// Whether `ppn` still holds the live copy of `lpn` (a queued GC move or read of it is
+    /// stale once the page was overwritten or trimmed).
+    #[inline]
+    pub fn is_live(&self, lpn: Lpn, ppn: Ppn) -> bool {
+        self.p2l[ppn.idx()] == lpn.0
+    }
+
+    /// The logical page stored in `ppn`, if it is valid.
+    #[inline]
+    pub fn owner(&self, ppn: Ppn) -> Option<Lpn> {
+        let l = self.p2l[ppn.idx()];
+        (l != NONE).then_some(Lpn(l))
+    }
+
+    /// Programs `lpn` into the next page of `stream` in `plane` and maps it there (the old copy
+    /// becomes invalid). Call only when `next_page_offset` said a page is available.
+    pub fn program(&mut self, lpn: Lpn, plane: PlaneId, stream: Stream) -> Ppn {
+        let ppn = self.allocate(plane, stream);
+        self.map(lpn, ppn);
+        if self.geo.page_in_block(ppn.0) + 1 == self.geo.pages_per_block {
+            self.close(BlockId(self.geo.block_of_ppa(ppn.0)));
+        }
+        ppn
+    }
 }

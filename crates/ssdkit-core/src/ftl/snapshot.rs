@@ -15,9 +15,11 @@
 //! ```
 //! A snapshot is taken between runs, so no GC victim is in flight.
 
-use super::mapping::{BlockState, Ftl, PlaneState};
-use super::NONE;
+use super::blocks::{FreePool, PlaneState};
+use super::gc::GcPhase;
+use super::{BlockState, Ftl, NONE};
 use crate::config::Config;
+use crate::config::Settings;
 use crate::error::Error;
 use serde_json::{json, Value};
 use std::fs::File;
@@ -86,7 +88,7 @@ impl<W: Write> CrcWriter<W> {
 /// Saves the state of `ftl` (built from `c`) with its preconditioning record. Writes to a
 /// temporary file and renames it, so a crash never leaves a half-written snapshot.
 pub fn save(ftl: &Ftl, c: &Config, precondition: &Value, path: &Path) -> Result<u64, Error> {
-    if ftl.planes.iter().any(|p| p.gc_victim != NONE) {
+    if ftl.planes.iter().any(|p| p.gc != GcPhase::Idle) {
         return Err(Error::Simulation(
             "snapshot requested while garbage collection is in flight".into(),
         ));
@@ -152,7 +154,7 @@ fn write_file(
     w.u64s(&ftl.close_stamp).map_err(io)?;
     w.u64s(&ftl.mod_stamp).map_err(io)?;
     for p in &ftl.planes {
-        let free: Vec<u32> = p.free_blocks.iter().copied().collect();
+        let free: Vec<u32> = p.free.in_arrival_order();
         w.u32s(&[p.user_open, p.gc_open, p.runs_since_wl, free.len() as u32])
             .map_err(io)?;
         w.u32s(&free).map_err(io)?;
@@ -262,7 +264,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
             diffs.join("; ")
         )));
     }
-    let mut ftl = Ftl::new(c);
+    let mut ftl = Ftl::new(c, &Settings::resolve(c));
     let g = ftl.geo;
     if header["physical_pages"].as_u64() != Some(g.total_pages())
         || header["blocks"].as_u64() != Some(g.total_blocks() as u64)
@@ -270,7 +272,9 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     {
         return Err(bad("corrupt snapshot header (array sizes)".into()));
     }
-    ftl.gc_rng = serde_json::from_value(header["gc_rng"].clone())
+    // The saved GC stream is checked but not used: the run's seed decides its random
+    // choices, whatever device state it starts from.
+    let _: crate::engine::Stream = serde_json::from_value(header["gc_rng"].clone())
         .map_err(|e| bad(format!("corrupt snapshot header (gc_rng): {e}")))?;
     r.u32s(&mut ftl.p2l)?;
     r.u32s(&mut ftl.written)?;
@@ -292,14 +296,29 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
                 "corrupt snapshot: plane {p} lists {n} free blocks"
             )));
         }
-        let mut free = vec![0u32; n as usize];
-        r.u32s(&mut free)?;
+        let mut listed = vec![0u32; n as usize];
+        r.u32s(&mut listed)?;
+        let mut free = FreePool::new(ftl.wl_dynamic);
+        for b in listed {
+            if b / bpp != p {
+                return Err(bad(format!(
+                    "corrupt snapshot: plane {p} lists free block {b} of another plane"
+                )));
+            }
+            free.push(b, ftl.erase_count[b as usize]);
+        }
+        for b in [user_open, gc_open] {
+            if b != NONE && b / bpp != p {
+                return Err(bad(format!(
+                    "corrupt snapshot: plane {p} has open block {b} of another plane"
+                )));
+            }
+        }
         planes.push(PlaneState {
-            free_blocks: free.into(),
+            free,
             user_open,
             gc_open,
-            gc_victim: NONE,
-            gc_pending: 0,
+            gc: GcPhase::Idle,
             runs_since_wl,
         });
     }
@@ -327,6 +346,32 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
         };
     }
     ftl.planes = planes;
+    let ppb = g.pages_per_block;
+    for b in 0..g.total_blocks() as usize {
+        if ftl.valid[b] > ftl.written[b] || ftl.written[b] > ppb {
+            return Err(bad(format!(
+                "inconsistent snapshot: block {b} has {} valid of {} written pages ({ppb} per block)",
+                ftl.valid[b], ftl.written[b]
+            )));
+        }
+    }
+    for (p, ps) in ftl.planes.iter().enumerate() {
+        for b in ps.free.in_arrival_order() {
+            if ftl.block_state[b as usize] != BlockState::Free {
+                return Err(bad(format!(
+                    "inconsistent snapshot: plane {p} lists block {b} as free but its state is {:?}",
+                    ftl.block_state[b as usize]
+                )));
+            }
+        }
+        for b in [ps.user_open, ps.gc_open] {
+            if b != NONE && ftl.block_state[b as usize] != BlockState::Open {
+                return Err(bad(format!(
+                    "inconsistent snapshot: plane {p}'s open block {b} is not open"
+                )));
+            }
+        }
+    }
     // Rebuild L2P; the checksum passed, but a snapshot from a buggy writer must still not
     // produce an inconsistent device.
     for (ppa, &lpa) in ftl.p2l.iter().enumerate() {
@@ -340,6 +385,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
         }
         ftl.l2p[lpa as usize] = ppa as u32;
     }
+    ftl.rebuild_index();
     let rec = header["precondition"].clone();
     Ok((ftl, rec))
 }

@@ -86,10 +86,12 @@ impl Link {
         }
     }
 
-    /// Wire time of `wire_bytes`.
+    /// Wire time of `wire_bytes`. The product is taken in 128 bits: a request of the largest
+    /// size validation allows (2 TiB) at SATA rates exceeds 2^64 before the shift.
     #[inline]
     fn wire_ps(&self, wire_bytes: u64) -> Picoseconds {
-        (wire_bytes * self.ps_per_byte_fp) >> FP_SHIFT
+        let ps = (wire_bytes as u128 * self.ps_per_byte_fp as u128) >> FP_SHIFT;
+        Picoseconds::try_from(ps).unwrap_or(Picoseconds::MAX)
     }
 
     /// Sends `payload` bytes split into packets of at most `max_packet` (at least one packet
@@ -106,12 +108,12 @@ impl Link {
             _ => &mut self.down_free,
         };
         let start = at.max(*free);
-        *free = start + dur;
+        *free = start.saturating_add(dur);
         match dir {
             Dir::Down => self.bytes_down += wire,
             Dir::Up => self.bytes_up += wire,
         }
-        start + dur
+        *free
     }
 
     /// The host announces a new submission: an NVMe doorbell write; for SATA, nothing yet
@@ -163,13 +165,28 @@ impl Link {
         }
     }
 
-    /// `n` header-only packets (memory read requests).
+    /// `n` header-only packets (memory read requests), back to back: the same as `n` calls
+    /// of `send` without payload, in O(1) (a 2 TiB write asks for 2^32 of them).
     fn send_packets(&mut self, dir: Dir, at: Picoseconds, n: u64) -> Picoseconds {
-        let mut t = at;
-        for _ in 0..n {
-            t = self.send(dir, at, 0, 1);
+        if n == 0 {
+            return at;
         }
-        t
+        let first = self.send(dir, at, 0, 1);
+        let rest = n - 1;
+        if rest == 0 || self.kind == Kind::Ideal {
+            return first;
+        }
+        let dur = self.wire_ps(self.overhead).saturating_mul(rest);
+        let free = match (self.kind, dir) {
+            (Kind::Pcie, Dir::Up) => &mut self.up_free,
+            _ => &mut self.down_free,
+        };
+        *free = free.saturating_add(dur);
+        match dir {
+            Dir::Down => self.bytes_down += rest * self.overhead,
+            Dir::Up => self.bytes_up += rest * self.overhead,
+        }
+        *free
     }
 }
 
@@ -199,5 +216,32 @@ mod tests {
         // The other direction is independent.
         let up = l.complete(0, 0);
         assert!(up < b + a);
+    }
+
+    /// The largest request validation allows (2^32 - 1 sectors, just under 2 TiB) at SATA
+    /// rates: the wire time is exact (a u64 product would overflow) and the data arrives.
+    #[test]
+    fn largest_request_at_sata_rate_does_not_overflow() {
+        let mut c = Config {
+            flows: vec![Default::default()],
+            ..Default::default()
+        };
+        c.interface.kind = InterfaceType::Sata;
+        let bytes = u32::MAX as u64 * 512;
+        let mut l = Link::new(&c);
+        let t = l.fetch_write_data(0, bytes);
+        let fis = c.interface.sata_max_data_fis_bytes as u64;
+        let wire = bytes + bytes.div_ceil(fis) * c.interface.sata_frame_overhead_bytes as u64;
+        let expect = (wire as u128 * l.ps_per_byte_fp as u128) >> FP_SHIFT;
+        assert_eq!(t as u128, expect);
+        // About 2.2e12 bytes at 300 MB/s: about 7,300 s.
+        assert!((7.0e15..8.0e15).contains(&(t as f64)), "{t}");
+        // The same over PCIe, where the reads of write data are 2^32 request packets.
+        c.interface.kind = InterfaceType::Nvme;
+        let mut p = Link::new(&c);
+        let t2 = p.fetch_write_data(0, bytes);
+        let mrrs = c.pcie.max_read_request_bytes as u64;
+        let up = p.wire_ps(p.overhead) * bytes.div_ceil(mrrs);
+        assert!(t2 > up, "data follows the last read request");
     }
 }

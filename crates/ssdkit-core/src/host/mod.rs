@@ -1,6 +1,153 @@
-//! Host side and host interface: the link between host memory and the device (PCIe packets,
-//! a SATA-class serial link, or an ideal zero-time link) and the NVMe/SATA command steps
-//! expressed as link messages. Queue state and fetch arbitration live in `nvme`.
+//! Host side and host interface logic: the requests the host has submitted, the link between
+//! host memory and the device (`link`: PCIe packets, a SATA-class serial link, or an ideal
+//! zero-time link) and the queues and command fetch of the device's host interface (`nvme`:
+//! NVMe submission queues with QueueFetchSize and arbitration; SATA's one shared queue).
+//! The place for SATA NCQ details, MSI interrupts and the host's interrupt service.
 
 pub mod link;
 pub mod nvme;
+
+use crate::config::{Config, Settings};
+use crate::engine::{Picoseconds, Slab};
+use crate::ids::{FlowId, ReqId};
+use crate::workload::synthetic::HostRequest;
+use crate::workload::Op;
+use link::Link;
+use nvme::FetchUnit;
+
+/// One host request inside the simulator.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    pub flow: FlowId,
+    pub op: Op,
+    pub start_sector: u64,
+    pub sectors: u32,
+    /// When the host queued it (its latency counts from here).
+    pub submit_ps: Picoseconds,
+    /// Flash transactions not yet finished.
+    pub pending_tx: u32,
+    /// Submission order over the whole run: the request's id in logs.
+    pub seq: u64,
+}
+
+impl Request {
+    pub fn bytes(&self) -> u64 {
+        self.sectors as u64 * 512
+    }
+}
+
+/// The host's queues and the device's host interface.
+pub struct Host {
+    link: Link,
+    fetch: FetchUnit,
+    sata: bool,
+    reqs: Slab<Request>,
+}
+
+impl Host {
+    pub fn new(c: &Config, s: &Settings) -> Self {
+        let (queues, limit) = if s.sata {
+            (1, c.interface.ncq_depth)
+        } else {
+            (c.flows.len(), c.interface.queue_fetch_size)
+        };
+        Self {
+            link: Link::new(c),
+            fetch: FetchUnit::new(queues, limit, &c.interface, &c.flows),
+            sata: s.sata,
+            reqs: Slab::new(),
+        }
+    }
+
+    /// The device-side queue of a flow: its own under NVMe, the shared one under SATA.
+    #[inline]
+    pub fn queue_of(&self, flow: FlowId) -> usize {
+        if self.sata {
+            0
+        } else {
+            flow.idx()
+        }
+    }
+
+    /// The host queues a request now that arrived at `arrived` (earlier when an open-loop
+    /// flow's queue was full). Returns its id and when its doorbell reaches the device.
+    pub fn submit(
+        &mut self,
+        now: Picoseconds,
+        flow: FlowId,
+        arrived: Picoseconds,
+        r: HostRequest,
+    ) -> (ReqId, Picoseconds) {
+        let id = ReqId(self.reqs.insert(Request {
+            flow,
+            op: r.op,
+            start_sector: r.start_sector,
+            sectors: r.sectors,
+            submit_ps: arrived,
+            pending_tx: 0,
+            seq: 0,
+        }));
+        (id, self.link.doorbell(now))
+    }
+
+    /// The doorbell of `r` reached the device: the request is visible to the fetch unit.
+    pub fn announce(&mut self, r: ReqId) {
+        let queue = self.queue_of(self.reqs.get(r.0).flow);
+        self.fetch.announce(queue, r.0);
+    }
+
+    /// The next command the fetch unit takes, and when it is inside the device.
+    pub fn next_fetch(&mut self, now: Picoseconds) -> Option<(ReqId, Picoseconds)> {
+        let (_, r) = self.fetch.next_fetch()?;
+        Some((ReqId(r), self.link.fetch_command(now)))
+    }
+
+    /// The command of `r` is in the device. Reads go to the firmware at once (None); writes
+    /// and TRIMs first fetch their data (the 16-byte Dataset Management range for TRIM):
+    /// Some(time it is in the device buffer).
+    pub fn command_arrived(&mut self, now: Picoseconds, r: ReqId) -> Option<Picoseconds> {
+        let req = self.reqs.get(r.0);
+        let bytes = match req.op {
+            Op::Read => return None,
+            Op::Write => req.bytes(),
+            Op::Trim => 16,
+        };
+        Some(self.link.fetch_write_data(now, bytes))
+    }
+
+    /// All flash work of `r` is done: read data (if any) and the completion entry go to the
+    /// host. Returns when the completion is in the host's completion queue.
+    pub fn complete(&mut self, now: Picoseconds, r: ReqId) -> Picoseconds {
+        let req = self.reqs.get(r.0);
+        let bytes = if req.op == Op::Read { req.bytes() } else { 0 };
+        self.link.complete(now, bytes)
+    }
+
+    /// The completion of `r` reached the host: the request leaves the device and its fetch
+    /// slot is free.
+    pub fn finish(&mut self, r: ReqId) -> Request {
+        let req = *self.reqs.get(r.0);
+        self.reqs.remove(r.0);
+        self.fetch.release(self.queue_of(req.flow));
+        req
+    }
+
+    #[inline]
+    pub fn request(&self, r: ReqId) -> &Request {
+        self.reqs.get(r.0)
+    }
+    #[inline]
+    pub fn request_mut(&mut self, r: ReqId) -> &mut Request {
+        self.reqs.get_mut(r.0)
+    }
+
+    /// Requests submitted and not completed.
+    pub fn outstanding(&self) -> usize {
+        self.reqs.live()
+    }
+
+    /// Most requests of a flow's device queue inside the device at once.
+    pub fn max_in_device(&self, flow: FlowId) -> u32 {
+        self.fetch.max_in_device[self.queue_of(flow)]
+    }
+}

@@ -1,18 +1,28 @@
+//! Driving the simulator: the batch run to the end of the workload, and the stepping
+//! primitives (`step`, `run_until`, `is_idle`) that a step-by-step host drives. A watchdog
+//! turns a run that keeps processing events without finishing any user work into an error
+//! naming the state, rather than a hang.
+
 use super::Simulator;
 use crate::config::Config;
-use crate::engine::{Picoseconds, PS_PER_MS, PS_PER_S};
+use crate::engine::{Picoseconds, PS_PER_MS};
 use crate::error::Error;
-use crate::stats::{RwStats, HISTOGRAM_SIGNIFICANT_DIGITS};
-use serde_json::{json, Value};
+use crate::ids::FlowId;
+use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
 
-/// Version of the result JSON layout (docs/results.md). Bump on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Events in a row without a finished user transaction or request, with requests
+/// outstanding, after which the run is declared livelocked. Collecting one victim takes a
+/// few events per valid page, and other dies' user work resets the count, so a healthy
+/// device never comes near it.
+pub const WATCHDOG_EVENTS: u64 = 50_000_000;
 
 /// One completed request, kept when a run asks for the request log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompletionRecord {
+    /// Submission order over the run: unique per request.
+    pub id: u64,
     pub flow: u32,
     pub op: crate::workload::Op,
     pub start_sector: u64,
@@ -28,6 +38,60 @@ pub struct RunOutput {
 }
 
 impl Simulator {
+    /// Lets every flow submit what it may at time zero (the batch run does this first).
+    pub fn start(&mut self) {
+        for f in 0..self.flows.len() {
+            self.pump(FlowId(f as u32));
+        }
+    }
+
+    /// Processes the next event, if any; returns its time. Errors of the model or of a flow's
+    /// request source (and a livelock) end the run with an error.
+    pub fn step(&mut self) -> Result<Option<Picoseconds>, Error> {
+        let Some((t, ev)) = self.q.pop() else {
+            return Ok(None);
+        };
+        self.handle(ev);
+        self.since_progress += 1;
+        if let Some(e) = self.failure.take() {
+            return Err(e);
+        }
+        if self.since_progress > WATCHDOG_EVENTS && self.outstanding() > 0 {
+            return Err(Error::Simulation(format!(
+                "no progress: {WATCHDOG_EVENTS} events at simulated time {} ps without a finished user transaction while {} requests are outstanding (livelock); {}",
+                self.q.now(),
+                self.outstanding(),
+                self.stall_report()
+            )));
+        }
+        Ok(Some(t))
+    }
+
+    /// Processes every event up to and including time `t`, then moves the clock to `t`.
+    pub fn run_until(&mut self, t: Picoseconds) -> Result<(), Error> {
+        if t < self.q.now() {
+            return Err(Error::Simulation(format!(
+                "run_until({t} ps) is before the current time {} ps",
+                self.q.now()
+            )));
+        }
+        while self.q.peek_time().is_some_and(|e| e <= t) {
+            self.step()?;
+        }
+        self.q.advance_to(t);
+        Ok(())
+    }
+
+    /// No event pending and no request inside the device.
+    pub fn is_idle(&mut self) -> bool {
+        self.q.peek_time().is_none() && self.outstanding() == 0
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Picoseconds {
+        self.q.now()
+    }
+
     /// Runs the configured workload to its end and returns the result document.
     pub fn run(
         mut self,
@@ -40,13 +104,12 @@ impl Simulator {
             self.log = Some(Vec::new());
         }
         for f in 0..self.flows.len() {
-            self.pump(f as u32);
+            self.pump(FlowId(f as u32));
         }
-        let cap = if c.run.max_simulated_ms > 0.0 {
-            (c.run.max_simulated_ms * PS_PER_MS as f64) as u64
-        } else {
-            u64::MAX
-        };
+        if let Some(e) = self.failure.take() {
+            return Err(e);
+        }
+        let cap = self.settings.max_simulated_ps;
         let total: u64 = self
             .flows
             .iter()
@@ -60,12 +123,7 @@ impl Simulator {
                 capped = self.q.peek_time().is_some();
                 break;
             }
-            let (_, ev) = self.q.pop().expect("peeked");
-            self.handle(ev);
-            if self.failure.is_some() {
-                capped = false;
-                break;
-            }
+            self.step()?;
             if show && self.q.processed() & 0xFFFF == 0 && wall.elapsed().as_secs_f64() > 1.0 {
                 let done: u64 = self.completed.iter().sum();
                 let frac = if total == u64::MAX {
@@ -90,9 +148,6 @@ impl Simulator {
             eprint!("\r{}\r", " ".repeat(80));
             let _ = std::io::stderr().flush();
         }
-        if let Some(e) = self.failure.take() {
-            return Err(e);
-        }
         if !capped && self.outstanding() > 0 {
             return Err(Error::Simulation(format!(
                 "simulation stalled at {} ps with {} requests outstanding and no event pending; {}",
@@ -113,87 +168,5 @@ impl Simulator {
             },
             self,
         ))
-    }
-
-    fn result_json(&self, c: &Config, wall_s: f64, capped: bool) -> Value {
-        let elapsed = self.last_completion;
-        let mut device = RwStats::default();
-        let flows: Vec<Value> = self
-            .flow_stats
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                device.read.merge(&s.read);
-                device.write.merge(&s.write);
-                device.trim.merge(&s.trim);
-                let queue = if self.sata { 0 } else { i };
-                json!({
-                    "index": i,
-                    "name": c.flows[i].name,
-                    "completed": self.completed[i],
-                    "max_in_device": self.fetch.max_in_device[queue],
-                    "issued": self.flows[i].issued,
-                    "arrival_rate_iops": self.flows[i].arrival_rate_iops(),
-                    "priority": c.flows[i].priority,
-                    "trace": self.flows[i].trace_summary(),
-                    "stats": s.to_json(elapsed),
-                })
-            })
-            .collect();
-        let b = &self.backend.stats;
-        let f = &self.ftl.stats;
-        let programs = b.page_programs;
-        let wa = if f.user_page_writes > 0 {
-            programs as f64 / f.user_page_writes as f64
-        } else {
-            0.0
-        };
-        let completed: u64 = self.completed.iter().sum();
-        let events = self.q.processed();
-        json!({
-            "schema_version": SCHEMA_VERSION,
-            "ssdkit_version": env!("CARGO_PKG_VERSION"),
-            "seed": c.run.seed,
-            "config_hash": c.hash_hex(),
-            "config": serde_json::to_value(c).expect("config serialises"),
-            "simulated_time_ps": elapsed,
-            "simulated_time_s": elapsed as f64 / PS_PER_S as f64,
-            "stopped_by_time_cap": capped,
-            "wall_time_s": wall_s,
-            "events": events,
-            "events_per_wall_s": if wall_s > 0.0 { events as f64 / wall_s } else { 0.0 },
-            "requests_per_wall_s": if wall_s > 0.0 { completed as f64 / wall_s } else { 0.0 },
-            "latency_histogram_significant_digits": HISTOGRAM_SIGNIFICANT_DIGITS,
-            "device": {
-                "capacity_bytes": self.ftl.logical_pages as u64 * self.geo.page_size as u64,
-                "stats": device.to_json(elapsed),
-                "flash": {
-                    "page_reads": b.page_reads,
-                    "page_programs": b.page_programs,
-                    "block_erases": b.block_erases,
-                    "multiplane_reads": b.multiplane_reads,
-                    "multiplane_programs": b.multiplane_programs,
-                    "multiplane_erases": b.multiplane_erases,
-                    "bus_bytes": b.bus_bytes,
-                    "copyback_programs": b.copyback_programs,
-                },
-                "ftl": {
-                    "user_page_writes": f.user_page_writes,
-                    "gc_runs": f.gc_runs,
-                    "gc_page_moves": f.gc_page_moves,
-                    "gc_background_runs": f.gc_background_runs,
-                    "gc_copyback_moves": f.gc_copyback_moves,
-                    "wl_migrations": f.wl_migrations,
-                    "trim_requests": self.trims,
-                    "trimmed_pages": f.trimmed_pages,
-                    "write_amplification": wa,
-                    "rmw_reads": self.rmw_reads,
-                    "unmapped_page_reads": self.unmapped_reads,
-                },
-                "erase_counts": self.ftl.erase_count_summary(),
-                "precondition": self.precondition.clone(),
-            },
-            "flows": flows,
-        })
     }
 }

@@ -15,17 +15,6 @@ pub struct HostRequest {
     pub sectors: u32,
 }
 
-/// Alignment of generated starts in bytes (docs: 0 = the fixed request size, else 4096).
-pub fn effective_align(f: &FlowConfig) -> u64 {
-    if f.align_bytes > 0 {
-        f.align_bytes
-    } else if f.size == SizeDist::Fixed {
-        f.request_bytes
-    } else {
-        4096
-    }
-}
-
 enum Sizes {
     Fixed(u32),
     Uniform { min: u32, span: u32 },
@@ -68,7 +57,7 @@ impl SyntheticGen {
             f.range_bytes
         };
         let range_sectors = range / 512;
-        let align_sectors = effective_align(f) / 512;
+        let align_sectors = f.effective_align() / 512;
         let sizes = match f.size {
             SizeDist::Fixed => Sizes::Fixed((f.request_bytes / 512) as u32),
             SizeDist::Uniform => Sizes::Uniform {

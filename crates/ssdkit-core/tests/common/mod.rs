@@ -28,3 +28,26 @@ pub fn count(r: &Value, op: &str) -> u64 {
 pub fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs()
 }
+
+/// Latency of every request of a run, picoseconds (from the request log).
+pub fn latencies_ps(c: &Config) -> Vec<u64> {
+    let out = run(c, false, true).unwrap_or_else(|e| panic!("{e}"));
+    out.log
+        .expect("log requested")
+        .iter()
+        .map(|r| r.complete_ps - r.submit_ps)
+        .collect()
+}
+
+/// Every request took the same time, and it is `expected_us` within 1 ns.
+pub fn assert_all_equal_to(lat: &[u64], expected_us: f64, what: &str) {
+    let min = *lat.iter().min().expect("requests ran");
+    let max = *lat.iter().max().expect("requests ran");
+    assert_eq!(min, max, "{what}: latencies differ ({min} ps .. {max} ps)");
+    let expected_ps = expected_us * 1e6;
+    assert!(
+        (min as f64 - expected_ps).abs() <= 1000.0,
+        "{what}: every request took {min} ps; the sum of parts is {expected_ps:.0} ps ({:+.0} ps)",
+        min as f64 - expected_ps
+    );
+}

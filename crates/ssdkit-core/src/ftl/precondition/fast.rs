@@ -17,8 +17,7 @@ use super::{Footprint, PRECONDITION_STREAM};
 use crate::config::{Config, GcPolicy};
 use crate::engine::{derive_stream, Stream as Rng};
 use crate::error::Error;
-use crate::ftl::mapping::BlockState;
-use crate::ftl::{Ftl, NONE};
+use crate::ftl::{BlockState, Ftl, NONE};
 use rand::Rng as _;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -45,8 +44,9 @@ fn model(policy: GcPolicy, d: u32) -> (MfPolicy, &'static str) {
 }
 
 /// Valid counts of `k` blocks holding exactly `hot` pages, drawn from `dist` by stratified
-/// quantiles, in random block order.
+/// quantiles, in random block order. `hot` must fit in the blocks (checked by the caller).
 fn draw_counts(dist: &[f64], k: usize, hot: u64, ppb: u32, rng: &mut Rng) -> Vec<u32> {
+    debug_assert!(hot <= k as u64 * ppb as u64);
     let mut counts = Vec::with_capacity(k);
     let mut cdf = 0.0;
     let mut class = 0usize;
@@ -119,9 +119,7 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
     // (closed-data blocks, hot pages) -> (distribution, WA, closed blocks, open pages).
     #[allow(clippy::type_complexity)]
     let mut cache: HashMap<(u32, u64), (Vec<f64>, f64, u32, u32)> = HashMap::new();
-    let stripe: Vec<u32> = (0..planes)
-        .map(|k| ftl.striping.plane_of_index(&g, k))
-        .collect();
+    let stripe: Vec<u32> = ftl.stripe.to_vec();
     let stamp_step = ppb as u64 * planes as u64;
     let mut cursors = vec![PlaneCursor::default(); planes as usize];
     let mut wa_weighted = 0.0;
@@ -179,14 +177,21 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
             let free = ftl.gc_start_free_pages as f64 - 0.5 + gain / 2.0;
             let free_blocks = (free / ppb as f64).floor() as u32;
             let open_free = (free - free_blocks as f64 * ppb as f64).round() as u32;
+            // A plane whose footprint share is smaller than the open block's written part (a
+            // flow writing a small range) holds all of it there.
             let open_written = if open_free > 0 && open_free < ppb {
-                ppb - open_free
+                (ppb - open_free).min(hot as u32)
             } else {
                 0
             };
             let k = bpp - cold_blocks - free_blocks - u32::from(open_written > 0);
             let closed_pages = hot - open_written as u64;
-            let (dist, wa) = if closed_pages < k as u64 * ppb as u64 {
+            let (dist, wa) = if closed_pages == 0 {
+                // Everything sits in the open block: the closed blocks hold nothing valid.
+                let mut d = vec![0.0; ppb as usize + 1];
+                d[0] = 1.0;
+                (d, 1.0)
+            } else if closed_pages < k as u64 * ppb as u64 {
                 mf(k, closed_pages)?
             } else {
                 mf(k0, hot)?
@@ -197,7 +202,13 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
         cur.hot_end = cur.hot_block + k + u32::from(open_written > 0);
         max_k = max_k.max(k);
         wa_weighted += wa * hot as f64;
-        let counts = draw_counts(&dist, k as usize, hot - open_written as u64, ppb, &mut rng);
+        let closed_pages = hot - open_written as u64;
+        if closed_pages > k as u64 * ppb as u64 {
+            return Err(Error::Config(format!(
+                "fast preconditioning: plane {p} must hold {closed_pages} pages of random-write data in {k} closed blocks of {ppb} pages; raise `ftl.spare_factor` or lower `ftl.gc_threshold`"
+            )));
+        }
+        let counts = draw_counts(&dist, k as usize, closed_pages, ppb, &mut rng);
         // Close order: FIFO victims are the oldest blocks, which hold the fewest valid
         // pages, so fuller blocks were closed later; cost-benefit reads the same ages.
         let mut order: Vec<u32> = (0..k).collect();

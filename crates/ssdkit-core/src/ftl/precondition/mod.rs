@@ -169,7 +169,7 @@ fn write_overwrites(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, 
         let before = ftl.stats.user_page_writes + ftl.stats.gc_page_moves;
         for _ in 0..window {
             let lpa = fp.nth(rng.gen_range(0..n)) as u32;
-            if !write_now(ftl, lpa) {
+            if !write_now(ftl, crate::ids::Lpn(lpa)) {
                 return Err(Error::Simulation(format!(
                     "write preconditioning: no space can be freed for logical page {lpa}"
                 )));

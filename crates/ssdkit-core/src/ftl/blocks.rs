@@ -1,0 +1,234 @@
+//! Block states, each plane's free pool and write frontiers, page allocation and erase.
+
+use super::gc::GcPhase;
+use super::{Ftl, NONE};
+use crate::ids::{BlockId, PlaneId, Ppn};
+use std::collections::{BTreeSet, VecDeque};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockState {
+    Free,
+    /// Being written (user or GC frontier).
+    Open,
+    Closed,
+    /// Chosen by GC; its valid pages are being moved out.
+    Victim,
+}
+
+/// Which write frontier of a plane a page goes to. GC writes have their own so hot user data
+/// and cold moved data do not share blocks, and so GC can always proceed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    User,
+    Gc,
+}
+
+/// A plane's erased blocks. Without dynamic wear levelling the oldest free block is taken
+/// (a FIFO); with it, the one with the fewest erases, the oldest on ties, found in
+/// O(log n) from an ordered set keyed (erase count, arrival) instead of a scan.
+#[derive(Debug, Clone)]
+pub(super) enum FreePool {
+    Fifo(VecDeque<u32>),
+    ByErase {
+        set: BTreeSet<(u32, u64, u32)>,
+        next: u64,
+    },
+}
+
+impl FreePool {
+    pub(super) fn new(by_erase: bool) -> Self {
+        if by_erase {
+            FreePool::ByErase {
+                set: BTreeSet::new(),
+                next: 0,
+            }
+        } else {
+            FreePool::Fifo(VecDeque::new())
+        }
+    }
+    pub(super) fn len(&self) -> usize {
+        match self {
+            FreePool::Fifo(q) => q.len(),
+            FreePool::ByErase { set, .. } => set.len(),
+        }
+    }
+    pub(super) fn push(&mut self, block: u32, erases: u32) {
+        match self {
+            FreePool::Fifo(q) => q.push_back(block),
+            FreePool::ByErase { set, next } => {
+                set.insert((erases, *next, block));
+                *next += 1;
+            }
+        }
+    }
+    pub(super) fn pop(&mut self) -> Option<u32> {
+        match self {
+            FreePool::Fifo(q) => q.pop_front(),
+            FreePool::ByErase { set, .. } => set.pop_first().map(|(_, _, b)| b),
+        }
+    }
+    /// The blocks in arrival order (oldest first), as snapshots store them.
+    pub(super) fn in_arrival_order(&self) -> Vec<u32> {
+        match self {
+            FreePool::Fifo(q) => q.iter().copied().collect(),
+            FreePool::ByErase { set, .. } => {
+                let mut v: Vec<(u64, u32)> = set.iter().map(|&(_, s, b)| (s, b)).collect();
+                v.sort_unstable();
+                v.into_iter().map(|(_, b)| b).collect()
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct PlaneState {
+    pub(super) free: FreePool,
+    pub(super) user_open: u32,
+    pub(super) gc_open: u32,
+    pub(super) gc: GcPhase,
+    /// GC runs since the last static wear-levelling check.
+    pub(super) runs_since_wl: u32,
+}
+
+impl Ftl {
+    /// Rebuilds each plane's free pool (in block order), finds its open user block and
+    /// rebuilds the victim indexes from the block arrays, after preconditioning set them
+    /// directly.
+    pub fn rebuild_planes(&mut self) {
+        let bpp = self.geo.blocks_per_plane;
+        self.planes.clear();
+        for p in 0..self.geo.planes() {
+            let first = p * bpp;
+            let mut free = FreePool::new(self.wl_dynamic);
+            for b in first..first + bpp {
+                if self.block_state[b as usize] == BlockState::Free {
+                    free.push(b, self.erase_count[b as usize]);
+                }
+            }
+            let user_open = (first..first + bpp)
+                .find(|&b| self.block_state[b as usize] == BlockState::Open)
+                .unwrap_or(NONE);
+            self.planes.push(PlaneState {
+                free,
+                user_open,
+                gc_open: NONE,
+                gc: GcPhase::Idle,
+                runs_since_wl: 0,
+            });
+        }
+        self.rebuild_index();
+    }
+
+    /// Rebuilds the victim indexes from the block arrays (after a snapshot load).
+    pub(super) fn rebuild_index(&mut self) {
+        let mut index = std::mem::take(&mut self.index);
+        index.rebuild(self);
+        self.index = index;
+    }
+
+    /// Free pages of a plane: free blocks plus the unwritten tail of its open blocks.
+    pub fn free_pages(&self, plane: PlaneId) -> u64 {
+        let ps = &self.planes[plane.idx()];
+        let ppb = self.geo.pages_per_block as u64;
+        let mut n = ps.free.len() as u64 * ppb;
+        for b in [ps.user_open, ps.gc_open] {
+            if b != NONE {
+                n += ppb - self.written[b as usize] as u64;
+            }
+        }
+        n
+    }
+
+    /// Whether a plane is down to its GC reserve (user writes to it must wait).
+    pub fn at_reserve(&self, plane: PlaneId) -> bool {
+        self.planes[plane.idx()].free.len() <= self.reserve_blocks as usize
+    }
+
+    /// Page offset the next write of `stream` in `plane` would get, or None if it must wait
+    /// (user writes may not take the GC reserve).
+    pub fn next_page_offset(&self, plane: PlaneId, stream: Stream) -> Option<u32> {
+        let ps = &self.planes[plane.idx()];
+        let open = match stream {
+            Stream::User => ps.user_open,
+            Stream::Gc => ps.gc_open,
+        };
+        if open != NONE {
+            return Some(self.written[open as usize]);
+        }
+        let floor = match stream {
+            Stream::User => self.reserve_blocks as usize,
+            Stream::Gc => 0,
+        };
+        (ps.free.len() > floor).then_some(0)
+    }
+
+    /// Takes the next free page of `stream` in `plane`. Call only after `next_page_offset`
+    /// said one is available.
+    pub(super) fn allocate(&mut self, plane: PlaneId, stream: Stream) -> Ppn {
+        let ppb = self.geo.pages_per_block;
+        let ps = &mut self.planes[plane.idx()];
+        let open = match stream {
+            Stream::User => &mut ps.user_open,
+            Stream::Gc => &mut ps.gc_open,
+        };
+        if *open == NONE {
+            let b = ps.free.pop().expect("allocate called without a free block");
+            self.block_state[b as usize] = BlockState::Open;
+            *open = b;
+        }
+        let b = *open;
+        let w = self.written[b as usize];
+        self.written[b as usize] = w + 1;
+        self.clock += 1;
+        if w + 1 == ppb {
+            // Full: no longer a frontier. It becomes Closed (and enters the indexes) in
+            // `program`, once the page is mapped, because mapping can invalidate the page's
+            // previous copy in this very block.
+            *open = NONE;
+            self.close_stamp[b as usize] = self.clock;
+            self.mod_stamp[b as usize] = self.clock;
+        }
+        Ppn(b * ppb + w)
+    }
+
+    /// Closes a block whose last page was just programmed and mapped, and enters it into the
+    /// victim indexes.
+    pub(super) fn close(&mut self, b: BlockId) {
+        let i = b.idx();
+        self.block_state[i] = BlockState::Closed;
+        self.index.closed(
+            b,
+            self.valid[i],
+            self.close_stamp[i],
+            self.mod_stamp[i],
+            self.erase_count[i],
+        );
+    }
+
+    /// Marks a closed block as GC's victim: it leaves every victim index.
+    pub(super) fn make_victim(&mut self, b: BlockId) {
+        let i = b.idx();
+        self.index
+            .left_closed(b, self.valid[i], self.mod_stamp[i], self.erase_count[i]);
+        self.block_state[i] = BlockState::Victim;
+    }
+
+    /// Returns an erased block to its plane's free pool.
+    pub(super) fn erase(&mut self, block: BlockId) {
+        let b = block.idx();
+        debug_assert_eq!(self.valid[b], 0, "erasing a block with valid pages");
+        debug_assert_eq!(
+            self.block_state[b],
+            BlockState::Victim,
+            "erasing a non-victim"
+        );
+        self.written[b] = 0;
+        self.erase_count[b] += 1;
+        self.block_state[b] = BlockState::Free;
+        let plane = block.0 / self.geo.blocks_per_plane;
+        self.index.erased(PlaneId(plane), self.erase_count[b]);
+        self.planes[plane as usize]
+            .free
+            .push(block.0, self.erase_count[b]);
+    }
+}

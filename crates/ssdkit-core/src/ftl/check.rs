@@ -1,0 +1,204 @@
+//! Invariant checks (for tests; O(pages)) and the erase-count summary of the result.
+
+use super::blocks::BlockState;
+use super::{Ftl, NONE};
+use crate::config::GcPolicy;
+use crate::ids::{BlockId, PlaneId};
+
+impl Ftl {
+    /// Checks that the mapping and block state agree. Costs O(pages); for tests.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let g = self.geo;
+        for (lpa, &ppa) in self.l2p.iter().enumerate() {
+            if ppa != NONE && self.p2l[ppa as usize] != lpa as u32 {
+                return Err(format!(
+                    "L2P[{lpa}] = {ppa} but P2L[{ppa}] = {}",
+                    self.p2l[ppa as usize]
+                ));
+            }
+        }
+        let mut valid = vec![0u32; self.valid.len()];
+        for (ppa, &lpa) in self.p2l.iter().enumerate() {
+            if lpa == NONE {
+                continue;
+            }
+            if lpa >= self.logical_pages || self.l2p[lpa as usize] != ppa as u32 {
+                return Err(format!(
+                    "P2L[{ppa}] = {lpa} is not the live copy (duplicate or stale)"
+                ));
+            }
+            let b = g.block_of_ppa(ppa as u32);
+            if g.page_in_block(ppa as u32) >= self.written[b as usize] {
+                return Err(format!(
+                    "valid page {ppa} beyond the write pointer of block {b}"
+                ));
+            }
+            valid[b as usize] += 1;
+        }
+        if valid != self.valid {
+            let b = (0..valid.len())
+                .find(|&b| valid[b] != self.valid[b])
+                .unwrap();
+            return Err(format!(
+                "block {b}: valid count {} but {} valid pages",
+                self.valid[b], valid[b]
+            ));
+        }
+        for (p, ps) in self.planes.iter().enumerate() {
+            for (b, what) in [(ps.user_open, "user"), (ps.gc_open, "GC")] {
+                if b != NONE && self.block_state[b as usize] != BlockState::Open {
+                    return Err(format!("plane {p}: {what} open block {b} is not open"));
+                }
+            }
+            for b in ps.free.in_arrival_order() {
+                if self.block_state[b as usize] != BlockState::Free || self.written[b as usize] != 0
+                {
+                    return Err(format!("plane {p}: free-list block {b} is not erased"));
+                }
+                if b / g.blocks_per_plane != p as u32 {
+                    return Err(format!(
+                        "plane {p}: free-list block {b} belongs to another plane"
+                    ));
+                }
+            }
+        }
+        for (b, s) in self.block_state.iter().enumerate() {
+            if *s == BlockState::Victim
+                && self.planes[b / g.blocks_per_plane as usize].gc.victim()
+                    != Some(BlockId(b as u32))
+            {
+                return Err(format!(
+                    "block {b} is a GC victim but no collection of it is in progress (leaked)"
+                ));
+            }
+        }
+        let frees = self
+            .block_state
+            .iter()
+            .filter(|&&s| s == BlockState::Free)
+            .count();
+        let listed: usize = self.planes.iter().map(|p| p.free.len()).sum();
+        if frees != listed {
+            return Err(format!("{frees} free blocks but {listed} on free lists"));
+        }
+        self.check_index()
+    }
+
+    /// The victim indexes answer what a scan of each plane in block order answers.
+    fn check_index(&self) -> Result<(), String> {
+        let g = self.geo;
+        let bpp = g.blocks_per_plane;
+        let ppb = g.pages_per_block;
+        for p in 0..g.planes() {
+            let plane = PlaneId(p);
+            let closed: Vec<u32> = (p * bpp..(p + 1) * bpp)
+                .filter(|&b| self.block_state[b as usize] == BlockState::Closed)
+                .collect();
+            let greedy = closed
+                .iter()
+                .filter(|&&b| self.valid[b as usize] < ppb)
+                .min_by_key(|&&b| (self.valid[b as usize], b))
+                .map(|&b| (self.valid[b as usize], BlockId(b)));
+            if self.index.fewest_valid(plane) != greedy {
+                return Err(format!(
+                    "plane {p}: greedy index says {:?}, a scan {greedy:?}",
+                    self.index.fewest_valid(plane)
+                ));
+            }
+            if self.gc_policy == GcPolicy::Fifo {
+                let fifo = closed
+                    .iter()
+                    .min_by_key(|&&b| (self.close_stamp[b as usize], b))
+                    .map(|&b| BlockId(b));
+                if self.index.oldest_closed(plane) != fifo {
+                    return Err(format!("plane {p}: FIFO index disagrees with a scan"));
+                }
+            }
+            if self.wl_static {
+                let max = (p * bpp..(p + 1) * bpp)
+                    .map(|b| self.erase_count[b as usize])
+                    .max()
+                    .unwrap_or(0);
+                let cold = closed
+                    .iter()
+                    .min_by_key(|&&b| (self.erase_count[b as usize], b))
+                    .map(|&b| (self.erase_count[b as usize], BlockId(b), max));
+                if self.index.coldest_closed(plane) != cold {
+                    return Err(format!(
+                        "plane {p}: erase-count index disagrees with a scan"
+                    ));
+                }
+            }
+            if self.gc_policy == GcPolicy::CostBenefit && greedy.is_some_and(|(v, _)| v > 0) {
+                let mut best: Option<(u32, f64)> = None;
+                for &b in &closed {
+                    let v = self.valid[b as usize] as f64;
+                    if v >= ppb as f64 {
+                        continue;
+                    }
+                    let age = (self.clock - self.mod_stamp[b as usize]) as f64 + 1.0;
+                    let u = v / ppb as f64;
+                    let score = age * (1.0 - u) / (2.0 * u);
+                    if best.is_none_or(|(_, s)| score > s) {
+                        best = Some((b, score));
+                    }
+                }
+                let scan = best.map(|(b, _)| BlockId(b));
+                if self.index.best_cost_benefit(plane, self.clock) != scan {
+                    let ib = self.index.best_cost_benefit(plane, self.clock);
+                    let desc = |b: Option<BlockId>| {
+                        b.map(|b| {
+                            (
+                                b.0,
+                                self.valid[b.idx()],
+                                self.mod_stamp[b.idx()],
+                                self.block_state[b.idx()],
+                            )
+                        })
+                    };
+                    return Err(format!(
+                        "plane {p}: cost-benefit index says {:?}, a scan {:?} (clock {})",
+                        desc(ib),
+                        desc(scan),
+                        self.clock
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Ftl {
+    /// Erase-count distribution over every block: min, mean, max, standard deviation and a
+    /// histogram of at most 32 equal-width integer bins (`bin_start[i]` is the lowest count
+    /// of bin i, all bins `bin_width` wide).
+    pub fn erase_count_summary(&self) -> serde_json::Value {
+        let n = self.erase_count.len() as f64;
+        let min = self.erase_count.iter().copied().min().unwrap_or(0);
+        let max = self.erase_count.iter().copied().max().unwrap_or(0);
+        let sum: u64 = self.erase_count.iter().map(|&e| e as u64).sum();
+        let mean = sum as f64 / n;
+        let var = self
+            .erase_count
+            .iter()
+            .map(|&e| (e as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        let width = (max - min + 1).div_ceil(32).max(1);
+        let bins = ((max - min) / width + 1) as usize;
+        let mut count = vec![0u64; bins];
+        for &e in &self.erase_count {
+            count[((e - min) / width) as usize] += 1;
+        }
+        let start: Vec<u32> = (0..bins as u32).map(|i| min + i * width).collect();
+        serde_json::json!({
+            "blocks": self.erase_count.len(),
+            "min": min,
+            "mean": mean,
+            "max": max,
+            "std": var.sqrt(),
+            "histogram": {"bin_start": start, "bin_width": width, "count": count},
+        })
+    }
+}

@@ -1,0 +1,333 @@
+//! Ordered indexes over each plane's closed blocks, so GC victim choice (greedy, FIFO,
+//! cost-benefit) and static wear levelling never scan a plane's blocks on the event path.
+//! Every index gives the same block a full scan in block order would: ties go to the lowest
+//! block number, so results do not depend on the index.
+//!
+//! - greedy: a min-tree keyed by valid count (closed blocks with an invalid page);
+//! - FIFO: a min-tree keyed by close stamp (closed blocks);
+//! - static wear levelling: a min-tree keyed by erase count (closed blocks), and each plane's
+//!   highest erase count (erase counts only grow);
+//! - cost-benefit: per valid count, the closed blocks ordered by last change (the oldest of
+//!   a valid count has the best score of that count, so a choice looks at one block per
+//!   count).
+//!
+//! Trees cost O(log blocks) per change; only the indexes the configured policies read are
+//! kept (greedy's always: it also answers "is any block worth collecting").
+
+use super::blocks::BlockState;
+use super::Ftl;
+use crate::config::GcPolicy;
+use crate::flash::Geometry;
+use crate::ids::{BlockId, PlaneId};
+use std::collections::BTreeSet;
+
+const INF: u64 = u64::MAX;
+
+/// One complete binary min-tree per plane over the plane's blocks; ties to the lower block.
+#[derive(Debug, Clone, Default)]
+struct MinTrees {
+    /// Leaves per plane (a power of two >= 2).
+    size: usize,
+    keys: Vec<u64>,
+    /// Inner node i (1..size) of plane p at p * size + i: the leaf holding its subtree's min.
+    nodes: Vec<u32>,
+}
+
+impl MinTrees {
+    fn new(planes: usize, blocks_per_plane: usize) -> Self {
+        let size = blocks_per_plane.next_power_of_two().max(2);
+        let mut nodes = vec![0u32; planes * size];
+        for p in 0..planes {
+            for i in (1..size).rev() {
+                nodes[p * size + i] = Self::leftmost_leaf(size, i);
+            }
+        }
+        Self {
+            size,
+            keys: vec![INF; planes * size],
+            nodes,
+        }
+    }
+
+    fn leftmost_leaf(size: usize, mut i: usize) -> u32 {
+        while i < size {
+            i *= 2;
+        }
+        (i - size) as u32
+    }
+
+    #[inline]
+    fn winner(&self, base: usize, child: usize) -> u32 {
+        if child >= self.size {
+            (child - self.size) as u32
+        } else {
+            self.nodes[base + child]
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, plane: usize, leaf: usize, key: u64) {
+        let base = plane * self.size;
+        if self.keys[base + leaf] == key {
+            return;
+        }
+        self.keys[base + leaf] = key;
+        let mut i = (self.size + leaf) / 2;
+        while i >= 1 {
+            let l = self.winner(base, 2 * i);
+            let r = self.winner(base, 2 * i + 1);
+            // Left leaves have lower block numbers: keep left on equal keys.
+            self.nodes[base + i] = if self.keys[base + r as usize] < self.keys[base + l as usize] {
+                r
+            } else {
+                l
+            };
+            i /= 2;
+        }
+    }
+
+    /// (key, leaf) of the plane's minimum, if any key is finite.
+    #[inline]
+    fn min(&self, plane: usize) -> Option<(u64, u32)> {
+        let base = plane * self.size;
+        let leaf = self.nodes[base + 1];
+        let k = self.keys[base + leaf as usize];
+        (k != INF).then_some((k, leaf))
+    }
+}
+
+/// One plane's closed blocks by valid count, each set ordered by (last change, block).
+type ByValid = Vec<BTreeSet<(u64, u32)>>;
+
+#[derive(Debug, Default)]
+pub(super) struct VictimIndex {
+    blocks_per_plane: u32,
+    pages_per_block: u32,
+    greedy: MinTrees,
+    fifo: Option<MinTrees>,
+    wl: Option<MinTrees>,
+    max_erase: Vec<u32>,
+    /// cost_benefit[plane][valid] = {(last change, block)} of closed blocks.
+    cost_benefit: Option<Vec<ByValid>>,
+}
+
+impl VictimIndex {
+    pub(super) fn new(g: &Geometry, policy: GcPolicy, wl_static: bool) -> Self {
+        let planes = g.planes() as usize;
+        let bpp = g.blocks_per_plane as usize;
+        Self {
+            blocks_per_plane: g.blocks_per_plane,
+            pages_per_block: g.pages_per_block,
+            greedy: MinTrees::new(planes, bpp),
+            fifo: (policy == GcPolicy::Fifo).then(|| MinTrees::new(planes, bpp)),
+            wl: wl_static.then(|| MinTrees::new(planes, bpp)),
+            max_erase: vec![0; planes],
+            cost_benefit: (policy == GcPolicy::CostBenefit).then(|| {
+                (0..planes)
+                    .map(|_| vec![BTreeSet::new(); g.pages_per_block as usize + 1])
+                    .collect()
+            }),
+        }
+    }
+
+    #[inline]
+    fn split(&self, b: BlockId) -> (usize, usize) {
+        (
+            (b.0 / self.blocks_per_plane) as usize,
+            (b.0 % self.blocks_per_plane) as usize,
+        )
+    }
+
+    #[inline]
+    fn greedy_key(&self, valid: u32) -> u64 {
+        if valid < self.pages_per_block {
+            valid as u64
+        } else {
+            INF
+        }
+    }
+
+    /// Block `b` was closed with these values.
+    pub(super) fn closed(
+        &mut self,
+        b: BlockId,
+        valid: u32,
+        close_stamp: u64,
+        mod_stamp: u64,
+        erases: u32,
+    ) {
+        let (p, l) = self.split(b);
+        self.greedy.set(p, l, self.greedy_key(valid));
+        if let Some(t) = &mut self.fifo {
+            t.set(p, l, close_stamp);
+        }
+        if let Some(t) = &mut self.wl {
+            t.set(p, l, erases as u64);
+        }
+        if let Some(cb) = &mut self.cost_benefit {
+            cb[p][valid as usize].insert((mod_stamp, b.0));
+        }
+    }
+
+    /// Closed block `b` left the closed state (became a GC victim).
+    pub(super) fn left_closed(&mut self, b: BlockId, valid: u32, mod_stamp: u64, _erases: u32) {
+        let (p, l) = self.split(b);
+        self.greedy.set(p, l, INF);
+        if let Some(t) = &mut self.fifo {
+            t.set(p, l, INF);
+        }
+        if let Some(t) = &mut self.wl {
+            t.set(p, l, INF);
+        }
+        if let Some(cb) = &mut self.cost_benefit {
+            cb[p][valid as usize].remove(&(mod_stamp, b.0));
+        }
+    }
+
+    /// Closed block `b` lost a valid page (from `valid` to `valid - 1`) at `now`.
+    pub(super) fn valid_dropped(&mut self, b: BlockId, valid: u32, mod_stamp: u64, now: u64) {
+        let (p, l) = self.split(b);
+        self.greedy.set(p, l, self.greedy_key(valid - 1));
+        if let Some(cb) = &mut self.cost_benefit {
+            cb[p][valid as usize].remove(&(mod_stamp, b.0));
+            cb[p][valid as usize - 1].insert((now, b.0));
+        }
+    }
+
+    pub(super) fn erased(&mut self, plane: PlaneId, erases: u32) {
+        let m = &mut self.max_erase[plane.idx()];
+        *m = (*m).max(erases);
+    }
+
+    /// Rebuilds every index from the FTL's block arrays.
+    pub(super) fn rebuild(&mut self, ftl: &Ftl) {
+        let g = ftl.geo;
+        let planes = g.planes() as usize;
+        let bpp = g.blocks_per_plane as usize;
+        self.greedy = MinTrees::new(planes, bpp);
+        if self.fifo.is_some() {
+            self.fifo = Some(MinTrees::new(planes, bpp));
+        }
+        if self.wl.is_some() {
+            self.wl = Some(MinTrees::new(planes, bpp));
+        }
+        if let Some(cb) = &mut self.cost_benefit {
+            cb.iter_mut().flatten().for_each(|s| s.clear());
+        }
+        self.max_erase = vec![0; planes];
+        for b in 0..g.total_blocks() {
+            let i = b as usize;
+            let e = ftl.erase_count[i];
+            let p = i / bpp;
+            self.max_erase[p] = self.max_erase[p].max(e);
+            if ftl.block_state[i] == BlockState::Closed {
+                self.closed(
+                    BlockId(b),
+                    ftl.valid[i],
+                    ftl.close_stamp[i],
+                    ftl.mod_stamp[i],
+                    e,
+                );
+            }
+        }
+    }
+
+    /// Greedy: the closed block with the fewest valid pages, if one has an invalid page.
+    pub(super) fn fewest_valid(&self, plane: PlaneId) -> Option<(u32, BlockId)> {
+        let base = plane.0 * self.blocks_per_plane;
+        self.greedy
+            .min(plane.idx())
+            .map(|(v, l)| (v as u32, BlockId(base + l)))
+    }
+
+    /// FIFO: the block closed longest ago.
+    pub(super) fn oldest_closed(&self, plane: PlaneId) -> Option<BlockId> {
+        let base = plane.0 * self.blocks_per_plane;
+        let t = self
+            .fifo
+            .as_ref()
+            .expect("FIFO index kept for the FIFO policy");
+        t.min(plane.idx()).map(|(_, l)| BlockId(base + l))
+    }
+
+    /// Static wear levelling: the closed block with the fewest erases, and the plane's most.
+    pub(super) fn coldest_closed(&self, plane: PlaneId) -> Option<(u32, BlockId, u32)> {
+        let base = plane.0 * self.blocks_per_plane;
+        let t = self
+            .wl
+            .as_ref()
+            .expect("erase index kept for static wear levelling");
+        t.min(plane.idx())
+            .map(|(e, l)| (e as u32, BlockId(base + l), self.max_erase[plane.idx()]))
+    }
+
+    /// Cost-benefit: highest age x (1 - u) / 2u among closed blocks with 0 < valid < pages
+    /// per block, the lowest block on equal scores. (An empty block is found by greedy's
+    /// index first.)
+    pub(super) fn best_cost_benefit(&self, plane: PlaneId, clock: u64) -> Option<BlockId> {
+        let cb = self.cost_benefit.as_ref().expect("cost-benefit index kept");
+        let ppb = self.pages_per_block as f64;
+        let mut best: Option<(f64, u32)> = None;
+        for (v, set) in cb[plane.idx()]
+            .iter()
+            .enumerate()
+            .take(self.pages_per_block as usize)
+            .skip(1)
+        {
+            let Some(&(stamp, b)) = set.first() else {
+                continue;
+            };
+            let age = (clock - stamp) as f64 + 1.0;
+            let u = v as f64 / ppb;
+            let score = age * (1.0 - u) / (2.0 * u);
+            if best.is_none_or(|(s, bb)| score > s || (score == s && b < bb)) {
+                best = Some((score, b));
+            }
+        }
+        best.map(|(_, b)| BlockId(b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn min_tree_gives_the_lowest_leaf_among_equal_keys() {
+        let mut t = MinTrees::new(2, 5);
+        assert_eq!(t.min(0), None);
+        t.set(0, 3, 7);
+        t.set(0, 1, 7);
+        t.set(0, 4, 9);
+        assert_eq!(t.min(0), Some((7, 1)));
+        t.set(0, 1, INF);
+        assert_eq!(t.min(0), Some((7, 3)));
+        t.set(0, 4, 2);
+        assert_eq!(t.min(0), Some((2, 4)));
+        assert_eq!(t.min(1), None, "planes are independent");
+    }
+
+    #[test]
+    fn min_tree_agrees_with_a_scan() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+        let n = 37;
+        let mut t = MinTrees::new(1, n);
+        let mut keys = vec![INF; n];
+        for _ in 0..5000 {
+            let i = rng.gen_range(0..n);
+            let k = if rng.gen_bool(0.2) {
+                INF
+            } else {
+                rng.gen_range(0..8)
+            };
+            keys[i] = k;
+            t.set(0, i, k);
+            let scan = (0..n)
+                .filter(|&j| keys[j] != INF)
+                .min_by_key(|&j| (keys[j], j))
+                .map(|j| (keys[j], j as u32));
+            assert_eq!(t.min(0), scan);
+        }
+    }
+}

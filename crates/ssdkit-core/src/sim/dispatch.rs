@@ -1,0 +1,441 @@
+//! Event handlers along the request path: host submission and fetch, firmware, the split into
+//! transactions, die scheduling and execution, completion. Each asks the owning component what
+//! happens and when; the choices themselves live in the components.
+
+use super::{CompletionRecord, Ev, Simulator};
+use crate::flash::MAX_BATCH;
+use crate::frontend::{page_span, split};
+use crate::ftl::Stream;
+use crate::ids::{DieId, FlowId, PlaneId, ReqId, TxId};
+use crate::tsu::{Choice, Tx, TxKind};
+use crate::workload::flow::Next;
+use crate::workload::synthetic::HostRequest;
+use crate::workload::Op;
+
+impl Simulator {
+    pub(crate) fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Doorbell(r) => {
+                self.host.announce(r);
+                self.try_fetch();
+            }
+            Ev::CommandArrived(r) => match self.host.command_arrived(self.q.now(), r) {
+                None => self.firmware(r),
+                Some(t) => self.at(t, Ev::WriteDataArrived(r)),
+            },
+            Ev::WriteDataArrived(r) => self.firmware(r),
+            Ev::FirmwareDone(r) => self.dispatch_request(r),
+            Ev::DieArrayDone(d) => self.die_array_done(d),
+            Ev::DieXferDone(d) => self.die_finish(d),
+            Ev::Completed(r) => self.complete_request(r),
+            Ev::Arrival(f) => {
+                self.flows[f.idx()].arrival_scheduled = false;
+                self.pump(f);
+            }
+        }
+    }
+
+    // ----- host -----
+
+    /// Submits what flow `f` may submit now; if its next request lies in the future, makes
+    /// sure an Arrival event will come back for it.
+    pub(crate) fn pump(&mut self, f: FlowId) {
+        let now = self.q.now();
+        loop {
+            let flow = &mut self.flows[f.idx()];
+            if flow.outstanding >= flow.cap {
+                return;
+            }
+            match flow.next(now) {
+                Ok(Next::Due(at, req)) => {
+                    flow.outstanding += 1;
+                    self.submit(f, at, req);
+                }
+                Ok(Next::Later(t)) => {
+                    if !flow.arrival_scheduled {
+                        flow.arrival_scheduled = true;
+                        self.at(t, Ev::Arrival(f));
+                    }
+                    return;
+                }
+                Ok(Next::Done) => return,
+                Err(e) => {
+                    self.failure.get_or_insert(e);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The host puts a request of `flow` in its submission queue now; its latency counts from
+    /// `arrived` (earlier than now when an open-loop flow's queue was full).
+    pub(crate) fn submit(&mut self, flow: FlowId, arrived: u64, r: HostRequest) -> ReqId {
+        let (id, t) = self.host.submit(self.q.now(), flow, arrived, r);
+        self.host.request_mut(id).seq = self.submitted;
+        self.submitted += 1;
+        self.at(t, Ev::Doorbell(id));
+        id
+    }
+
+    fn try_fetch(&mut self) {
+        while let Some((r, t)) = self.host.next_fetch(self.q.now()) {
+            self.at(t, Ev::CommandArrived(r));
+        }
+    }
+
+    fn complete_request(&mut self, r: ReqId) {
+        let now = self.q.now();
+        let req = self.host.finish(r);
+        let lat = now - req.submit_ps;
+        let s = &mut self.flow_stats[req.flow.idx()];
+        let bytes = req.bytes();
+        match req.op {
+            Op::Read => s.read.record(lat, bytes),
+            Op::Write => s.write.record(lat, bytes),
+            Op::Trim => s.trim.record(lat, bytes),
+        }
+        if let Some(log) = self.log.as_mut() {
+            log.push(CompletionRecord {
+                id: req.seq,
+                flow: req.flow.0,
+                op: req.op,
+                start_sector: req.start_sector,
+                sectors: req.sectors,
+                submit_ps: req.submit_ps,
+                complete_ps: now,
+            });
+        }
+        self.since_progress = 0;
+        self.completed[req.flow.idx()] += 1;
+        self.last_completion = now;
+        self.try_fetch();
+        self.flows[req.flow.idx()].outstanding -= 1;
+        self.pump(req.flow);
+    }
+
+    // ----- front end -----
+
+    fn firmware(&mut self, r: ReqId) {
+        let req = self.host.request(r);
+        let (_, pages) = page_span(
+            req.start_sector,
+            req.sectors,
+            self.settings.geo.sectors_per_page,
+        );
+        let t = self.firmware.process(self.q.now(), pages);
+        self.at(t, Ev::FirmwareDone(r));
+    }
+
+    /// Splits a request into page transactions with their sector bitmaps and queues them.
+    fn dispatch_request(&mut self, r: ReqId) {
+        let req = *self.host.request(r);
+        let spp = self.settings.geo.sectors_per_page;
+        let full_page = if spp >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << spp) - 1
+        };
+        if req.op == Op::Trim {
+            // Whole pages only: partial pages at the edges keep their data.
+            for c in split(req.start_sector, req.sectors, spp).filter(|c| c.full) {
+                self.ftl.trim(c.lpn);
+            }
+            self.trims += 1;
+            self.flash_done(r);
+            return;
+        }
+        let mut pending = 0;
+        for c in split(req.start_sector, req.sectors, spp) {
+            let mapped = self.ftl.translate(c.lpn);
+            if req.op == Op::Read {
+                let Some(ppn) = mapped else {
+                    // Never written: real drives answer from the mapping table alone.
+                    self.unmapped_reads += 1;
+                    continue;
+                };
+                let t = self.tsu.insert(Tx {
+                    req: r,
+                    lpn: c.lpn,
+                    ppn,
+                    sectors: c.sectors,
+                    ..Tx::new(TxKind::UserRead, self.settings.geo.plane_of(ppn))
+                });
+                self.enqueue(t);
+            } else {
+                let flow = &mut self.flows[req.flow.idx()];
+                let plane = match &flow.planes {
+                    None => self.ftl.target_plane(c.lpn),
+                    Some(set) => self.ftl.target_plane_in(c.lpn, set, &mut flow.plane_cursor),
+                };
+                let w = self.tsu.insert(Tx {
+                    req: r,
+                    lpn: c.lpn,
+                    sectors: c.sectors,
+                    ..Tx::new(TxKind::UserWrite, plane)
+                });
+                match mapped {
+                    Some(old) if !c.full => {
+                        // Partial page: read the unchanged sectors first, then program the page.
+                        self.rmw_reads += 1;
+                        let rr = self.tsu.insert(Tx {
+                            req: r,
+                            lpn: c.lpn,
+                            ppn: old,
+                            sectors: full_page & !c.sectors,
+                            link: w,
+                            ..Tx::new(TxKind::RmwRead, self.settings.geo.plane_of(old))
+                        });
+                        self.enqueue(rr);
+                    }
+                    _ => self.enqueue(w),
+                }
+            }
+            pending += 1;
+        }
+        self.host.request_mut(r).pending_tx = pending;
+        if pending == 0 {
+            self.flash_done(r);
+        }
+    }
+
+    /// All flash work of request `r` is done: send data (reads) and the completion.
+    fn flash_done(&mut self, r: ReqId) {
+        let t = self.host.complete(self.q.now(), r);
+        self.at(t, Ev::Completed(r));
+    }
+
+    // ----- transaction scheduling and flash execution -----
+
+    pub(super) fn enqueue(&mut self, t: TxId) {
+        let die = self.tsu.enqueue(t);
+        self.schedule_die(die);
+    }
+
+    /// Whether a plane of `die` is down to its GC reserve, so GC must go first.
+    fn die_urgent(&self, die: DieId) -> bool {
+        self.settings
+            .geo
+            .planes_of_die(die)
+            .any(|p| self.ftl.at_reserve(p))
+    }
+
+    pub(super) fn schedule_die(&mut self, die: DieId) {
+        if self.dies.busy(die) {
+            return;
+        }
+        let dq = self.tsu.queues(die);
+        if dq.is_empty() {
+            if self.gc_background {
+                self.background_gc(die);
+            }
+            return;
+        }
+        let gc_waiting = !dq.gc_empty();
+        let choice = self
+            .tsu
+            .policy
+            .choose(dq, gc_waiting && self.die_urgent(die));
+        // Busy before choosing: allocating a page can start GC, whose enqueue must not
+        // re-enter this die's scheduler.
+        self.dies.set_busy(die, true);
+        let (started, by_gc) = match choice {
+            Choice::GcFirst => {
+                if self.start_gc_op(die) {
+                    (true, true)
+                } else {
+                    (self.start_reads(die) || self.start_writes(die), false)
+                }
+            }
+            Choice::UserFirst => {
+                if self.start_reads(die) || self.start_writes(die) {
+                    (true, false)
+                } else {
+                    (self.start_gc_op(die), true)
+                }
+            }
+        };
+        if !started {
+            self.dies.set_busy(die, false);
+        } else {
+            let policy = self.tsu.policy;
+            policy.started(&mut self.tsu.queues[die.idx()], by_gc, gc_waiting);
+        }
+    }
+
+    fn start_reads(&mut self, die: DieId) -> bool {
+        let Some(t0) = self.tsu.queues[die.idx()].reads.pop_front() else {
+            return false;
+        };
+        let geo = self.settings.geo;
+        let ppd = geo.planes_per_die;
+        let page = geo.page_in_block(self.tsu.get(t0).ppn.0);
+        let mut batch = [TxId::NONE; MAX_BATCH];
+        batch[0] = t0;
+        let mut n = 1;
+        if self.multiplane {
+            // Same page offset on other planes, among the first 4 x planes queued reads.
+            let mut used: u32 = 1 << (self.tsu.get(t0).plane.0 % ppd);
+            let mut i = 0;
+            while i < self.tsu.queues[die.idx()].reads.len().min(4 * ppd as usize)
+                && n < ppd as usize
+            {
+                let tx = *self.tsu.get(self.tsu.queues[die.idx()].reads[i]);
+                let bit = 1 << (tx.plane.0 % ppd);
+                if used & bit == 0 && geo.page_in_block(tx.ppn.0) == page {
+                    used |= bit;
+                    batch[n] = self.tsu.queues[die.idx()]
+                        .reads
+                        .remove(i)
+                        .expect("index in range");
+                    n += 1;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        let t = self.backend.start_read(self.q.now(), die.0, page, n as u32);
+        self.begin(die, &batch[..n], t);
+        true
+    }
+
+    /// Dynamic placement can queue more writes for a plane than it can take: if a plane is at its reserve with no GC under way (every closed block fully
+    /// valid, so GC cannot help), its queued writes move to a plane that has room, inside the
+    /// flow's pinned planes when it has them. Static placement never needs this: each plane's
+    /// logical share fits by validation.
+    fn retarget_stuck_writes(&mut self, die: DieId) {
+        let ppd = self.settings.geo.planes_per_die;
+        let first = die.0 * ppd;
+        let stuck = |s: &Self, local: usize| {
+            let p = PlaneId(first + local as u32);
+            s.ftl.next_page_offset(p, Stream::User).is_none()
+                && s.ftl.gc_phase(p) == crate::ftl::GcPhase::Idle
+        };
+        let flags: Vec<bool> = (0..ppd as usize).map(|l| stuck(self, l)).collect();
+        if !flags.contains(&true) {
+            return;
+        }
+        let taken = self.tsu.queues[die.idx()].drain_writes(|l| flags[l]);
+        let mut kept: Vec<Vec<(u64, TxId)>> = vec![Vec::new(); ppd as usize];
+        for (seq, t) in taken {
+            let tx = *self.tsu.get(t);
+            let flow = self.host.request(tx.req).flow;
+            let f = &mut self.flows[flow.idx()];
+            let target = match &f.planes {
+                None => self.ftl.plane_with_room(tx.lpn, None),
+                Some(set) => self
+                    .ftl
+                    .plane_with_room(tx.lpn, Some((set, &mut f.plane_cursor))),
+            };
+            match target {
+                Some(p) if p != tx.plane => {
+                    self.tsu.get_mut(t).plane = p;
+                    self.enqueue(t);
+                }
+                _ => kept[(tx.plane.0 - first) as usize].push((seq, t)),
+            }
+        }
+        for (l, k) in kept.iter().enumerate() {
+            if !k.is_empty() {
+                self.tsu.queues[die.idx()].keep_writes(l, k);
+            }
+        }
+    }
+
+    fn start_writes(&mut self, die: DieId) -> bool {
+        if self.ftl.placement() == crate::config::Placement::Dynamic {
+            self.retarget_stuck_writes(die);
+        }
+        let geo = self.settings.geo;
+        let ppd = geo.planes_per_die;
+        let first = die.0 * ppd;
+        let offset_of = |s: &Self, l: usize| {
+            s.ftl
+                .next_page_offset(PlaneId(first + l as u32), Stream::User)
+        };
+        let offsets: Vec<Option<u32>> = (0..ppd as usize).map(|l| offset_of(self, l)).collect();
+        // First write whose plane can take a page now (planes at their GC reserve wait).
+        let Some(t0) = self.tsu.queues[die.idx()].pop_first_write(|l| offsets[l].is_some()) else {
+            return false;
+        };
+        let p0 = self.tsu.get(t0).plane;
+        let offset = offsets[(p0.0 - first) as usize].expect("checked above");
+        let mut batch = Vec::with_capacity(ppd as usize);
+        batch.push(t0);
+        if self.multiplane {
+            self.tsu.queues[die.idx()].take_write_partners(
+                1 << (p0.0 % ppd),
+                4 * ppd as usize,
+                ppd as usize,
+                |l| offsets[l] == Some(offset),
+                &mut batch,
+            );
+        }
+        for &t in &batch {
+            let tx = *self.tsu.get(t);
+            let ppn = self.ftl.program(tx.lpn, tx.plane, Stream::User);
+            self.ftl.stats_mut().user_page_writes += 1;
+            self.tsu.get_mut(t).ppn = ppn;
+            self.after_allocation(tx.plane);
+        }
+        let t = self
+            .backend
+            .start_program(self.q.now(), die.0, offset, batch.len() as u32);
+        self.begin(die, &batch, t);
+        true
+    }
+
+    pub(super) fn begin(&mut self, die: DieId, batch: &[TxId], array_end: u64) {
+        self.dies.begin(die, batch);
+        self.at(array_end, Ev::DieArrayDone(die));
+    }
+
+    fn die_array_done(&mut self, die: DieId) {
+        let (batch, n) = self.dies.batch(die);
+        let first = *self.tsu.get(batch[0]);
+        match first.kind {
+            TxKind::GcRead if self.gc_copyback => self.copyback_program(die, batch[0]),
+            TxKind::UserRead | TxKind::RmwRead | TxKind::GcRead => {
+                let sectors: u32 = batch[..n]
+                    .iter()
+                    .map(|&t| self.tsu.get(t).sector_count())
+                    .sum();
+                let end = self.backend.transfer_out(self.q.now(), die.0, sectors);
+                self.at(end, Ev::DieXferDone(die));
+            }
+            _ => self.die_finish(die),
+        }
+    }
+
+    fn die_finish(&mut self, die: DieId) {
+        let (batch, n) = self.dies.batch(die);
+        self.dies.set_busy(die, false);
+        for &t in &batch[..n] {
+            self.tx_done(t);
+        }
+        self.schedule_die(die);
+    }
+
+    fn tx_done(&mut self, t: TxId) {
+        let tx = self.tsu.remove(t);
+        match tx.kind {
+            TxKind::UserRead | TxKind::UserWrite => {
+                self.since_progress = 0;
+                let req = self.host.request_mut(tx.req);
+                req.pending_tx -= 1;
+                if req.pending_tx == 0 {
+                    self.flash_done(tx.req);
+                }
+            }
+            TxKind::RmwRead => self.enqueue(tx.link),
+            TxKind::GcRead => {
+                let w = self.tsu.insert(Tx {
+                    kind: TxKind::GcWrite,
+                    ..tx
+                });
+                self.enqueue(w);
+            }
+            TxKind::GcWrite => self.gc_move_done(tx.plane, true),
+            TxKind::GcErase => self.gc_erased(tx.plane),
+        }
+    }
+}

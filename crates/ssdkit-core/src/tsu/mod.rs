@@ -1,0 +1,130 @@
+//! Transaction scheduling unit (seed 000 section 2.3, the MQSim paper): page transactions,
+//! the per-die queues they wait in (user reads, user writes, GC reads, GC writes, GC erases),
+//! and the scheduling policy that picks what a free die does next, including multi-plane
+//! batches. The place for program/erase suspension and mapping traffic.
+
+mod policy;
+mod queues;
+
+pub use policy::{Choice, SchedulingPolicy};
+pub use queues::DieQueues;
+
+use crate::engine::Slab;
+use crate::ids::{BlockId, DieId, Lpn, PlaneId, Ppn, ReqId, TxId};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxKind {
+    UserRead,
+    UserWrite,
+    /// Reads the unchanged sectors of a page before a partial-page write.
+    RmwRead,
+    GcRead,
+    GcWrite,
+    GcErase,
+}
+
+impl TxKind {
+    pub fn is_gc(self) -> bool {
+        matches!(self, TxKind::GcRead | TxKind::GcWrite | TxKind::GcErase)
+    }
+}
+
+/// One flash transaction. Plain data in a slab; queues hold ids.
+#[derive(Debug, Clone, Copy)]
+pub struct Tx {
+    pub kind: TxKind,
+    /// Owning request (user transactions) or NONE.
+    pub req: ReqId,
+    pub lpn: Lpn,
+    /// Source page for reads and GC writes; the page written, once allocated, for writes.
+    pub ppn: Ppn,
+    /// The block of an erase.
+    pub block: BlockId,
+    pub plane: PlaneId,
+    /// Sectors of the page the transaction moves over the channel, one bit each (a page has
+    /// at most 64 sectors of 512 bytes).
+    pub sectors: u64,
+    /// RmwRead: the write transaction to release when it completes.
+    pub link: TxId,
+}
+
+impl Tx {
+    /// A transaction with no request, page or block yet.
+    pub fn new(kind: TxKind, plane: PlaneId) -> Self {
+        Tx {
+            kind,
+            req: ReqId::NONE,
+            lpn: Lpn::NONE,
+            ppn: Ppn::NONE,
+            block: BlockId::NONE,
+            plane,
+            sectors: 0,
+            link: TxId::NONE,
+        }
+    }
+    #[inline]
+    pub fn sector_count(&self) -> u32 {
+        self.sectors.count_ones()
+    }
+}
+
+/// The transactions in flight and the queues of every die.
+pub struct Tsu {
+    txs: Slab<Tx>,
+    pub(crate) queues: Vec<DieQueues>,
+    pub policy: SchedulingPolicy,
+    planes_per_die: u32,
+}
+
+impl Tsu {
+    pub fn new(dies: u32, planes_per_die: u32, policy: SchedulingPolicy) -> Self {
+        Self {
+            txs: Slab::new(),
+            queues: (0..dies).map(|_| DieQueues::new(planes_per_die)).collect(),
+            policy,
+            planes_per_die,
+        }
+    }
+
+    #[inline]
+    pub fn insert(&mut self, tx: Tx) -> TxId {
+        TxId(self.txs.insert(tx))
+    }
+    #[inline]
+    pub fn get(&self, t: TxId) -> &Tx {
+        self.txs.get(t.0)
+    }
+    #[inline]
+    pub fn get_mut(&mut self, t: TxId) -> &mut Tx {
+        self.txs.get_mut(t.0)
+    }
+    /// Frees a finished transaction; returns its record.
+    #[inline]
+    pub fn remove(&mut self, t: TxId) -> Tx {
+        let tx = *self.txs.get(t.0);
+        self.txs.remove(t.0);
+        tx
+    }
+
+    #[inline]
+    pub fn die_of(&self, plane: PlaneId) -> DieId {
+        DieId(plane.0 / self.planes_per_die)
+    }
+
+    /// Queues `t` at its die; returns the die.
+    pub fn enqueue(&mut self, t: TxId) -> DieId {
+        let tx = *self.txs.get(t.0);
+        let die = self.die_of(tx.plane);
+        self.queues[die.idx()].push(t, &tx, self.planes_per_die);
+        die
+    }
+
+    pub fn queues(&self, die: DieId) -> &DieQueues {
+        &self.queues[die.idx()]
+    }
+
+    /// Transactions in flight (queued or on a die).
+    pub fn live(&self) -> usize {
+        self.txs.live()
+    }
+}
