@@ -91,7 +91,10 @@ def precondition(
     if os.path.isdir(out):
         # Checked here: the core would write its temporary file beside the directory first.
         raise SsdkitIoError(f"{out}: cannot write snapshot: it is a directory")
-    text = _native.precondition(out, overrides=_override_list(overrides, kw, seed), **src)
+    ov = _override_list(overrides, kw, seed)
+    if os.path.exists(out):
+        refuse_overwriting_inputs([out], input_files(src, ov))
+    text = _native.precondition(out, overrides=ov, **src)
     return Precondition.from_json(text)
 
 
@@ -122,6 +125,40 @@ def device_info(
     ``dies_per_chip``, ``planes_per_die``. Takes the same arguments as :func:`run`."""
     src = _source(config, preset)
     return json.loads(_native.device_info(overrides=_override_list(overrides, kw, seed), **src))
+
+
+def input_files(src: Mapping[str, str], overrides: list[str]) -> list[tuple[str, str]]:
+    """``(what, path)`` of every file the configuration ``src`` (from :func:`_source`) reads:
+    the configuration file itself and each flow's trace, resolved as the core resolves them."""
+    from .fio import toml_loads  # fio imports this module
+
+    found = []
+    if src.get("origin", "<string>") != "<string>":
+        found.append(("configuration file", src["origin"]))
+    doc = toml_loads(_native.resolve_config(overrides=list(overrides), **src), "resolved configuration")
+    for i, f in enumerate(doc.get("flow", [])):
+        if f.get("trace"):
+            found.append((f"trace file of flow {i}", f["trace"]))
+    return found
+
+
+def refuse_overwriting_inputs(outputs: Iterable[str], inputs: Iterable[tuple[str, str]]) -> None:
+    """Raises :class:`SsdkitIoError` if an output path is the same file as one of ``inputs``
+    (``(what, path)`` pairs): replacing it would destroy an input of the run, e.g. ``-o`` naming
+    the configuration or a trace. Same file means the same inode (links, ``..``, symlinks)."""
+    inputs = list(inputs)
+    for out in outputs:
+        if not os.path.exists(out):
+            continue  # a new file cannot be one of the existing inputs
+        for what, inp in inputs:
+            try:
+                same = os.path.samefile(out, inp)
+            except (OSError, ValueError):
+                same = False  # a missing or unreadable input is reported by whoever reads it
+            if same:
+                raise SsdkitIoError(
+                    f"refusing to write `{out}`: it is the same file as the {what} `{inp}`; choose another output path"
+                )
 
 
 def _path(p: Any, what: str) -> str:
