@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from . import _native
+from . import _native, api
 from ._native import ConfigError
 from .fio import apply_override_list, device_capacity, override_list, toml_dumps
 
@@ -74,9 +74,10 @@ class MqsimScenario:
 def _read_xml(src: PathArg, root_tag: str, what: str) -> tuple[ET.Element, str, str | None]:
     """(root element, file label, folder of the file or None for text)."""
     if isinstance(src, str) and src.lstrip().startswith("<"):
+        api._check_utf8(src, f"{what} text", MqsimError)
         text, label, folder = src, f"<{what}>", None
     else:
-        path = os.fspath(src)
+        path = api._path(src, what, MqsimError)
         try:
             with open(path, "rb") as f:
                 data = f.read()
@@ -966,9 +967,9 @@ def import_mqsim(
 
     wroot, wlabel, wdir = _read_xml(workload, WORKLOAD_ROOT, "workload.xml")
     tctx = {
-        "trace_dir": os.fspath(trace_dir) if trace_dir is not None else None,
+        "trace_dir": api._path(trace_dir, "trace_dir", MqsimError) if trace_dir is not None else None,
         "workload_dir": wdir,
-        "relative_to": os.fspath(relative_to) if relative_to is not None else None,
+        "relative_to": api._path(relative_to, "relative_to", MqsimError) if relative_to is not None else None,
     }
     scenarios = []
     k = 0
