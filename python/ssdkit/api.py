@@ -225,7 +225,9 @@ def _source(config: ConfigArg, preset: str | None) -> dict[str, str]:
     if isinstance(config, os.PathLike):
         return _read_file(_path(config, "config"))
     if not isinstance(config, str):
-        raise TypeError(f"config must be a str (preset name, TOML path or text) or an os.PathLike, not {type(config).__name__}")
+        raise TypeError(
+            f"config must be a str (preset name, TOML path or text) or an os.PathLike, not {type(config).__name__}"
+        )
     if "\n" in config:
         _check_utf8(config, "`config`: TOML text")
         return {"toml_text": config, "origin": "<string>"}

@@ -73,8 +73,8 @@ BAD_VALUES = [
     ("unknown key", {"overrides": {"flash.chanels": 2}}, ["chanels"]),
     ("non-str list entry", {"overrides": ["flash.channels=4", 5]}, ["overrides[1]", "5"]),
     ("None list entry", {"overrides": [None]}, ["overrides[0]", "None"]),
-    ("NUL in list entry", {"overrides": ["flow.0.name=\"a\0\""]}, ["flow.0.name", "NUL"]),
-    ("surrogate in list entry", {"overrides": ["flow.0.name=\"\udcff\""]}, ["flow.0.name", "UTF-8"]),
+    ("NUL in list entry", {"overrides": ['flow.0.name="a\0"']}, ["flow.0.name", "NUL"]),
+    ("surrogate in list entry", {"overrides": ['flow.0.name="\udcff"']}, ["flow.0.name", "UTF-8"]),
     ("list entry without =", {"overrides": ["flash.channels"]}, ["flash.channels"]),
     ("seed as text", {"seed": "seven"}, ["run.seed"]),
     ("seed as None list", {"seed": [None]}, ["run.seed", "None"]),
@@ -168,7 +168,9 @@ def test_good_values_still_work(tmp_path):
     # tables at real depth, path-likes returning UTF-8 bytes, and text paths.
     import numpy as np
 
-    d = ssdkit.device_info("mqsim-paper", overrides={"flash.channels": np.int64(4), "ftl.spare_factor": np.float32(0.25)})
+    d = ssdkit.device_info(
+        "mqsim-paper", overrides={"flash.channels": np.int64(4), "ftl.spare_factor": np.float32(0.25)}
+    )
     assert d["channels"] == 4
     sizes = [{"bytes": 4096, "weight": 3}, {"bytes": 8192, "weight": 1}]
     text = ssdkit.resolve_config("mqsim-paper", overrides={"flow.0.size": "list", "flow.0.size_list": sizes})

@@ -453,8 +453,11 @@ def test_malformed_xml_deep_in_a_large_file_names_its_element(tmp_path):
     bad = tmp_path / "ssd.xml"
     head, rest = broken.split("\n", 1)  # the XML declaration stays first
     bad.write_text(head + "\n<!--" + "x" * 10000 + "-->\n" + rest)
-    with pytest.raises(MqsimError, match=r"inside <Execution_Parameter_Set/Device_Parameter_Set/Flash_Parameter_Set/"
-                       r"Page_Capacity>: mismatched tag"):
+    with pytest.raises(
+        MqsimError,
+        match=r"inside <Execution_Parameter_Set/Device_Parameter_Set/Flash_Parameter_Set/"
+        r"Page_Capacity>: mismatched tag",
+    ):
         import_mqsim(str(bad))
 
 

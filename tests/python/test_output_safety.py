@@ -283,7 +283,12 @@ def test_import_checks_every_output_before_writing_any(tmp_path):
 def test_full_stdout_is_one_error_line(args):
     with open("/dev/full", "w") as full:
         p = subprocess.run(
-            [sys.executable, "-m", "ssdkit", *args], check=False, stdout=full, stderr=subprocess.PIPE, text=True, timeout=300
+            [sys.executable, "-m", "ssdkit", *args],
+            check=False,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
         )
     assert p.returncode == 2, p.stderr
     lines = p.stderr.strip().splitlines()
