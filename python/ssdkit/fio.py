@@ -204,9 +204,9 @@ class _Ctx:
         if opt is not None:
             where = f"{self.origin}:{opt.line}: [{opt.section}] option `{opt.written}`"
         elif line is not None:
-            where = f"{self.origin}:{line}: [{section}]" if section else f"{self.origin}:{line}:"
+            where = f"{self.origin}:{line}: [{section}]" if section else f"{self.origin}:{line}"
         else:
-            where = f"{self.origin}:"
+            where = self.origin
         return FioError(f"{where}: {msg}; supported options: {', '.join(sorted(SUPPORTED_OPTIONS))}")
 
 
