@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
-.PHONY: help setup demo test test-rust test-python lint bench bench-core schema
+.PHONY: help setup demo test test-rust examples test-python lint bench bench-core schema
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -14,18 +14,38 @@ demo: ## install, then simulate the built-in mqsim-paper example and print its s
 	$(PIP) install --quiet .
 	ssdkit run mqsim-paper
 
-test-rust: ## Rust unit, integration, property and closed-form tests
-	cargo test --release -p ssdkit-core
+test-rust: ## Rust unit, integration, property and closed-form tests (debug assertions and overflow checks on)
+	cargo test -p ssdkit-core
+
+# Every example with a small argument, so they keep working: built with the test profile,
+# which `cargo test` has already used to build them (no second build).
+EXAMPLE_RUN = cargo run --quiet --profile test -p ssdkit-core --example
+EXAMPLE_TMP = target/examples-check
+SHRUNK = flash.blocks_per_plane=128
+
+examples: ## run every Rust example once with small arguments
+	mkdir -p $(EXAMPLE_TMP)
+	$(EXAMPLE_RUN) bench_core -- 300 $(SHRUNK)
+	$(EXAMPLE_RUN) write_gc -- 2000 $(SHRUNK)
+	$(EXAMPLE_RUN) snapshot_io -- mqsim-paper $(EXAMPLE_TMP)/check.snap $(SHRUNK)
+	$(EXAMPLE_RUN) trace_parse -- --generate 2000 $(EXAMPLE_TMP)/gen.trace.zst mqsim
+	$(EXAMPLE_RUN) trace_parse -- $(EXAMPLE_TMP)/gen.trace.zst
+	$(EXAMPLE_RUN) trace_parse -- tests/data/mqsim/traces/tpcc-small.trace mqsim
 
 test-python: setup ## pytest suite against the installed package
 	$(PYTHON) -m pytest -q tests/python
 
-test: test-rust test-python ## every test, Rust and Python
+test: lint test-rust examples test-python ## every check: lint, Rust tests, examples, pytest
 
-lint: ## rustfmt, clippy (warnings are errors), ruff
+# ruff's version is pinned once, in pyproject.toml's test extras.
+RUFF_PIN = $(shell grep -o '"ruff==[^"]*"' pyproject.toml | tr -d '"')
+
+lint: ## rustfmt, clippy (warnings are errors), ruff check and ruff format
 	cargo fmt --all -- --check
-	cargo clippy --all-targets -p ssdkit-core -- -D warnings
-	$(PIP) install --quiet ruff && $(PYTHON) -m ruff check python tests/python
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(PIP) install --quiet "$(RUFF_PIN)"
+	$(PYTHON) -m ruff check python tests/python
+	$(PYTHON) -m ruff format --check python tests/python
 
 bench: setup ## the issue-2 benchmark: 1M requests per case on mqsim-paper, req/s, events/s, peak RSS
 	ssdkit bench
@@ -34,4 +54,4 @@ bench-core: ## the same cases timed in Rust alone (no Python)
 	cargo run --release -p ssdkit-core --example bench_core
 
 schema: ## regenerate docs/config.schema.json from the configuration structs
-	UPDATE_SCHEMA=1 cargo test --release -p ssdkit-core --lib schema_file_is_current
+	UPDATE_SCHEMA=1 cargo test -p ssdkit-core --lib schema_file_is_current

@@ -5,6 +5,11 @@
 >>> print(r.summary())
 >>> p = ssdkit.precondition("mqsim-paper", "device.snap")   # build the device state once
 >>> r = ssdkit.run("mqsim-paper", snapshot="device.snap")   # and start runs from it
+
+Errors: a bad value (override, key, path) raises ConfigError naming it; an unknown preset
+PresetError; an unreadable file SsdkitIoError; a bad trace line TraceError; all subclasses of
+SsdkitError. A wrong kind of argument (overrides not a dict, config not a str or path) raises
+TypeError. See the README's "Errors" section.
 """
 
 from ._native import (

@@ -1,14 +1,27 @@
-"""Stubs for the compiled extension. Configurations cross as TOML text, results as JSON text."""
+"""Stubs for the compiled extension. Configurations cross as TOML text, results as JSON text.
+
+The extension is called through ssdkit.api, which checks arguments first: a bad value raises
+ConfigError naming it and a wrong kind TypeError (README "Errors"); called directly, a str that
+is not valid UTF-8 raises UnicodeEncodeError."""
 
 import os
 
 __version__: str
 
-class SsdkitError(Exception): ...
-class ConfigError(SsdkitError): ...
-class PresetError(SsdkitError): ...
-class SimulationError(SsdkitError): ...
-class SsdkitIoError(SsdkitError): ...
+class SsdkitError(Exception):
+    """Base class of every ssdkit error."""
+
+class ConfigError(SsdkitError):
+    """A bad value: configuration key, override, path argument; the message names it."""
+
+class PresetError(SsdkitError):
+    """Unknown preset name; the message lists the available presets."""
+
+class SimulationError(SsdkitError):
+    """The simulation could not finish (a model bug reported instead of a hang or crash)."""
+
+class SsdkitIoError(SsdkitError):
+    """A file could not be read or written (also: a bad snapshot, an output that is an input)."""
 
 def run(
     toml_text: str | None = None,

@@ -60,6 +60,15 @@ def run(
 
     The GIL is released while the simulation runs, so threads can run several at once. The
     core has no cancellation point: Ctrl-C takes effect only when the run returns.
+
+    Errors (the same for every entry point): a bad value raises :class:`ConfigError` naming
+    the key or argument (an override that is None, an arbitrary object or nested more than
+    :data:`MAX_DEPTH` levels, a bad override key, a path with a NUL byte or not valid UTF-8,
+    an unknown key, a value out of range); an unknown preset :class:`PresetError`; an
+    unreadable file or a bad snapshot :class:`SsdkitIoError`; a bad trace line
+    :class:`TraceError`, all subclasses of :class:`SsdkitError`. A wrong kind of argument
+    (``overrides`` not a dict or list of strings, ``config`` not a str or ``os.PathLike``)
+    raises TypeError.
     """
     src = _source(config, preset)
     snap = None if snapshot is None else _path(snapshot, "snapshot")
@@ -82,7 +91,9 @@ def precondition(
     Takes the configuration like :func:`run` (preset name, TOML path or text, ``overrides``,
     ``__`` keyword overrides, ``seed``). Pass the file to ``run(..., snapshot=output)`` to
     start any number of runs of the same device from that state. The file is written
-    atomically: on error no partial file is left at ``output``.
+    atomically: on error no partial file is left at ``output``. An ``output`` that is the
+    configuration file or a flow's trace raises :class:`SsdkitIoError` naming both; a device or
+    pipe is written in place. Errors as for :func:`run`.
     """
     if output is None:
         raise TypeError("precondition() needs `output`, the path of the snapshot file to write")
@@ -91,7 +102,10 @@ def precondition(
     if os.path.isdir(out):
         # Checked here: the core would write its temporary file beside the directory first.
         raise SsdkitIoError(f"{out}: cannot write snapshot: it is a directory")
-    text = _native.precondition(out, overrides=_override_list(overrides, kw, seed), **src)
+    ov = _override_list(overrides, kw, seed)
+    if os.path.exists(out):
+        refuse_overwriting_inputs([out], input_files(src, ov))
+    text = _native.precondition(out, overrides=ov, **src)
     return Precondition.from_json(text)
 
 
@@ -124,29 +138,102 @@ def device_info(
     return json.loads(_native.device_info(overrides=_override_list(overrides, kw, seed), **src))
 
 
-def _path(p: Any, what: str) -> str:
+def input_files(src: Mapping[str, str], overrides: list[str]) -> list[tuple[str, str]]:
+    """``(what, path)`` of every file the configuration ``src`` (from :func:`_source`) reads:
+    the configuration file itself and each flow's trace, resolved as the core resolves them."""
+    from .fio import toml_loads  # fio imports this module
+
+    found = []
+    if src.get("origin", "<string>") != "<string>":
+        found.append(("configuration file", src["origin"]))
+    doc = toml_loads(_native.resolve_config(overrides=list(overrides), **src), "resolved configuration")
+    for i, f in enumerate(doc.get("flow", [])):
+        if f.get("trace"):
+            found.append((f"trace file of flow {i}", f["trace"]))
+    return found
+
+
+def refuse_overwriting_inputs(outputs: Iterable[str], inputs: Iterable[tuple[str, str]]) -> None:
+    """Raises :class:`SsdkitIoError` if an output path is the same file as one of ``inputs``
+    (``(what, path)`` pairs): replacing it would destroy an input of the run, e.g. ``-o`` naming
+    the configuration or a trace. Same file means the same inode (links, ``..``, symlinks)."""
+    inputs = list(inputs)
+    for out in outputs:
+        if not os.path.exists(out):
+            continue  # a new file cannot be one of the existing inputs
+        for what, inp in inputs:
+            try:
+                same = os.path.samefile(out, inp)
+            except (OSError, ValueError):
+                same = False  # a missing or unreadable input is reported by whoever reads it
+            if same:
+                raise SsdkitIoError(
+                    f"refusing to write `{out}`: it is the same file as the {what} `{inp}`; choose another output path"
+                )
+
+
+def _path(p: Any, what: str, error: type[ConfigError] = ConfigError) -> str:
+    """A path argument as text. A wrong kind raises TypeError; a bad value (NUL byte, bytes or
+    surrogates that are not UTF-8, empty) raises ``error`` (a :class:`ConfigError`) naming the
+    argument."""
     if not isinstance(p, (str, os.PathLike)):
-        raise TypeError(f"{what} must be a str or a path, not {type(p).__name__}")
-    path = os.fspath(p)
-    if not isinstance(path, str):
-        raise TypeError(f"{what} must be a text path, not {type(path).__name__}")
+        raise TypeError(f"{what} must be a str or an os.PathLike, not {type(p).__name__}")
+    path = os.fspath(p)  # TypeError if __fspath__ returns neither str nor bytes
+    if isinstance(path, bytes):
+        try:
+            path = path.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise error(
+                f"`{what}`: path {path!r} is not valid UTF-8 (byte {e.start}); ssdkit takes text paths"
+            ) from None
+    if not path:
+        raise error(f"`{what}`: empty path")
+    if "\0" in path:
+        raise error(f"`{what}`: path {_short(path)} contains a NUL byte")
+    _check_utf8(path, f"`{what}`: path", error)
     return path
+
+
+def _check_utf8(text: str, what: str, error: type[ConfigError] = ConfigError) -> None:
+    # Lone surrogates (os.fsdecode of undecodable bytes) cannot cross to the core, which takes
+    # UTF-8; refused here so the error names the argument instead of a UnicodeEncodeError.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise error(f"{what} {_short(text)} is not valid UTF-8 (character {e.start}: a lone surrogate)") from None
+
+
+def _short(v: Any, limit: int = 60) -> str:
+    try:
+        r = repr(v)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not hide the real error
+        r = f"<{type(v).__name__} object>"
+    return r if len(r) <= limit else r[: limit - 3] + "..."
 
 
 def _source(config: ConfigArg, preset: str | None) -> dict[str, str]:
     """Keyword arguments for the native functions naming exactly one configuration source."""
+    if preset is not None and not isinstance(preset, str):
+        raise TypeError(f"preset must be a str, not {type(preset).__name__}")
     if config is not None and preset is not None:
         raise ConfigError("give either a configuration or a preset, not both")
     if preset is not None:
+        _check_utf8(preset, "`preset`:")
         return {"preset": preset}
     if config is None:
         raise ConfigError("no configuration given: pass a preset name, a TOML file path or TOML text")
     if isinstance(config, os.PathLike):
-        return _read_file(os.fspath(config))
+        return _read_file(_path(config, "config"))
     if not isinstance(config, str):
-        raise TypeError(f"config must be a str or a path, not {type(config).__name__}")
+        raise TypeError(
+            f"config must be a str (preset name, TOML path or text) or an os.PathLike, not {type(config).__name__}"
+        )
     if "\n" in config:
+        _check_utf8(config, "`config`: TOML text")
         return {"toml_text": config, "origin": "<string>"}
+    if "\0" in config:
+        raise ConfigError(f"`config`: {_short(config)} contains a NUL byte (neither a preset name nor a path has one)")
+    _check_utf8(config, "`config`:")
     names = [n for n, _ in _native.presets()]
     if config in names:
         return {"preset": config}
@@ -170,32 +257,65 @@ def _read_file(path: str) -> dict[str, str]:
 
 
 def _override_list(overrides: Overrides, kw: Mapping, seed: int | None) -> list[str]:
+    """The overrides as ``key=value`` strings for the core. A wrong kind of ``overrides``
+    raises TypeError; a bad key or value raises :class:`ConfigError` naming the key."""
     out: list[str] = []
     if isinstance(overrides, Mapping):
-        out += [f"{k}={toml_literal(v, k)}" for k, v in overrides.items()]
+        for k, v in overrides.items():
+            _check_key(k)
+            out.append(f"{k}={toml_literal(v, k)}")
     elif isinstance(overrides, (str, bytes)):
         # Iterating a string would pass it character by character; refuse it instead.
         raise TypeError('overrides must be a dict or a list of "key=value" strings, not a single string')
     elif overrides is not None:
-        for o in overrides:
+        if not isinstance(overrides, Iterable):
+            raise TypeError(
+                f'overrides must be a dict or a list of "key=value" strings, not {type(overrides).__name__}'
+            )
+        for i, o in enumerate(overrides):
             if not isinstance(o, str):
-                raise TypeError(f'overrides must be "key=value" strings; got {o!r}')
+                raise ConfigError(f'overrides[{i}]: {_short(o)} is not a "key=value" string')
+            key = _short(o.split("=", 1)[0].strip())
+            if "\0" in o:
+                raise ConfigError(f"override {key}: contains a NUL byte")
+            _check_utf8(o, f"override {key}:")
             out.append(o)
     for k, v in kw.items():
         key = k.replace("__", ".")
+        _check_key(key)  # **{"a=b": 1} reaches here too
         out.append(f"{key}={toml_literal(v, key)}")
     if seed is not None:
         out.append(f"run.seed={toml_literal(seed, 'run.seed')}")
     return out
 
 
+_BAD_KEY_CHARS = re.compile(r"[=\x00-\x1f\x7f]")
+
+
+def _check_key(k: Any) -> None:
+    if not isinstance(k, str):
+        raise ConfigError(f"override key {_short(k)}: keys are dotted str paths such as 'flash.channels'")
+    if not k.strip():
+        raise ConfigError("override key '': keys are dotted str paths such as 'flash.channels'")
+    if _BAD_KEY_CHARS.search(k):
+        raise ConfigError(f"override key {_short(k)}: a key has no '=', NUL, newline or other control character")
+    _check_utf8(k, "override key")
+
+
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+# Deeper than any configuration key nests (a flow's size_list is 2); also stops cycles.
+MAX_DEPTH = 32
+_FORMS = "a bool, int, float, str, list or dict of those"
 
 
-def toml_literal(v: Any, key: str = "value") -> str:
+def toml_literal(v: Any, key: str = "value", _depth: int = 0) -> str:
     """``v`` as a TOML value literal, so a Python value keeps its type through an override
-    (the string ``"8"`` stays a string instead of becoming the integer 8)."""
+    (the string ``"8"`` stays a string instead of becoming the integer 8). A value with no
+    TOML form (None, an arbitrary object, nesting deeper than :data:`MAX_DEPTH`, a str that
+    is not valid UTF-8) raises :class:`ConfigError` naming ``key``."""
+    if _depth > MAX_DEPTH:
+        raise ConfigError(f"override `{key}`: nested more than {MAX_DEPTH} levels deep (or a cycle); allowed: {_FORMS}")
     # bool before the numbers: bool is an int subclass, and numpy's bool_ is neither.
     if isinstance(v, bool) or getattr(getattr(v, "dtype", None), "kind", None) == "b":
         return "true" if v else "false"
@@ -204,13 +324,20 @@ def toml_literal(v: Any, key: str = "value") -> str:
     if isinstance(v, numbers.Real):
         return repr(float(v))  # 'nan', 'inf', '-inf', '1e-05': all valid TOML floats
     if isinstance(v, str):
+        _check_utf8(v, f"override `{key}`: string")
         return '"' + "".join(_escape(c) for c in v) + '"'
     if isinstance(v, Mapping):
-        items = ", ".join(f"{_toml_key(k)} = {toml_literal(x, f'{key}.{k}')}" for k, x in v.items())
+        parts = []
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise ConfigError(f"override `{key}`: table key {_short(k)} is not a str")
+            parts.append(f"{_toml_key(k)} = {toml_literal(x, f'{key}.{k}', _depth + 1)}")
+        items = ", ".join(parts)
         return "{ " + items + " }" if items else "{}"
     if isinstance(v, (list, tuple)) or getattr(v, "ndim", 0) >= 1:
-        return "[" + ", ".join(toml_literal(x, key) for x in v) + "]"
-    raise TypeError(f"override `{key}`: {type(v).__name__} value {v!r} has no TOML form")
+        return "[" + ", ".join(toml_literal(x, key, _depth + 1) for x in v) + "]"
+    what = "None" if v is None else f"{type(v).__name__} value {_short(v)}"
+    raise ConfigError(f"override `{key}`: {what} has no TOML form; allowed: {_FORMS}")
 
 
 def _escape(c: str) -> str:

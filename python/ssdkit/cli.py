@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import secrets
 import signal
+import stat
 import sys
 import threading
 from collections.abc import Sequence
@@ -32,16 +34,60 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
     parser = _parser()
     args = parser.parse_args(argv)
+    real_stdout = sys.stdout
+    sys.stdout = _Stdout(real_stdout)
     try:
-        return args.func(args)
+        rc = args.func(args)
+        sys.stdout.flush()  # a full disk shows up here for short outputs, so report it here
+        return rc
     except (SsdkitError, UserError) as e:
         _error(str(e))
         return EXIT_USAGE
-    except BrokenPipeError:
-        # The reader (e.g. `| head`) went away; Python would otherwise complain again when it
-        # flushes stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    except _StdoutError as e:
+        _silence_stdout()
+        if e.errno == errno.EPIPE:
+            # The reader (e.g. `| head`) went away: nothing more to say, to anyone.
+            return 1
+        _error(f"cannot write to standard output: {e.strerror or e}")
+        return EXIT_USAGE
+    finally:
+        sys.stdout = real_stdout
+
+
+class _StdoutError(Exception):
+    def __init__(self, e: OSError):
+        super().__init__(str(e))
+        self.errno, self.strerror = e.errno, e.strerror
+
+
+class _Stdout:
+    """Standard output whose write errors (ENOSPC on `> /dev/full`, EPIPE on a closed pipe)
+    are told apart from the OSErrors of input files, so each gets its own message."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def write(self, s: str) -> int:
+        try:
+            return self._f.write(s)
+        except OSError as e:
+            raise _StdoutError(e) from None
+
+    def flush(self) -> None:
+        try:
+            self._f.flush()
+        except OSError as e:
+            raise _StdoutError(e) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._f, name)
+
+
+def _silence_stdout() -> None:
+    # Python flushes what is still buffered at exit and would print a second complaint (and a
+    # traceback for EPIPE); the buffer goes to /dev/null instead.
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
 
 
 def _error(msg: str) -> None:
@@ -206,18 +252,24 @@ def _config_kwargs(args: argparse.Namespace) -> dict:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    if args.output:
-        _check_writable_dir(args.output)  # fail before the run, not after minutes of it
+    out = args.output
+    if out:
+        _check_output(out)  # fail before the run, not after minutes of it
+    inputs = [("snapshot file", args.snapshot)] if args.snapshot else []
     if args.fio or args.mqsim:
-        result = _run_converted(args)
+        result = _run_converted(args, inputs)
     else:
         for opt in ("scenario", "trace_dir"):
             if getattr(args, opt) is not None:
                 raise UserError(f"--{opt.replace('_', '-')} goes with --mqsim")
+        if out and os.path.exists(out):
+            src = api._source(args.config, args.preset)
+            ov = _overrides_with_seed(args)
+            api.refuse_overwriting_inputs([out], inputs + api.input_files(src, ov))
         result = api.run(args.config, progress=not args.no_progress, snapshot=args.snapshot, **_config_kwargs(args))
     text = result.to_json()
-    if args.output:
-        _write_atomic(args.output, text + "\n")
+    if out:
+        _write_outputs([(out, text + "\n")])
     print(text if args.json else result.summary())
     return 0
 
@@ -229,7 +281,7 @@ def _overrides_with_seed(args: argparse.Namespace) -> list[str]:
     return ov
 
 
-def _run_converted(args: argparse.Namespace):
+def _run_converted(args: argparse.Namespace, inputs: list[tuple[str, str]]):
     """`run --fio` / `run --mqsim`: convert, then run; the overrides go to the core."""
     from . import fio, mqsim
 
@@ -246,6 +298,9 @@ def _run_converted(args: argparse.Namespace):
             raise UserError("give either workload.xml or --fio for the flows, not both")
         if not args.fio and workload is None:
             raise UserError("--mqsim needs workload.xml for the flows (or --fio JOB.fio)")
+        inputs.append(("MQSim ssdconfig.xml", ssdconfig))
+        if workload:
+            inputs.append(("MQSim workload.xml", workload))
         scs = mqsim.import_mqsim(ssdconfig, workload, trace_dir=args.trace_dir, overrides=ov, apply_overrides=False)
         sc = mqsim.pick_scenario(scs, None if args.fio else args.scenario, workload or ssdconfig)
         _warn_unmapped(sc.unmapped)
@@ -254,6 +309,9 @@ def _run_converted(args: argparse.Namespace):
     elif args.scenario is not None or args.trace_dir is not None:
         raise UserError("--scenario and --trace-dir go with --mqsim")
     if args.fio:
+        inputs.append(("fio job file", args.fio))
+        if base_text is None:
+            inputs += _config_file(args)
         conv = fio.convert_fio(
             args.fio,
             base_text if base_text is not None else args.config,
@@ -264,10 +322,17 @@ def _run_converted(args: argparse.Namespace):
         text, origin = conv.toml, f"fio job file {args.fio}"
     else:
         text = base_text  # type: ignore[assignment]
+    tool = f"ssdkit fio2toml {args.fio}" if args.fio else "ssdkit import mqsim ..."
+    try:
+        if args.output and os.path.exists(args.output):
+            inputs += api.input_files(api._source(text, None), ov)
+    except SsdkitError as e:
+        raise type(e)(f"{e} (configuration converted from {origin}; `{tool}` shows it)") from None
+    if args.output:
+        api.refuse_overwriting_inputs([args.output], inputs)
     try:
         return api.run(text, progress=not args.no_progress, snapshot=args.snapshot, overrides=ov)
     except SsdkitError as e:
-        tool = f"ssdkit fio2toml {args.fio}" if args.fio else "ssdkit import mqsim ..."
         raise type(e)(f"{e} (configuration converted from {origin}; `{tool}` shows it)") from None
 
 
@@ -284,14 +349,24 @@ def _warn_unmapped(entries) -> None:
         print(f"  {line}", file=sys.stderr)
 
 
+def _config_file(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The configuration file CONFIG names, as an input of the run (none for a preset)."""
+    if args.config is None or args.preset is not None:
+        return []
+    origin = api._source(args.config, None).get("origin", "<string>")
+    return [] if origin == "<string>" else [("configuration file", origin)]
+
+
 def _cmd_fio2toml(args: argparse.Namespace) -> int:
     from . import fio
 
     if args.output:
-        _check_writable_dir(args.output)
+        _check_output(args.output)
+        inputs = [("fio job file", args.job), *_config_file(args)]
+        api.refuse_overwriting_inputs([args.output], inputs)
     text = fio.fio_to_toml(args.job, args.config, preset=args.preset, overrides=_overrides_with_seed(args))
     if args.output:
-        _write_atomic(args.output, text)
+        _write_outputs([(args.output, text)])
     else:
         sys.stdout.write(text)
     return 0
@@ -302,7 +377,7 @@ def _cmd_import_mqsim(args: argparse.Namespace) -> int:
 
     out = args.output
     if out:
-        _check_writable_dir(out)
+        _check_output(out)
     rel = os.path.dirname(os.path.abspath(out)) if out else None
     scs = mqsim.import_mqsim(
         args.ssdconfig, args.workload, trace_dir=args.trace_dir, overrides=args.overrides, relative_to=rel
@@ -316,24 +391,37 @@ def _cmd_import_mqsim(args: argparse.Namespace) -> int:
         )
     for sc in scs:
         mqsim.validate(sc)
-    _warn_unmapped([e for sc in scs for e in sc.unmapped])
     if not out:
+        _warn_unmapped([e for sc in scs for e in sc.unmapped])
         sys.stdout.write(scs[0].toml)
         return 0
     if len(scs) == 1:
-        _write_atomic(out, scs[0].toml)
-        print(f"wrote {out}", file=sys.stderr)
-        return 0
-    stem, ext = os.path.splitext(out)
+        outputs = [(out, scs[0].toml)]
+    else:
+        stem, ext = os.path.splitext(out)
+        outputs = [(f"{stem}_scenario_{sc.index}{ext or '.toml'}", sc.toml) for sc in scs]
+    inputs = [("MQSim ssdconfig.xml", args.ssdconfig)]
+    if args.workload:
+        inputs.append(("MQSim workload.xml", args.workload))
     for sc in scs:
-        path = f"{stem}_scenario_{sc.index}{ext or '.toml'}"
-        _write_atomic(path, sc.toml)
+        for i, f in enumerate(sc.doc.get("flow", [])):
+            if f.get("trace"):
+                # Written relative to the output's folder (see `relative_to` above).
+                inputs.append((f"trace file of scenario {sc.index} flow {i}", os.path.join(rel, f["trace"])))
+    for path, _ in outputs:
+        _check_output(path)
+    api.refuse_overwriting_inputs([p for p, _ in outputs], inputs)
+    _warn_unmapped([e for sc in scs for e in sc.unmapped])
+    _write_outputs(outputs)
+    for path, _ in outputs:
         print(f"wrote {path}", file=sys.stderr)
     return 0
 
 
 def _cmd_precondition(args: argparse.Namespace) -> int:
-    _check_writable_dir(args.output)  # fail before preconditioning; the core writes atomically
+    # Fail before preconditioning. The core writes the snapshot (atomically for a regular file);
+    # api.precondition refuses an output that is one of the inputs.
+    _check_output(args.output)
     rec = api.precondition(args.config, args.output, **_config_kwargs(args))
     print(rec.to_json() if args.json else rec.summary())
     return 0
@@ -369,32 +457,70 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_writable_dir(path: str) -> None:
-    d = os.path.dirname(os.path.abspath(path))
+def _is_stream(path: str) -> bool:
+    """Whether ``path`` is an existing device, pipe or socket. Those are written in place:
+    renaming a regular file over `/dev/null` would replace the device node, and a pipe's reader
+    would never see the data."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise UserError(f"cannot write `{path}`: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise UserError(f"cannot write `{path}`: it is a directory")
+    return not stat.S_ISREG(st.st_mode)
+
+
+def _check_output(path: str) -> None:
+    if _is_stream(path):
+        if not os.access(path, os.W_OK):
+            raise UserError(f"cannot write `{path}`: permission denied")
+        return
+    d = os.path.dirname(os.path.realpath(path))
     if not os.path.isdir(d):
         raise UserError(f"cannot write `{path}`: directory `{d}` does not exist")
     if not os.access(d, os.W_OK):
         raise UserError(f"cannot write `{path}`: directory `{d}` is not writable")
 
 
-def _write_atomic(path: str, text: str) -> None:
-    """Writes through a temporary file in the same directory and renames it over ``path``, so
-    readers never see half a document and an interrupted write leaves the old file intact."""
-    d = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(d, f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
+def _write_outputs(outputs: Sequence[tuple[str, str]]) -> None:
+    """Writes every ``(path, text)``, all or nothing as far as the file system allows: regular
+    files go to temporaries beside them (through a symlink: beside its target, which is what
+    gets replaced), which are renamed only once every output is written, so a reader never sees
+    half a document and a failure leaves every old file intact. Devices and pipes are written
+    in place, after the temporaries and before the renames."""
+    temps: list[tuple[str, str]] = []
+    streams: list[tuple[str, str]] = []
+    current = ""
     try:
-        # os.open with 0o666 lets the umask decide the final mode, as for a plain open().
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        for path, text in outputs:
+            current = path
+            if _is_stream(path):
+                streams.append((path, text))
+                continue
+            final = os.path.realpath(path)
+            tmp = os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.{secrets.token_hex(4)}.tmp")
+            # os.open with 0o666 lets the umask decide the final mode, as for a plain open().
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            temps.append((tmp, final))
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        for path, text in streams:
+            current = path
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        for tmp, final in temps:
+            current = final
+            os.replace(tmp, final)
     except BaseException as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        for tmp, _ in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         if isinstance(e, OSError):
-            raise UserError(f"cannot write `{path}`: {e.strerror or e}") from None
+            raise UserError(f"cannot write `{current}`: {e.strerror or e}") from None
         raise
 
 

@@ -204,9 +204,9 @@ class _Ctx:
         if opt is not None:
             where = f"{self.origin}:{opt.line}: [{opt.section}] option `{opt.written}`"
         elif line is not None:
-            where = f"{self.origin}:{line}: [{section}]" if section else f"{self.origin}:{line}:"
+            where = f"{self.origin}:{line}: [{section}]" if section else f"{self.origin}:{line}"
         else:
-            where = f"{self.origin}:"
+            where = self.origin
         return FioError(f"{where}: {msg}; supported options: {', '.join(sorted(SUPPORTED_OPTIONS))}")
 
 
@@ -859,7 +859,7 @@ def _distribution(ctx: _Ctx, opt: _Opt) -> dict[str, Any]:
 
 def _read_job(job: JobArg) -> tuple[str, str]:
     if isinstance(job, os.PathLike) or (isinstance(job, str) and "\n" not in job):
-        path = os.fspath(job)
+        path = api._path(job, "job", FioError)
         try:
             with open(path, encoding="utf-8-sig") as f:
                 return f.read(), path

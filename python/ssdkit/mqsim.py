@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from . import _native
+from . import _native, api
 from ._native import ConfigError
 from .fio import apply_override_list, device_capacity, override_list, toml_dumps
 
@@ -74,9 +74,10 @@ class MqsimScenario:
 def _read_xml(src: PathArg, root_tag: str, what: str) -> tuple[ET.Element, str, str | None]:
     """(root element, file label, folder of the file or None for text)."""
     if isinstance(src, str) and src.lstrip().startswith("<"):
+        api._check_utf8(src, f"{what} text", MqsimError)
         text, label, folder = src, f"<{what}>", None
     else:
-        path = os.fspath(src)
+        path = api._path(src, what, MqsimError)
         try:
             with open(path, "rb") as f:
                 data = f.read()
@@ -85,15 +86,44 @@ def _read_xml(src: PathArg, root_tag: str, what: str) -> tuple[ET.Element, str, 
         except OSError as e:
             raise MqsimError(f"cannot read {what} `{path}`: {e.strerror or e}") from None
         text, label, folder = data, path, os.path.dirname(os.path.abspath(path))
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as e:
-        line, col = getattr(e, "position", (0, 0))
-        msg = str(e).split(":")[0]
-        raise MqsimError(f"{label}: malformed XML at line {line}, column {col + 1}: {msg}") from None
+    root = _parse_xml(text, label)
     if root.tag != root_tag:
         raise MqsimError(f"{label}: root element is <{root.tag}>; an MQSim {what} has <{root_tag}>")
     return root, label, folder
+
+
+def _parse_xml(text: str | bytes, label: str) -> ET.Element:
+    """Parses incrementally, keeping the path of the open elements, so a syntax error names
+    the element it broke (``file:line:column: ... inside <A/B>``), not only a position."""
+    parser = ET.XMLPullParser(events=("start", "end"))
+    open_tags: list[str] = []
+    root: ET.Element | None = None
+
+    def drain() -> None:
+        nonlocal root
+        for ev, el in parser.read_events():
+            if ev == "start":
+                open_tags.append(el.tag)
+                root = el if root is None else root
+            elif open_tags:
+                open_tags.pop()
+
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    try:
+        for i in range(0, len(data), 4096):
+            parser.feed(data[i : i + 4096])
+            drain()
+        parser.close()
+    except ET.ParseError as e:
+        drain()  # the events before the error, so the path is the one open at the error
+        line, col = getattr(e, "position", (0, 0))
+        msg = str(e).split(":")[0]
+        where = f" inside <{'/'.join(open_tags)}>" if open_tags else " before the root element"
+        raise MqsimError(
+            f"{label}:{line}:{col + 1}: malformed XML at line {line}, column {col + 1}{where}: {msg}"
+        ) from None
+    assert root is not None  # close() raises "no element found" otherwise
+    return root
 
 
 class _Section:
@@ -176,11 +206,11 @@ class _Conv:
             raise self.err(path, text, allowed)
         return v
 
-    def float(self, p: tuple, lo: float | None = None, hi: float | None = None) -> float:
+    def float(self, p: tuple, lo: float | None = None, hi: float | None = None, why: str = "") -> float:
         text, path, _ = p
         if text is None:
             raise MqsimError(f"{self.label}: <{path}> is missing (MQSim leaves it uninitialised)")
-        allowed = f"a number{_range(lo, hi)}"
+        allowed = f"a number{_range(lo, hi)}{why}"
         try:
             v = float(text)
         except ValueError:
@@ -496,12 +526,9 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         present=p[2],
     )
     p = D("Overprovisioning_Ratio")
-    op = conv.float(p, 0.0)
-    if 0.01 <= op <= 0.9:
-        ftl["spare_factor"] = op
-        conv.src("ftl.spare_factor", p)
-    else:
-        conv.unmapped(p[1], op, "ssdkit allows a spare factor in [0.01, 0.9]; left at 0.07", present=p[2])
+    # ftl.spare_factor's range in the core; a default in its place would simulate another device.
+    ftl["spare_factor"] = conv.float(p, 0.01, 0.9, " (ssdkit's ftl.spare_factor)")
+    conv.src("ftl.spare_factor", p)
     p = D("GC_Exec_Threshold")
     ftl["gc_threshold"] = conv.float(p, 0.0, 1.0)
     conv.src("ftl.gc_threshold", p)
@@ -940,9 +967,9 @@ def import_mqsim(
 
     wroot, wlabel, wdir = _read_xml(workload, WORKLOAD_ROOT, "workload.xml")
     tctx = {
-        "trace_dir": os.fspath(trace_dir) if trace_dir is not None else None,
+        "trace_dir": api._path(trace_dir, "trace_dir", MqsimError) if trace_dir is not None else None,
         "workload_dir": wdir,
-        "relative_to": os.fspath(relative_to) if relative_to is not None else None,
+        "relative_to": api._path(relative_to, "relative_to", MqsimError) if relative_to is not None else None,
     }
     scenarios = []
     k = 0

@@ -420,3 +420,68 @@ def test_validate_names_the_mqsim_element(tmp_path):
     dev.doc["flash"]["page_size_bytes"] = 3000
     with pytest.raises(MqsimError, match=r"page_size_bytes.*Page_Capacity> = 8192"):
         mqsim.validate(dev)
+
+
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("<Execution_Parameter_Set><Host_Parameter_Set>", (1, 46, "<Execution_Parameter_Set/Host_Parameter_Set>")),
+        (
+            "<Execution_Parameter_Set>\n  <Device_Parameter_Set>\n    <Seed>1</Sed>\n",
+            (3, 14, "<Execution_Parameter_Set/Device_Parameter_Set/Seed>"),
+        ),
+        ("<Execution_Parameter_Set>\n<A x=1/></Execution_Parameter_Set>", (2, 6, "<Execution_Parameter_Set>")),
+        ("not xml at all", (1, 1, "before the root element")),
+        ("", (1, 1, "before the root element")),
+    ],
+)
+def test_malformed_xml_names_file_line_column_and_element(tmp_path, text, where):
+    line, col, path = where
+    bad = tmp_path / "ssd.xml"
+    bad.write_text(text)
+    with pytest.raises(MqsimError) as e:
+        import_mqsim(str(bad))
+    msg = str(e.value)
+    assert msg.startswith(f"{bad}:{line}:{col}: malformed XML"), msg
+    assert path in msg
+    assert path in one_error_line(cli("import", "mqsim", str(bad)))
+
+
+def test_malformed_xml_deep_in_a_large_file_names_its_element(tmp_path):
+    # Past the parser's first chunk, so the open-element path is tracked across chunks.
+    broken = SSDCONFIG_TEXT.replace("<Page_Capacity>8192</Page_Capacity>", "<Page_Capacity>8192</Page_Capacit>")
+    bad = tmp_path / "ssd.xml"
+    head, rest = broken.split("\n", 1)  # the XML declaration stays first
+    bad.write_text(head + "\n<!--" + "x" * 10000 + "-->\n" + rest)
+    with pytest.raises(
+        MqsimError,
+        match=r"inside <Execution_Parameter_Set/Device_Parameter_Set/Flash_Parameter_Set/"
+        r"Page_Capacity>: mismatched tag",
+    ):
+        import_mqsim(str(bad))
+
+
+@pytest.mark.parametrize("ratio", ["0.005", "0", "0.95", "1.5", "-0.1", "nan"])
+def test_overprovisioning_ratio_outside_the_spare_factor_range_is_an_error(tmp_path, ratio):
+    cfg = tmp_path / "ssd.xml"
+    text = SSDCONFIG_TEXT.replace("<Overprovisioning_Ratio>0.07<", f"<Overprovisioning_Ratio>{ratio}<")
+    assert text != SSDCONFIG_TEXT
+    cfg.write_text(text)
+    with pytest.raises(MqsimError) as e:
+        import_mqsim(str(cfg))
+    msg = str(e.value)
+    assert str(cfg) in msg and "<Execution_Parameter_Set/Device_Parameter_Set/Overprovisioning_Ratio>" in msg
+    assert f"`{ratio}`" in msg and "0.01..0.9" in msg and "spare_factor" in msg
+    out = tmp_path / "out.toml"
+    line = one_error_line(cli("import", "mqsim", str(cfg), "-o", str(out)))
+    assert "Overprovisioning_Ratio" in line and "0.01..0.9" in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("ratio", ["0.9", "0.3", "0.1"])
+def test_overprovisioning_ratio_at_the_ends_of_the_range_converts(tmp_path, ratio):
+    cfg = tmp_path / "ssd.xml"
+    cfg.write_text(SSDCONFIG_TEXT.replace("<Overprovisioning_Ratio>0.07<", f"<Overprovisioning_Ratio>{ratio}<"))
+    (dev,) = import_mqsim(str(cfg))  # full size: 1 % of 128 blocks would not cover the GC reserve
+    assert dev.doc["ftl"]["spare_factor"] == float(ratio)
+    assert not any("Overprovisioning_Ratio" in e.path for e in dev.unmapped)

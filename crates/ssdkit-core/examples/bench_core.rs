@@ -1,13 +1,17 @@
 //! Times the simulator alone (no Python) on the benchmark cases; `ssdkit bench` is the
-//! user-facing command. Usage: cargo run --release --example bench_core [requests]
+//! user-facing command. Usage: cargo run --release --example bench_core [requests [key=value...]]
+//! The overrides change the device of every case (`make test` runs it with a few hundred
+//! requests on a shrunken device, to check it still works).
 use ssdkit_core::api::{load, run, Source};
 use std::time::Instant;
 
 fn main() {
-    let n: u64 = std::env::args()
-        .nth(1)
+    let mut args = std::env::args().skip(1);
+    let n: u64 = args
+        .next()
         .map(|s| s.parse().expect("request count"))
         .unwrap_or(1_000_000);
+    let device: Vec<String> = args.collect();
     let cases: [(&str, Vec<String>); 4] = [
         ("4K rand read QD1", vec!["flow.0.queue_depth=1".into()]),
         ("4K rand read QD32", vec!["flow.0.queue_depth=32".into()]),
@@ -29,6 +33,7 @@ fn main() {
     ];
     for (name, mut o) in cases {
         let reqs = n;
+        o.extend(device.iter().cloned());
         o.push(format!("flow.0.requests={reqs}"));
         let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
         let t0 = Instant::now();

@@ -1,5 +1,6 @@
 //! Times snapshot save and load of a preset's preconditioned device.
-//! Usage: cargo run --release --example snapshot_io [preset] [path]
+//! Usage: cargo run --release --example snapshot_io [preset [path [key=value...]]]
+//! The overrides change the device (`make test` runs it on a shrunken one).
 use ssdkit_core::api::{load, precondition_to_snapshot, Source};
 use std::time::Instant;
 
@@ -10,7 +11,9 @@ fn main() {
         args.next()
             .unwrap_or_else(|| "/tmp/ssdkit-bench.snap".into()),
     );
-    let c = load(Source::Preset(&preset), &["flow.0.read_fraction=0".into()]).unwrap();
+    let mut o: Vec<String> = vec!["flow.0.read_fraction=0".into()];
+    o.extend(args);
+    let c = load(Source::Preset(&preset), &o).unwrap_or_else(|e| panic!("{e}"));
     let rec = precondition_to_snapshot(&c, &path).unwrap();
     println!(
         "precondition {:.2} s, save {:.2} s, {} bytes",

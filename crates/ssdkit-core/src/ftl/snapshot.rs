@@ -85,37 +85,96 @@ impl<W: Write> CrcWriter<W> {
     }
 }
 
-/// Saves the state of `ftl` (built from `c`) with its preconditioning record. Writes to a
-/// temporary file and renames it, so a crash never leaves a half-written snapshot.
+/// Saves the state of `ftl` (built from `c`) with its preconditioning record. A regular file
+/// (or a new path) is written to a temporary file beside it and renamed over it, so a crash
+/// never leaves a half-written snapshot; through a symlink, its target is replaced. An existing
+/// device, pipe or socket is written in place: renaming over `/dev/null` would replace the
+/// device node. Returns the number of bytes written.
 pub fn save(ftl: &Ftl, c: &Config, precondition: &Value, path: &Path) -> Result<u64, Error> {
     if ftl.planes.iter().any(|p| p.gc != GcPhase::Idle) {
         return Err(Error::Simulation(
             "snapshot requested while garbage collection is in flight".into(),
         ));
     }
-    // The temporary name extends the full file name, so two outputs never share it.
-    let mut tmp_name = path.as_os_str().to_owned();
-    tmp_name.push(".partial");
-    let tmp = std::path::PathBuf::from(tmp_name);
-    let result = write_file(ftl, c, precondition, &tmp, path);
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let io =
+        |e: std::io::Error| Error::Io(format!("{}: cannot write snapshot: {e}", path.display()));
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(Error::Io(format!(
+            "{}: cannot write snapshot: it is a directory",
+            path.display()
+        ))),
+        Ok(m) if !m.is_file() => {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(io)?;
+            write_file(ftl, c, precondition, file, path)
+        }
+        _ => {
+            let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            // A fresh name per call (process id, time, counter), created exclusively: two
+            // writers of the same output never share a temporary file, and an existing file
+            // that happens to have the name is never truncated.
+            static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let mut tmp_name = target.as_os_str().to_owned();
+            tmp_name.push(format!(".{}-{nanos:08x}-{seq}.partial", std::process::id()));
+            let tmp = std::path::PathBuf::from(tmp_name);
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+                .map_err(io)?;
+            let result = write_file(ftl, c, precondition, file, path).and_then(|n| {
+                std::fs::rename(&tmp, &target).map_err(io)?;
+                Ok(n)
+            });
+            if result.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            result
+        }
     }
-    result
+}
+
+/// Counts the bytes that reach the file (a device's size says nothing about them).
+struct Counted<W: Write> {
+    inner: W,
+    bytes: u64,
+}
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(b)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 fn write_file(
     ftl: &Ftl,
     c: &Config,
     precondition: &Value,
-    tmp: &Path,
+    file: File,
     path: &Path,
 ) -> Result<u64, Error> {
     let io =
         |e: std::io::Error| Error::Io(format!("{}: cannot write snapshot: {e}", path.display()));
-    let file = File::create(tmp).map_err(io)?;
+    let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
     let mut w = CrcWriter {
-        inner: BufWriter::with_capacity(1 << 20, file),
+        inner: BufWriter::with_capacity(
+            1 << 20,
+            Counted {
+                inner: file,
+                bytes: 0,
+            },
+        ),
         crc: crc32fast::Hasher::new(),
     };
     let keys: serde_json::Map<String, Value> = device_keys(c)
@@ -162,12 +221,13 @@ fn write_file(
     w.put(&ftl.clock.to_le_bytes()).map_err(io)?;
     let crc = w.crc.clone().finalize();
     w.inner.write_all(&crc.to_le_bytes()).map_err(io)?;
-    let file = w.inner.into_inner().map_err(|e| io(e.into_error()))?;
-    // Durable before it replaces anything: a crash must not leave a torn snapshot.
-    file.sync_all().map_err(io)?;
-    drop(file);
-    std::fs::rename(tmp, path).map_err(io)?;
-    Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
+    let counted = w.inner.into_inner().map_err(|e| io(e.into_error()))?;
+    if regular {
+        // Durable before it replaces anything: a crash must not leave a torn snapshot. (Pipes
+        // and most devices refuse fsync.)
+        counted.inner.sync_all().map_err(io)?;
+    }
+    Ok(counted.bytes)
 }
 
 struct CrcReader<R: Read> {

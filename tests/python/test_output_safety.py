@@ -1,0 +1,305 @@
+"""Where the CLI's output goes: never over one of the run's inputs, in place into devices and
+pipes, all or nothing for several files, and a clear line when standard output fails."""
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+
+import pytest
+from conftest import TINY_SET
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "data")
+TRACE = os.path.join(DATA, "mqsim", "traces", "tpcc-small.trace")
+SSDCONFIG = os.path.join(DATA, "mqsim", "ssdconfig.xml")
+WORKLOAD = os.path.join(DATA, "mqsim", "workload.xml")
+FIO_JOB = os.path.join(DATA, "fio", "example.fio")
+QUICK = ["--set", "flash.blocks_per_plane=128", "--set", "flow.0.requests=500", "--no-progress"]
+
+
+def cli(*args, cwd=None, **kw):
+    return subprocess.run(
+        [sys.executable, "-m", "ssdkit", *map(str, args)],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        **kw,
+    )
+
+
+def one_error_line(p):
+    """The error line; MQSim conversions may print their warning block before it."""
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert "Traceback" not in p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert [x for x in lines if "error" in x] == lines[-1:], p.stderr
+    assert lines[-1].startswith("ssdkit: error: ") and (len(lines) == 1 or lines[0].startswith("ssdkit: warning:"))
+    return lines[-1]
+
+
+def snapshot_of(folder):
+    """Every file of ``folder`` with its bytes, to show a refused command changed nothing."""
+    return {n: (folder / n).read_bytes() for n in sorted(os.listdir(folder)) if (folder / n).is_file()}
+
+
+@pytest.fixture
+def trace_config(tmp_path):
+    """A configuration file with a trace flow whose trace sits beside it (relative path)."""
+    shutil.copy(TRACE, tmp_path / "t.trace")
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(
+        "[flash]\nblocks_per_plane = 128\n\n"
+        '[[flow]]\ntrace = "t.trace"\ntrace_format = "mqsim"\nfold = "modulo"\nrequests = 200\n'
+    )
+    return cfg
+
+
+@pytest.fixture
+def tiny_snap(tmp_path):
+    snap = tmp_path / "dev.snap"
+    p = cli("precondition", "mqsim-paper", *[a for kv in TINY_SET for a in ("--set", kv)], "-o", snap)
+    assert p.returncode == 0, p.stderr
+    return snap
+
+
+# --- outputs that name an input ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, out, what",
+    [
+        (["run", "cfg.toml", "--no-progress"], "cfg.toml", "configuration file"),
+        (["run", "cfg.toml", "--no-progress"], "t.trace", "trace file of flow 0"),
+        (["run", "cfg.toml", "--no-progress", "--set", "flow.0.trace=./t.trace"], "./t.trace", "trace file"),
+        (["run", "cfg.toml", "--no-progress"], "sub/../cfg.toml", "configuration file"),
+        (["precondition", "cfg.toml"], "cfg.toml", "configuration file"),
+        (["precondition", "cfg.toml"], "t.trace", "trace file of flow 0"),
+        (["config", "show", "cfg.toml"], None, None),  # no -o: nothing to refuse
+    ],
+)
+def test_output_that_is_an_input_is_refused(tmp_path, trace_config, args, out, what):
+    (tmp_path / "sub").mkdir()
+    before = snapshot_of(tmp_path)
+    if out is None:
+        assert cli(*args, cwd=tmp_path).returncode == 0
+        return
+    line = one_error_line(cli(*args, "-o", out, cwd=tmp_path))
+    assert f"`{out}`" in line and what in line and "same file" in line
+    assert snapshot_of(tmp_path) == before
+    assert sorted(os.listdir(tmp_path)) == ["cfg.toml", "sub", "t.trace"]
+
+
+def test_links_to_an_input_are_the_input(tmp_path, trace_config):
+    os.link(trace_config, tmp_path / "hard.toml")
+    os.symlink("t.trace", tmp_path / "soft.trace")
+    before = snapshot_of(tmp_path)
+    for out in ["hard.toml", "soft.trace"]:
+        line = one_error_line(cli("run", "cfg.toml", "--no-progress", "-o", out, cwd=tmp_path))
+        assert out in line and ("cfg.toml" in line or "t.trace" in line)
+    assert snapshot_of(tmp_path) == before
+    assert os.path.islink(tmp_path / "soft.trace")
+
+
+def test_output_over_the_snapshot_is_refused(tmp_path, tiny_snap):
+    before = tiny_snap.read_bytes()
+    sets = [a for kv in TINY_SET for a in ("--set", kv)]
+    line = one_error_line(cli("run", "mqsim-paper", *sets, "--snapshot", tiny_snap, "-o", tiny_snap))
+    assert "snapshot file" in line and str(tiny_snap) in line
+    assert tiny_snap.read_bytes() == before
+    assert os.listdir(tmp_path) == ["dev.snap"]
+
+
+def test_fio_and_mqsim_inputs_are_refused_as_outputs(tmp_path):
+    job = tmp_path / "job.fio"
+    shutil.copy(FIO_JOB, job)
+    ssd, wl = tmp_path / "ssd.xml", tmp_path / "wl.xml"
+    shutil.copy(SSDCONFIG, ssd)
+    shutil.copy(WORKLOAD, wl)
+    (tmp_path / "traces").mkdir()
+    shutil.copy(TRACE, tmp_path / "traces" / "tpcc-small.trace")
+    cfg = tmp_path / "dev.toml"
+    cfg.write_text(cli("presets", "show", "mqsim-paper").stdout)
+    before = {**snapshot_of(tmp_path), **snapshot_of(tmp_path / "traces")}
+    cases = [
+        (["run", "--fio", job, "--no-progress", "-o", job], "fio job file"),
+        (["run", cfg, "--fio", job, "--no-progress", "-o", cfg], "configuration file"),
+        (["fio2toml", job, "-o", job], "fio job file"),
+        (["fio2toml", job, cfg, "-o", cfg], "configuration file"),
+        (["run", "--mqsim", ssd, wl, "--scenario", "1", "--no-progress", "-o", wl], "MQSim workload.xml"),
+        (["run", "--mqsim", ssd, wl, "--scenario", "1", "--no-progress", "-o", ssd], "MQSim ssdconfig.xml"),
+        (["run", "--mqsim", ssd, wl, "--scenario", "3", "--no-progress", "-o", "traces/tpcc-small.trace"], "trace"),
+        (["import", "mqsim", ssd, "-o", ssd], "MQSim ssdconfig.xml"),
+        (["import", "mqsim", ssd, wl, "--scenario", "2", "-o", wl], "MQSim workload.xml"),
+        (["import", "mqsim", ssd, wl, "--scenario", "3", "-o", "traces/tpcc-small.trace"], "trace file of scenario 3"),
+    ]
+    for args, what in cases:
+        line = one_error_line(cli(*args, cwd=tmp_path))
+        assert what in line and "same file" in line, (args, line)
+        assert {**snapshot_of(tmp_path), **snapshot_of(tmp_path / "traces")} == before, args
+    assert sorted(os.listdir(tmp_path)) == ["dev.toml", "job.fio", "ssd.xml", "traces", "wl.xml"]
+
+
+# --- devices, pipes, links --------------------------------------------------------------------
+
+
+def read_fifo(path, into):
+    with open(path, "rb") as f:
+        into.append(f.read())
+
+
+@pytest.mark.parametrize("command", ["run", "precondition", "fio2toml", "import"])
+def test_a_pipe_is_written_in_place(tmp_path, command):
+    fifo = tmp_path / "out.pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=read_fifo, args=(fifo, got), daemon=True)
+    reader.start()
+    sets = [a for kv in TINY_SET for a in ("--set", kv)]
+    args = {
+        "run": ["run", "mqsim-paper", *QUICK, "-o", fifo],
+        "precondition": ["precondition", "mqsim-paper", *sets, "-o", fifo],
+        "fio2toml": ["fio2toml", FIO_JOB, "-o", fifo],
+        "import": ["import", "mqsim", SSDCONFIG, "-o", fifo],
+    }[command]
+    p = cli(*args)
+    reader.join(timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still the pipe, not a file renamed over it
+    assert os.listdir(tmp_path) == ["out.pipe"]  # no temporary file beside it
+    data = got[0]
+    head = {"run": b"{", "precondition": b"SSDKSNAP", "fio2toml": b"#", "import": b"#"}[command]
+    assert data.startswith(head) and len(data) > 100
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="mknod needs root")
+def test_a_device_node_is_written_in_place(tmp_path):
+    # A private copy of /dev/null: if the device were replaced, only this copy would suffer.
+    dev = tmp_path / "null"
+    try:
+        os.mknod(dev, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        with open(dev, "w") as f:
+            f.write("x")
+    except OSError as e:
+        pytest.skip(f"cannot create or write a device node here: {e}")
+    sets = [a for kv in TINY_SET for a in ("--set", kv)]
+    for args in (["run", "mqsim-paper", *QUICK], ["precondition", "mqsim-paper", *sets]):
+        p = cli(*args, "-o", dev)
+        assert p.returncode == 0, p.stderr
+        assert stat.S_ISCHR(os.lstat(dev).st_mode), args
+        assert os.listdir(tmp_path) == ["null"]
+
+
+def test_dev_full_output_is_one_error_line(tmp_path):
+    # Writing into a device that fails: the device is left alone and the error is one line.
+    full = tmp_path / "full"
+    os.symlink("/dev/full", full)
+    line = one_error_line(cli("run", "mqsim-paper", *QUICK, "-o", full))
+    assert str(full) in line and "No space left" in line
+    sets = [a for kv in TINY_SET for a in ("--set", kv)]
+    line = one_error_line(cli("precondition", "mqsim-paper", *sets, "-o", full))
+    assert str(full) in line and "No space left" in line
+    assert os.listdir(tmp_path) == ["full"] and os.path.islink(full)
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+@pytest.mark.parametrize("command", ["run", "precondition"])
+def test_a_symlink_output_replaces_its_target(tmp_path, command):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "out"
+    target.write_text("old")
+    link = tmp_path / "link"
+    os.symlink(target, link)
+    sets = [a for kv in TINY_SET for a in ("--set", kv)]
+    args = ["run", "mqsim-paper", *QUICK] if command == "run" else ["precondition", "mqsim-paper", *sets]
+    p = cli(*args, "-o", link)
+    assert p.returncode == 0, p.stderr
+    assert os.path.islink(link) and target.read_bytes()[:1] in (b"{", b"S")
+    assert sorted(os.listdir(tmp_path)) == ["link", "real"] and os.listdir(tmp_path / "real") == ["out"]
+
+
+def test_directory_output_is_refused(tmp_path):
+    for args in (["run", "mqsim-paper", *QUICK], ["fio2toml", FIO_JOB], ["precondition", "mqsim-paper"]):
+        line = one_error_line(cli(*args, "-o", tmp_path))
+        assert str(tmp_path) in line and "directory" in line
+    assert os.listdir(tmp_path) == []
+
+
+# --- several outputs: all or nothing -----------------------------------------------------------
+
+
+def test_import_writes_every_scenario_or_none(tmp_path):
+    wl = tmp_path / "wl.xml"
+    shutil.copy(WORKLOAD, wl)
+    (tmp_path / "traces").mkdir()
+    shutil.copy(TRACE, tmp_path / "traces" / "tpcc-small.trace")
+    out = tmp_path / "mq.toml"
+    (tmp_path / "mq_scenario_1.toml").write_text("old 1")
+    # Scenario 3's output fails at write time (a device that is always full): scenarios 1
+    # and 2 must not be replaced or created, and no temporary file may stay behind.
+    os.symlink("/dev/full", tmp_path / "mq_scenario_3.toml")
+    before = snapshot_of(tmp_path)
+    line = one_error_line(cli("import", "mqsim", SSDCONFIG, wl, "-o", out))
+    assert "mq_scenario_3.toml" in line and "No space left" in line
+    assert snapshot_of(tmp_path) == before
+    assert sorted(os.listdir(tmp_path)) == ["mq_scenario_1.toml", "mq_scenario_3.toml", "traces", "wl.xml"]
+
+    os.unlink(tmp_path / "mq_scenario_3.toml")
+    p = cli("import", "mqsim", SSDCONFIG, wl, "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(tmp_path)) == [
+        "mq_scenario_1.toml",
+        "mq_scenario_2.toml",
+        "mq_scenario_3.toml",
+        "traces",
+        "wl.xml",
+    ]
+    assert (tmp_path / "mq_scenario_1.toml").read_text().startswith("#")
+
+
+def test_import_checks_every_output_before_writing_any(tmp_path):
+    out = tmp_path / "mq.toml"
+    (tmp_path / "mq_scenario_2.toml").mkdir()
+    line = one_error_line(cli("import", "mqsim", SSDCONFIG, WORKLOAD, "--trace-dir", os.path.dirname(TRACE), "-o", out))
+    assert "mq_scenario_2.toml" in line and "directory" in line
+    assert os.listdir(tmp_path) == ["mq_scenario_2.toml"]
+
+
+# --- standard output --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["config", "schema"],  # large: fails while printing
+        ["presets"],  # small: fails at the final flush
+        ["run", "mqsim-paper", *QUICK, "--json"],
+        ["fio2toml", FIO_JOB],
+    ],
+)
+def test_full_stdout_is_one_error_line(args):
+    with open("/dev/full", "w") as full:
+        p = subprocess.run(
+            [sys.executable, "-m", "ssdkit", *args],
+            check=False,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert lines == ["ssdkit: error: cannot write to standard output: No space left on device"], p.stderr
+
+
+@pytest.mark.parametrize("args", [["config", "schema"], ["presets", "show", "mqsim-paper"]])
+def test_closed_pipe_is_a_quiet_exit(args):
+    p = subprocess.Popen([sys.executable, "-m", "ssdkit", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader is gone before the first byte
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    assert p.wait(timeout=60) == 1
+    assert err == ""
