@@ -3,6 +3,7 @@
 //! JSON Schema), unknown keys are refused, and `validate` runs once at load with messages that
 //! name the key path and the allowed values.
 
+mod errors;
 mod overrides;
 mod presets;
 mod validate;
@@ -683,11 +684,12 @@ impl Config {
     /// Parses TOML text (after applying `key.path=value` overrides), fills in defaults and
     /// validates. `origin` names the source in error messages.
     pub fn load(text: &str, origin: &str, overrides: &[String]) -> Result<Config, Error> {
-        let mut value: toml::Value = toml::from_str(text)
-            .map_err(|e| Error::Config(format!("{origin}: invalid TOML: {}", e.message())))?;
+        let mut value: toml::Value =
+            toml::from_str(text).map_err(|e| Error::Config(errors::syntax(text, origin, &e)))?;
         for o in overrides {
             apply_override(&mut value, o)?;
         }
+        errors::check_shapes(&value).map_err(|m| Error::Config(format!("{origin}: {m}")))?;
         if let Some(flows) = value.get_mut("flow").and_then(|f| f.as_array_mut()) {
             for f in flows.iter_mut().filter_map(|f| f.as_table_mut()) {
                 if f.contains_key("trace") && !f.contains_key("requests") {
@@ -707,6 +709,7 @@ impl Config {
                 .unwrap_or("")
                 .trim_end()
                 .replace('\n', " ");
+            let inner = errors::overflowing_override(&inner).unwrap_or(inner);
             if path == "." || path.is_empty() {
                 Error::Config(format!("{origin}: {inner}"))
             } else {
