@@ -519,9 +519,11 @@ pub struct FlowConfig {
     /// Stop after this many bytes have been requested; 0 means no byte limit. Default 0.
     pub io_bytes: u64,
     /// Stop issuing this long after `start_ms`, in simulated milliseconds; 0 means no time
-    /// limit. Default 0. A synthetic flow needs `requests`, `io_bytes` or `duration_ms`.
+    /// limit. Default 0; >= 0, and start_ms + duration_ms <= 18446744073 (2^64 ps, about 213
+    /// days). A synthetic flow needs `requests`, `io_bytes` or `duration_ms`.
     pub duration_ms: f64,
-    /// Simulated time of the flow's first request in milliseconds. Default 0; >= 0.
+    /// Simulated time of the flow's first request in milliseconds. Default 0; >= 0, and
+    /// start_ms + duration_ms <= 18446744073 (simulated time ends at 2^64 ps).
     pub start_ms: f64,
     /// NVMe submission-queue priority class: "urgent", "high", "medium" or "low". Takes effect
     /// with interface.arbitration = "weighted". Default "medium".

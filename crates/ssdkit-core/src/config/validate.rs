@@ -31,6 +31,10 @@ fn pow2(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Whole milliseconds in u64 picoseconds (18446744073 ms, about 213 days): bounds every time
+/// setting so that it converts to picoseconds without overflow.
+const END_OF_TIME_MS: u64 = u64::MAX / crate::engine::PS_PER_MS;
+
 /// A key that takes effect only under another setting: its default is accepted (it is what an
 /// unset key holds), any other value would be silently ignored, so it is refused with `why`.
 fn unused(key: &str, set: bool, shown: impl std::fmt::Display, why: &str) -> Result<(), String> {
@@ -555,8 +559,23 @@ fn validate_flow(
             fl.start_bytes + range
         ));
     }
-    float_range(&key("duration_ms"), fl.duration_ms, 0.0, 1e12, false)?;
-    float_range(&key("start_ms"), fl.start_ms, 0.0, 1e12, false)?;
+    // Simulated time is u64 picoseconds: a flow must start and stop inside it, or its
+    // requests would be scheduled past the end of the clock.
+    let max_ms = END_OF_TIME_MS as f64;
+    float_range(&key("start_ms"), fl.start_ms, 0.0, max_ms, false)
+        .map_err(|m| format!("{m} (simulated time ends at 2^64 ps, about 213 days)"))?;
+    float_range(&key("duration_ms"), fl.duration_ms, 0.0, max_ms, false)
+        .map_err(|m| format!("{m} (simulated time ends at 2^64 ps, about 213 days)"))?;
+    if fl.start_ms + fl.duration_ms > max_ms {
+        return Err(format!(
+            "keys `{}` = {} and `{}` = {} end the flow at {} ms, beyond the end of simulated time ({END_OF_TIME_MS} ms: 2^64 ps, about 213 days); allowed start_ms + duration_ms <= {END_OF_TIME_MS}",
+            key("start_ms"),
+            fl.start_ms,
+            key("duration_ms"),
+            fl.duration_ms,
+            fl.start_ms + fl.duration_ms
+        ));
+    }
     if fl.priority != Priority::Medium && !weighted {
         return Err(format!(
             "key `{}` = {} needs `interface.arbitration` = \"weighted\" (under round robin every queue is served alike)",
