@@ -158,3 +158,57 @@ pub fn drain_delimited(data: &[u8]) {
         drain(rest, TraceFormat::Delimited, Some(&d));
     }
 }
+
+/// Splits a `config` target input: TOML text, then after a line `%%` up to 4 `key=value`
+/// overrides, one per line. Invalid UTF-8 is read lossily (the loader takes `&str`).
+pub fn config_input(data: &[u8]) -> (String, Vec<String>) {
+    let text = String::from_utf8_lossy(data);
+    match text.split_once("\n%%\n") {
+        Some((toml, rest)) => (
+            toml.to_string(),
+            rest.lines().take(4).map(str::to_string).collect(),
+        ),
+        None => (text.into_owned(), Vec::new()),
+    }
+}
+
+/// Loads a configuration as `ssdkit run` would; any input must give `Ok` or `Err`, never a
+/// panic. A loaded configuration must write out as TOML that loads back to itself.
+pub fn load_config(data: &[u8]) {
+    let (text, overrides) = config_input(data);
+    match ssdkit_core::config::Config::load(&text, "fuzz.toml", &overrides) {
+        Ok(c) => {
+            let again = ssdkit_core::config::Config::load(&c.to_toml(), "fuzz.toml", &[])
+                .unwrap_or_else(|e| panic!("a loaded configuration does not reload: {e}"));
+            assert!(again == c, "a configuration changed through its TOML form");
+            let _ = c.hash_hex();
+        }
+        Err(e) => {
+            let m = e.to_string();
+            assert!(
+                m.starts_with("fuzz.toml") || m.starts_with("override `"),
+                "{m}"
+            );
+        }
+    }
+}
+
+/// The fixed configuration the `snapshot` target loads snapshots against.
+pub fn snapshot_config() -> ssdkit_core::config::Config {
+    ssdkit_core::config::Config::load(
+        include_str!("../snapshot_config.toml"),
+        "snapshot_config.toml",
+        &[],
+    )
+    .expect("the snapshot target's configuration is valid")
+}
+
+/// Writes `data` to a per-process file and loads it as a snapshot of [`snapshot_config`]
+/// through the public API; any file must give `Ok` or `Err`, never a panic.
+pub fn load_snapshot(c: &ssdkit_core::config::Config, data: &[u8]) {
+    let path = std::env::temp_dir().join(format!("ssdkit-fuzz-{}.snap", std::process::id()));
+    std::fs::write(&path, data).expect("temporary file");
+    if let Err(e) = ssdkit_core::api::simulator_from_snapshot(c, &path) {
+        assert!(!e.to_string().is_empty());
+    }
+}

@@ -134,14 +134,10 @@ fn config(
         format!("precondition.mode={}", f.precondition),
         format!("flow.0.trim_fraction={trim}"),
         format!("ftl.gc_policy={}", f.policy),
-        "ftl.gc_d=3".into(),
         format!("ftl.gc_copyback={}", f.copyback),
         format!("ftl.gc_preemptible={}", f.preemptible),
         format!("ftl.gc_background={}", f.background),
-        "ftl.gc_background_threshold=0.1".into(),
         format!("ftl.wl_static={}", f.wl_static),
-        "ftl.wl_static_threshold=2".into(),
-        "ftl.wl_static_interval=2".into(),
         format!("ftl.wl_dynamic={}", f.wl_dynamic),
         format!("flash.multiplane={multiplane}"),
         // A second writer keeps GC busy with multi-page requests.
@@ -195,6 +191,18 @@ fn config(
         ],
     };
     o.extend(second.iter().map(|s| s.to_string()));
+    // A feature's parameters only with the feature: set while it is off, they are refused
+    // as keys that would be ignored.
+    if f.policy == "d_choices" {
+        o.push("ftl.gc_d=3".into());
+    }
+    if f.background {
+        o.push("ftl.gc_background_threshold=0.1".into());
+    }
+    if f.wl_static {
+        o.push("ftl.wl_static_threshold=2".into());
+        o.push("ftl.wl_static_interval=2".into());
+    }
     if f.second == 2 {
         // Partitioned flows start from an empty device.
         o.retain(|s| !s.starts_with("precondition.mode=") || s == "precondition.mode=empty");

@@ -3,6 +3,7 @@
 //! JSON Schema), unknown keys are refused, and `validate` runs once at load with messages that
 //! name the key path and the allowed values.
 
+mod errors;
 mod overrides;
 mod presets;
 mod settings;
@@ -520,9 +521,11 @@ pub struct FlowConfig {
     /// Stop after this many bytes have been requested; 0 means no byte limit. Default 0.
     pub io_bytes: u64,
     /// Stop issuing this long after `start_ms`, in simulated milliseconds; 0 means no time
-    /// limit. Default 0. A synthetic flow needs `requests`, `io_bytes` or `duration_ms`.
+    /// limit. Default 0; >= 0, and start_ms + duration_ms <= 18446744073 (2^64 ps, about 213
+    /// days). A synthetic flow needs `requests`, `io_bytes` or `duration_ms`.
     pub duration_ms: f64,
-    /// Simulated time of the flow's first request in milliseconds. Default 0; >= 0.
+    /// Simulated time of the flow's first request in milliseconds. Default 0; >= 0, and
+    /// start_ms + duration_ms <= 18446744073 (simulated time ends at 2^64 ps).
     pub start_ms: f64,
     /// NVMe submission-queue priority class: "urgent", "high", "medium" or "low". Takes effect
     /// with interface.arbitration = "weighted". Default "medium".
@@ -702,11 +705,12 @@ impl Config {
     /// Parses TOML text (after applying `key.path=value` overrides), fills in defaults and
     /// validates. `origin` names the source in error messages.
     pub fn load(text: &str, origin: &str, overrides: &[String]) -> Result<Config, Error> {
-        let mut value: toml::Value = toml::from_str(text)
-            .map_err(|e| Error::Config(format!("{origin}: invalid TOML: {}", e.message())))?;
+        let mut value: toml::Value =
+            toml::from_str(text).map_err(|e| Error::Config(errors::syntax(text, origin, &e)))?;
         for o in overrides {
             apply_override(&mut value, o)?;
         }
+        errors::check_shapes(&value).map_err(|m| Error::Config(format!("{origin}: {m}")))?;
         if let Some(flows) = value.get_mut("flow").and_then(|f| f.as_array_mut()) {
             for f in flows.iter_mut().filter_map(|f| f.as_table_mut()) {
                 if f.contains_key("trace") && !f.contains_key("requests") {
@@ -726,6 +730,7 @@ impl Config {
                 .unwrap_or("")
                 .trim_end()
                 .replace('\n', " ");
+            let inner = errors::overflowing_override(&inner).unwrap_or(inner);
             if path == "." || path.is_empty() {
                 Error::Config(format!("{origin}: {inner}"))
             } else {

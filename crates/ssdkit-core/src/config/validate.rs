@@ -31,6 +31,19 @@ fn pow2(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// Whole milliseconds in u64 picoseconds (18446744073 ms, about 213 days): bounds every time
+/// setting so that it converts to picoseconds without overflow.
+const END_OF_TIME_MS: u64 = u64::MAX / crate::engine::PS_PER_MS;
+
+/// A key that takes effect only under another setting: its default is accepted (it is what an
+/// unset key holds), any other value would be silently ignored, so it is refused with `why`.
+fn unused(key: &str, set: bool, shown: impl std::fmt::Display, why: &str) -> Result<(), String> {
+    if set {
+        return Err(format!("key `{key}` = {shown} {why}; remove it"));
+    }
+    Ok(())
+}
+
 pub fn validate(c: &Config) -> Result<(), String> {
     float_range(
         "run.max_simulated_ms",
@@ -41,6 +54,8 @@ pub fn validate(c: &Config) -> Result<(), String> {
     )?;
 
     let i = &c.interface;
+    let p = &c.pcie;
+    interface_keys_in_use(i, p)?;
     int_range(
         "interface.queue_fetch_size",
         i.queue_fetch_size as u64,
@@ -74,7 +89,6 @@ pub fn validate(c: &Config) -> Result<(), String> {
         65536,
     )?;
 
-    let p = &c.pcie;
     int_range("pcie.generation", p.generation as u64, 1, 5)?;
     if ![1, 2, 4, 8, 16].contains(&p.lanes) {
         return Err(format!(
@@ -251,37 +265,85 @@ pub fn validate(c: &Config) -> Result<(), String> {
             f.blocks_per_plane
         ));
     }
-    let candidates = f.blocks_per_plane as u64 - reserve - 2;
-    int_range("ftl.gc_d", t.gc_d as u64, 1, candidates).map_err(|m| {
-        format!("{m} (d-choices draws among the closed blocks of a plane: blocks_per_plane minus the GC reserve and 2 open blocks)")
-    })?;
-    int_range(
-        "ftl.gc_starvation_limit",
-        t.gc_starvation_limit as u64,
-        1,
-        u32::MAX as u64,
-    )?;
-    int_range(
-        "ftl.wl_static_threshold",
-        t.wl_static_threshold as u64,
-        1,
-        u32::MAX as u64,
-    )?;
-    int_range(
-        "ftl.wl_static_interval",
-        t.wl_static_interval as u64,
-        1,
-        u32::MAX as u64,
-    )?;
-    float_range(
-        "ftl.gc_background_threshold",
-        t.gc_background_threshold,
-        t.gc_threshold,
-        0.5,
-        false,
-    )
-    .map_err(|m| format!("{m} (it must not be below `ftl.gc_threshold`)"))?;
-    if t.gc_background {
+    // Keys of a policy or feature that is off are checked only for being left at their
+    // defaults: a default that does not suit this geometry (gc_d = 10 with few blocks, the
+    // background threshold below a raised gc_threshold) must not refuse a valid device.
+    let dt = FtlConfig::default();
+    if t.gc_policy == GcPolicy::DChoices {
+        let candidates = f.blocks_per_plane as u64 - reserve - 2;
+        int_range("ftl.gc_d", t.gc_d as u64, 1, candidates).map_err(|m| {
+            format!("{m} (d-choices draws among the closed blocks of a plane: blocks_per_plane minus the GC reserve and 2 open blocks)")
+        })?;
+    } else {
+        unused(
+            "ftl.gc_d",
+            t.gc_d != dt.gc_d,
+            t.gc_d,
+            &format!(
+                "applies to `ftl.gc_policy` = \"d_choices\" only (the policy is {})",
+                serde_json::to_string(&t.gc_policy).unwrap_or_default()
+            ),
+        )?;
+    }
+    if t.gc_preemptible {
+        int_range(
+            "ftl.gc_starvation_limit",
+            t.gc_starvation_limit as u64,
+            1,
+            u32::MAX as u64,
+        )?;
+    } else {
+        unused(
+            "ftl.gc_starvation_limit",
+            t.gc_starvation_limit != dt.gc_starvation_limit,
+            t.gc_starvation_limit,
+            "applies to preemptible GC only (`ftl.gc_preemptible` = false: GC transactions always go first)",
+        )?;
+    }
+    if t.wl_static {
+        int_range(
+            "ftl.wl_static_threshold",
+            t.wl_static_threshold as u64,
+            1,
+            u32::MAX as u64,
+        )?;
+        int_range(
+            "ftl.wl_static_interval",
+            t.wl_static_interval as u64,
+            1,
+            u32::MAX as u64,
+        )?;
+    } else {
+        let why = "applies to static wear levelling only (`ftl.wl_static` = false)";
+        unused(
+            "ftl.wl_static_threshold",
+            t.wl_static_threshold != dt.wl_static_threshold,
+            t.wl_static_threshold,
+            why,
+        )?;
+        unused(
+            "ftl.wl_static_interval",
+            t.wl_static_interval != dt.wl_static_interval,
+            t.wl_static_interval,
+            why,
+        )?;
+    }
+    if !t.gc_background {
+        unused(
+            "ftl.gc_background_threshold",
+            t.gc_background_threshold != dt.gc_background_threshold,
+            t.gc_background_threshold,
+            "applies to background GC only (`ftl.gc_background` = false)",
+        )?;
+    } else {
+        float_range(
+            "ftl.gc_background_threshold",
+            t.gc_background_threshold,
+            t.gc_threshold,
+            0.5,
+            false,
+        )
+        .map_err(|m| format!("{m} (it must not be below `ftl.gc_threshold`)"))?;
         let bg_blocks = (t.gc_background_threshold * f.blocks_per_plane as f64).ceil() as u64;
         if bg_blocks + share_blocks + 2 >= f.blocks_per_plane as u64 {
             return Err(format!(
@@ -365,11 +427,95 @@ pub fn validate(c: &Config) -> Result<(), String> {
         int_range("interface.wrr_high", i.wrr_high as u64, 1, 256)?;
         int_range("interface.wrr_medium", i.wrr_medium as u64, 1, 256)?;
         int_range("interface.wrr_low", i.wrr_low as u64, 1, 256)?;
+    } else {
+        let di = InterfaceConfig::default();
+        let why =
+            "applies to `interface.arbitration` = \"weighted\" only (round robin has no weights)";
+        unused(
+            "interface.wrr_high",
+            i.wrr_high != di.wrr_high,
+            i.wrr_high,
+            why,
+        )?;
+        unused(
+            "interface.wrr_medium",
+            i.wrr_medium != di.wrr_medium,
+            i.wrr_medium,
+            why,
+        )?;
+        unused("interface.wrr_low", i.wrr_low != di.wrr_low, i.wrr_low, why)?;
     }
     for (k, fl) in c.flows.iter().enumerate() {
         validate_flow(c, k, fl, capacity, qmax.min(65535), weighted)?;
     }
     validate_pinning(c, capacity)?;
+    Ok(())
+}
+
+/// Keys of the interface that is not selected would be silently ignored: NVMe runs over PCIe
+/// and has no NCQ or SATA link, SATA has no PCIe link and no per-queue fetch limit.
+fn interface_keys_in_use(i: &InterfaceConfig, p: &PcieConfig) -> Result<(), String> {
+    let di = InterfaceConfig::default();
+    let dp = PcieConfig::default();
+    match i.kind {
+        InterfaceType::Sata => {
+            let why = "applies to `interface.type` = \"nvme\" only (a SATA device has no PCIe link; its link is set by `interface.sata_*`)";
+            for (key, v, d) in [
+                ("pcie.generation", p.generation, dp.generation),
+                ("pcie.lanes", p.lanes, dp.lanes),
+                (
+                    "pcie.max_payload_bytes",
+                    p.max_payload_bytes,
+                    dp.max_payload_bytes,
+                ),
+                (
+                    "pcie.max_read_request_bytes",
+                    p.max_read_request_bytes,
+                    dp.max_read_request_bytes,
+                ),
+                (
+                    "pcie.packet_overhead_bytes",
+                    p.packet_overhead_bytes,
+                    dp.packet_overhead_bytes,
+                ),
+            ] {
+                unused(key, v != d, v, why)?;
+            }
+            unused(
+                "interface.queue_fetch_size",
+                i.queue_fetch_size != di.queue_fetch_size,
+                i.queue_fetch_size,
+                "applies to `interface.type` = \"nvme\" only (SATA fetches from one shared queue of `interface.ncq_depth`)",
+            )?;
+        }
+        InterfaceType::Nvme => {
+            let why = "applies to `interface.type` = \"sata\" only (this device is NVMe over PCIe, set by `pcie.*`)";
+            unused(
+                "interface.ncq_depth",
+                i.ncq_depth != di.ncq_depth,
+                i.ncq_depth,
+                why,
+            )?;
+            unused(
+                "interface.sata_rate_mbps",
+                i.sata_rate_mbps != di.sata_rate_mbps,
+                i.sata_rate_mbps,
+                why,
+            )?;
+            unused(
+                "interface.sata_frame_overhead_bytes",
+                i.sata_frame_overhead_bytes != di.sata_frame_overhead_bytes,
+                i.sata_frame_overhead_bytes,
+                why,
+            )?;
+            unused(
+                "interface.sata_max_data_fis_bytes",
+                i.sata_max_data_fis_bytes != di.sata_max_data_fis_bytes,
+                i.sata_max_data_fis_bytes,
+                why,
+            )?;
+        }
+    }
     Ok(())
 }
 
@@ -411,8 +557,23 @@ fn validate_flow(
             fl.start_bytes + range
         ));
     }
-    float_range(&key("duration_ms"), fl.duration_ms, 0.0, 1e12, false)?;
-    float_range(&key("start_ms"), fl.start_ms, 0.0, 1e12, false)?;
+    // Simulated time is u64 picoseconds: a flow must start and stop inside it, or its
+    // requests would be scheduled past the end of the clock.
+    let max_ms = END_OF_TIME_MS as f64;
+    float_range(&key("start_ms"), fl.start_ms, 0.0, max_ms, false)
+        .map_err(|m| format!("{m} (simulated time ends at 2^64 ps, about 213 days)"))?;
+    float_range(&key("duration_ms"), fl.duration_ms, 0.0, max_ms, false)
+        .map_err(|m| format!("{m} (simulated time ends at 2^64 ps, about 213 days)"))?;
+    if fl.start_ms + fl.duration_ms > max_ms {
+        return Err(format!(
+            "keys `{}` = {} and `{}` = {} end the flow at {} ms, beyond the end of simulated time ({END_OF_TIME_MS} ms: 2^64 ps, about 213 days); allowed start_ms + duration_ms <= {END_OF_TIME_MS}",
+            key("start_ms"),
+            fl.start_ms,
+            key("duration_ms"),
+            fl.duration_ms,
+            fl.start_ms + fl.duration_ms
+        ));
+    }
     if fl.priority != Priority::Medium && !weighted {
         return Err(format!(
             "key `{}` = {} needs `interface.arbitration` = \"weighted\" (under round robin every queue is served alike)",

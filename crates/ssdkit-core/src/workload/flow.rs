@@ -37,6 +37,9 @@ pub struct Flow {
     pub cap: u32,
     pub outstanding: u32,
     pending: Option<(Picoseconds, HostRequest)>,
+    /// The next arrival does not fit in simulated time. Reported only when the clock gets to
+    /// its end: a run capped by `run.max_simulated_ms` stops before and is valid.
+    beyond_time: Option<Box<Error>>,
     exhausted: bool,
     pub issued: u64,
     limit: u64,
@@ -63,7 +66,18 @@ impl Flow {
         sq_entries: u32,
         planes: Option<Box<[u32]>>,
     ) -> Result<Self, Error> {
-        let start_ps = (f.start_ms * PS_PER_MS as f64) as Picoseconds;
+        let start_ps = ms_to_ps(f.start_ms, index, "start_ms")?;
+        let stop_ps = if f.duration_ms == 0.0 {
+            Picoseconds::MAX
+        } else {
+            ms_to_ps(f.duration_ms, index, "duration_ms")?
+                .checked_add(start_ps)
+                .ok_or_else(|| {
+                    Error::Config(format!(
+                        "keys `flow.{index}.start_ms` + `flow.{index}.duration_ms` end beyond simulated time (2^64 ps, about 213 days)"
+                    ))
+                })?
+        };
         let source = if f.is_trace() {
             Source::Trace(Box::new(TraceReplay::open(f, index, capacity_bytes)?))
         } else {
@@ -76,9 +90,9 @@ impl Flow {
                     capacity_bytes,
                     derive_stream(seed, id),
                 )),
-                arrivals: f
-                    .is_open_loop()
-                    .then(|| ArrivalGen::new(f, start_ps, derive_stream(seed, id | 1 << 40))),
+                arrivals: f.is_open_loop().then(|| {
+                    ArrivalGen::new(f, index, start_ps, derive_stream(seed, id | 1 << 40))
+                }),
             }
         };
         let open_loop = f.is_open_loop();
@@ -88,6 +102,7 @@ impl Flow {
             cap: if open_loop { sq_entries } else { f.queue_depth },
             outstanding: 0,
             pending: None,
+            beyond_time: None,
             exhausted: false,
             issued: 0,
             limit: if f.requests == 0 {
@@ -102,11 +117,7 @@ impl Flow {
                 f.io_bytes
             },
             start_ps,
-            stop_ps: if f.duration_ms == 0.0 {
-                Picoseconds::MAX
-            } else {
-                start_ps.saturating_add((f.duration_ms * PS_PER_MS as f64) as u64)
-            },
+            stop_ps,
             first_arrival: None,
             last_arrival: 0,
             arrival_scheduled: false,
@@ -123,13 +134,32 @@ impl Flow {
     /// What the flow can submit at `now`, given that its queue has room.
     #[inline]
     pub fn next(&mut self, now: Picoseconds) -> Result<Next, Error> {
+        if let Some(e) = &self.beyond_time {
+            return if now == Picoseconds::MAX {
+                Err((**e).clone())
+            } else {
+                Ok(Next::Later(Picoseconds::MAX))
+            };
+        }
         if self.pending.is_none() {
             if self.exhausted || self.issued >= self.limit || self.issued_bytes >= self.byte_limit {
                 return Ok(Next::Done);
             }
             let item = match &mut self.source {
                 Source::Synthetic { gen, arrivals } => {
-                    let at = arrivals.as_mut().map_or(0, |a| a.next_arrival());
+                    let at = match arrivals.as_mut().map(|a| a.next_arrival()) {
+                        None => 0,
+                        Some(Ok(at)) => at,
+                        // Past the flow's stop time anyway: the flow has simply ended.
+                        Some(Err(_)) if self.stop_ps != Picoseconds::MAX => {
+                            self.exhausted = true;
+                            return Ok(Next::Done);
+                        }
+                        Some(Err(e)) => {
+                            self.beyond_time = Some(Box::new(e));
+                            return self.next(now);
+                        }
+                    };
                     Some((at, gen.next_request()))
                 }
                 Source::Trace(t) => t.next_request()?,
@@ -184,5 +214,19 @@ impl Flow {
             Source::Trace(t) => t.summary(),
             Source::Synthetic { .. } => Value::Null,
         }
+    }
+}
+
+/// A validated time in milliseconds as picoseconds; an error naming the key if it does not
+/// fit (a configuration that skipped validation).
+fn ms_to_ps(ms: f64, index: usize, name: &str) -> Result<Picoseconds, Error> {
+    let ps = ms * PS_PER_MS as f64;
+    // 2^64 as f64: the first value that does not fit.
+    if (0.0..18_446_744_073_709_551_616.0).contains(&ps) {
+        Ok(ps as Picoseconds)
+    } else {
+        Err(Error::Config(format!(
+            "key `flow.{index}.{name}` = {ms} is beyond simulated time (2^64 ps, about 213 days)"
+        )))
     }
 }

@@ -38,15 +38,35 @@ pub struct TraceReplay {
     backwards: Backwards,
     first_ns: Option<u64>,
     prev_ns: u64,
+    /// Records that passed the device filter.
+    kept: u64,
+    /// A few distinct device numbers of filtered-out records, to show when none is kept.
+    seen_devices: Vec<u64>,
     pub counters: ReplayCounters,
 }
 
+/// Distinct device numbers remembered for the "no record kept" message.
+const SEEN_DEVICES: usize = 8;
+
 impl TraceReplay {
     /// Opens the trace of flow `index` (already validated); `capacity_bytes` is the logical
-    /// capacity. With `fold = "scale"` the file is streamed once first to find its span.
+    /// capacity. With `fold = "scale"` the file is streamed once first to find its span, so it
+    /// must be a regular file; otherwise it is opened and read once (a pipe works).
     pub fn open(f: &FlowConfig, index: usize, capacity_bytes: u64) -> Result<Self, Error> {
         let key = format!("flow.{index}.trace");
         let path = Path::new(&f.trace);
+        if f.fold == Fold::Scale {
+            // Only a regular file can be read a second time: a pipe or FIFO would be empty,
+            // or block, on the second open.
+            if let Ok(m) = std::fs::metadata(path) {
+                if !m.is_file() {
+                    return Err(Error::Config(format!(
+                        "key `flow.{index}.fold` = \"scale\" reads the trace twice (a first pass finds its span), but {} is not a regular file (a pipe, FIFO or device can be read once); use `flow.{index}.fold` = \"modulo\" or \"none\", or save the trace to a file",
+                        f.trace
+                    )));
+                }
+            }
+        }
         let open = || {
             TraceReader::open(path, f.trace_format, f.delimited.as_ref(), f.skip_malformed)
                 .map_err(|e| prefix(&key, e))
@@ -59,10 +79,24 @@ impl TraceReplay {
         let mut span = 0;
         if f.fold == Fold::Scale {
             let mut r = open()?;
+            let mut kept = false;
+            let mut seen = Vec::new();
             while let Some(rec) = r.next_record()? {
                 if f.devices.is_empty() || f.devices.contains(&rec.device) {
+                    kept = true;
                     span = span.max(rec.offset_bytes.saturating_add(rec.bytes));
+                } else {
+                    remember_device(&mut seen, rec.device);
                 }
+            }
+            if !kept {
+                return Err(no_record_kept(
+                    &format!("flow.{index}.devices"),
+                    &f.devices,
+                    &f.trace,
+                    r.counters().records,
+                    &seen,
+                ));
             }
         }
         Ok(Self {
@@ -81,6 +115,8 @@ impl TraceReplay {
             backwards: f.backwards,
             first_ns: None,
             prev_ns: 0,
+            kept: 0,
+            seen_devices: Vec::new(),
             counters: ReplayCounters::default(),
         })
     }
@@ -98,13 +134,20 @@ impl TraceReplay {
     pub fn next_request(&mut self) -> Result<Option<(Picoseconds, HostRequest)>, Error> {
         let rec = loop {
             match self.reader.next_record()? {
+                None if self.kept == 0 && !self.devices.is_empty() => {
+                    return Err(self.nothing_kept());
+                }
                 None => return Ok(None),
                 Some(r) if !self.devices.is_empty() && !self.devices.contains(&r.device) => {
                     self.counters.filtered_out += 1;
+                    if self.kept == 0 {
+                        remember_device(&mut self.seen_devices, r.device);
+                    }
                 }
                 Some(r) => break r,
             }
         };
+        self.kept += 1;
         let mut start = rec.offset_bytes;
         let mut end = rec.offset_bytes.saturating_add(rec.bytes);
         if let Some(q) = start.checked_div(self.align) {
@@ -192,6 +235,17 @@ impl TraceReplay {
         Ok(Some((at, req)))
     }
 
+    #[cold]
+    fn nothing_kept(&self) -> Error {
+        no_record_kept(
+            &self.key.replace(".trace", ".devices"),
+            &self.devices,
+            &self.path,
+            self.reader.counters().records,
+            &self.seen_devices,
+        )
+    }
+
     pub fn format(&self) -> TraceFormat {
         self.reader.format()
     }
@@ -213,6 +267,33 @@ impl TraceReplay {
             "backwards_clamped": c.backwards_clamped,
         })
     }
+}
+
+fn remember_device(seen: &mut Vec<u64>, device: u64) {
+    if seen.len() < SEEN_DEVICES && !seen.contains(&device) {
+        seen.push(device);
+    }
+}
+
+/// The `devices` filter (`key`) kept none of the `records` records of the file at `path`;
+/// `seen` are some device numbers the file has.
+#[cold]
+fn no_record_kept(key: &str, devices: &[u64], path: &str, records: u64, seen: &[u64]) -> Error {
+    let list = |v: &[u64]| {
+        v.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let seen = if seen.is_empty() {
+        String::new()
+    } else {
+        format!("; devices in the file include {}", list(seen))
+    };
+    Error::Trace(format!(
+        "key `{key}` = [{}] keeps no record of {path}: all {records} records are on other devices{seen}",
+        list(devices)
+    ))
 }
 
 /// Names the flow key in an open error (the reader's own messages name the file).

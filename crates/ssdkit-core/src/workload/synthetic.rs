@@ -4,6 +4,7 @@
 use super::Op;
 use crate::config::{AddressPattern, Arrival, FlowConfig, SizeDist};
 use crate::engine::{Picoseconds, Stream, PS_PER_MS, PS_PER_S};
+use crate::error::Error;
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal, Zipf};
 
@@ -303,8 +304,15 @@ impl Feistel {
     }
 }
 
+/// 2^64 as f64 (`u64::MAX as f64` rounds up to it): the first time that does not fit in
+/// simulated picoseconds.
+const END_OF_TIME: f64 = 18_446_744_073_709_551_616.0;
+
 /// Open-loop arrival times of a synthetic flow.
 pub struct ArrivalGen {
+    /// `flow.N` and the flow's name, for the message when arrivals leave simulated time.
+    key: String,
+    name: String,
     kind: Arrival,
     /// Mean gap in picoseconds (during ON periods for on/off).
     gap: f64,
@@ -317,8 +325,11 @@ pub struct ArrivalGen {
 }
 
 impl ArrivalGen {
-    pub fn new(f: &FlowConfig, start_ps: Picoseconds, rng: Stream) -> Self {
+    /// `index` is the flow's position in the configuration (its key in messages).
+    pub fn new(f: &FlowConfig, index: usize, start_ps: Picoseconds, rng: Stream) -> Self {
         let mut g = Self {
+            key: format!("flow.{index}"),
+            name: f.name.clone(),
             kind: f.arrival,
             gap: PS_PER_S as f64 / f.rate_iops,
             on_mean: f.on_ms * PS_PER_MS as f64,
@@ -338,9 +349,14 @@ impl ArrivalGen {
         -(1.0 - self.rng.gen::<f64>()).ln() * mean
     }
 
-    /// The next arrival time; the first arrival is at the flow's start.
-    pub fn next_arrival(&mut self) -> Picoseconds {
-        let now = self.t.min(u64::MAX as f64) as Picoseconds;
+    /// The next arrival time; the first arrival is at the flow's start. An arrival at or after
+    /// 2^64 ps cannot be simulated: an error naming the rate, rather than a request issued at
+    /// the saturated end of time or lost.
+    pub fn next_arrival(&mut self) -> Result<Picoseconds, Error> {
+        if self.t.is_nan() || self.t >= END_OF_TIME {
+            return Err(self.beyond_time());
+        }
+        let now = self.t as Picoseconds;
         match self.kind {
             Arrival::Closed => unreachable!("closed-loop flows have no arrival process"),
             Arrival::Fixed => self.t += self.gap,
@@ -352,13 +368,32 @@ impl ArrivalGen {
                 let mut next = self.t + self.exp(self.gap);
                 while next > self.on_end {
                     let on_start = self.on_end + self.exp(self.off_mean);
+                    if on_start >= END_OF_TIME {
+                        // No ON period starts in simulated time: the next call reports it.
+                        next = on_start;
+                        break;
+                    }
                     self.on_end = on_start + self.exp(self.on_mean);
                     next = on_start + self.exp(self.gap);
                 }
                 self.t = next;
             }
         }
-        now
+        Ok(now)
+    }
+
+    #[cold]
+    fn beyond_time(&self) -> Error {
+        let k = &self.key;
+        let onoff = if self.kind == Arrival::Onoff {
+            format!(", longer `{k}.on_ms` or shorter `{k}.off_ms`")
+        } else {
+            String::new()
+        };
+        Error::Config(format!(
+            "flow `{}`: its next arrival would be at {:.3e} ps, beyond the end of simulated time (2^64 ps, about 213 days); raise `{k}.rate_iops`{onoff}, or end the flow sooner with `{k}.requests`, `{k}.io_bytes` or `{k}.duration_ms`",
+            self.name, self.t
+        ))
     }
 }
 

@@ -1,0 +1,220 @@
+//! Configuration messages and what validation accepts (issue 9):
+//! - TOML syntax errors name the file, line and column; wrong table brackets and integers
+//!   beyond 64 bits are named as such, with the key;
+//! - keys of the interface, policy or feature not in use are refused when set (a default value
+//!   never is), and their defaults are not validated as if they were used.
+
+use ssdkit_core::api::{load, Source};
+use ssdkit_core::config::{preset_names, preset_toml, Config};
+
+fn err(text: &str, overrides: &[&str]) -> String {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    match Config::load(text, "my.toml", &o) {
+        Ok(_) => panic!("{text:?} with {overrides:?} must be refused"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn preset_err(name: &str, overrides: &[&str]) -> String {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    match load(Source::Preset(name), &o) {
+        Ok(_) => panic!("{name} with {overrides:?} must be refused"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn preset_ok(name: &str, overrides: &[&str]) -> Config {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    load(Source::Preset(name), &o).unwrap_or_else(|e| panic!("{name} {overrides:?}: {e}"))
+}
+
+#[test]
+fn syntax_errors_name_origin_line_and_column() {
+    let e = err(
+        "[run]\nseed = 1\n\n[ftl]\nspare_factor = = 0.1\n[[flow]]\n",
+        &[],
+    );
+    assert!(e.starts_with("my.toml:5:16: invalid TOML: "), "{e}");
+    assert!(!e.contains('\n'), "one line: {e}");
+    // Columns count characters, not bytes.
+    let e = err("[[flow]]\nname = \"é\" x\n", &[]);
+    assert!(e.starts_with("my.toml:2:12: "), "{e}");
+}
+
+#[test]
+fn integers_beyond_64_bits_are_out_of_range_with_their_key() {
+    let e = err(
+        "[run]\nseed = 123456789012345678901234567890\n[[flow]]\n",
+        &[],
+    );
+    assert!(e.starts_with("my.toml:2:8: "), "{e}");
+    assert!(
+        e.contains("key `run.seed`") && e.contains("out of range for a 64-bit integer"),
+        "{e}"
+    );
+    let e = err(
+        "[[flow]]\nrequests = 5\n[[flow]]\nrequests = 99999999999999999999\n",
+        &[],
+    );
+    assert!(e.contains("key `flow.1.requests`"), "{e}");
+    assert!(e.contains("out of range for a 64-bit integer"), "{e}");
+    let e = err("[[flow]]\n", &["run.seed=123456789012345678901234567890"]);
+    assert!(
+        e.contains("key `run.seed`") && e.contains("out of range for a 64-bit integer"),
+        "{e}"
+    );
+    assert!(!e.contains("invalid type"), "{e}");
+}
+
+#[test]
+fn sections_with_the_wrong_brackets_are_named() {
+    let e = err("[[flash]]\nchannels = 4\n[[flow]]\n", &[]);
+    assert!(
+        e.contains("key `flash` must be a table (`[flash]`), not an array of tables (`[[flash]]`)"),
+        "{e}"
+    );
+    assert!(!e.contains("flash[0"), "{e}");
+    let e = err("[[flash.bus]]\nwidth_bits = 8\n[[flow]]\n", &[]);
+    assert!(e.contains("key `flash.bus` must be a table"), "{e}");
+    let e = err("[flow]\nrequests = 4\n", &[]);
+    assert!(
+        e.contains("key `flow` must be an array of tables (`[[flow]]`"),
+        "{e}"
+    );
+    let e = err("[[flow]]\ntrace = \"t\"\n[[flow.delimited]]\n", &[]);
+    assert!(e.contains("key `flow.0.delimited` must be a table"), "{e}");
+}
+
+#[test]
+fn keys_of_the_other_interface_are_refused_when_set() {
+    // x25m is SATA: a PCIe setting would be ignored.
+    let e = preset_err("x25m", &["pcie.lanes=8"]);
+    assert!(
+        e.contains("key `pcie.lanes` = 8") && e.contains("\"nvme\" only"),
+        "{e}"
+    );
+    let e = preset_err("x25m", &["pcie.generation=4"]);
+    assert!(e.contains("key `pcie.generation`"), "{e}");
+    let e = preset_err("x25m", &["interface.queue_fetch_size=16"]);
+    assert!(e.contains("key `interface.queue_fetch_size`"), "{e}");
+    // mqsim-paper is NVMe: NCQ and SATA link settings would be ignored.
+    let e = preset_err("mqsim-paper", &["interface.ncq_depth=16"]);
+    assert!(
+        e.contains("key `interface.ncq_depth` = 16") && e.contains("\"sata\" only"),
+        "{e}"
+    );
+    for k in [
+        "interface.sata_rate_mbps=600",
+        "interface.sata_frame_overhead_bytes=0",
+        "interface.sata_max_data_fis_bytes=4096",
+    ] {
+        let e = preset_err("mqsim-paper", &[k]);
+        assert!(e.contains(k.split('=').next().unwrap()), "{e}");
+    }
+    // Defaults written out are not settings of the other interface.
+    preset_ok("x25m", &["pcie.lanes=4", "pcie.generation=3"]);
+    preset_ok("mqsim-paper", &["interface.ncq_depth=32"]);
+    // Switching the interface keeps the other one's keys usable.
+    preset_ok("x25m", &["interface.type=nvme", "pcie.lanes=8"]);
+    preset_ok(
+        "mqsim-paper",
+        &["interface.type=sata", "interface.ncq_depth=8"],
+    );
+    let e = preset_err("mqsim-paper", &["interface.wrr_high=8"]);
+    assert!(
+        e.contains("key `interface.wrr_high`") && e.contains("\"weighted\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn presets_load_with_their_keys_in_use() {
+    for (name, _) in preset_names() {
+        Config::load(preset_toml(name).unwrap(), name, &[]).unwrap();
+    }
+}
+
+#[test]
+fn defaults_of_unused_features_are_not_validated() {
+    // A raised GC threshold is above the default background threshold (0.06); with background
+    // GC off that default is not in use and must not refuse the device.
+    let c = preset_ok(
+        "mqsim-paper",
+        &["ftl.spare_factor=0.2", "ftl.gc_threshold=0.1"],
+    );
+    assert!(!c.ftl.gc_background);
+    // A plane of 12 blocks has fewer than the default gc_d = 10 candidates, which only
+    // d_choices uses.
+    let small = [
+        "flash.blocks_per_plane=12",
+        "ftl.spare_factor=0.5",
+        "flow.0.requests=10",
+    ];
+    preset_ok("mqsim-paper", &small);
+    let mut dc = small.to_vec();
+    dc.push("ftl.gc_policy=d_choices");
+    let e = preset_err("mqsim-paper", &dc);
+    assert!(e.contains("ftl.gc_d"), "{e}");
+    dc.push("ftl.gc_d=4");
+    preset_ok("mqsim-paper", &dc);
+    // The background threshold is still checked when background GC is on.
+    let e = preset_err(
+        "mqsim-paper",
+        &[
+            "ftl.spare_factor=0.2",
+            "ftl.gc_threshold=0.1",
+            "ftl.gc_background=true",
+        ],
+    );
+    assert!(e.contains("ftl.gc_background_threshold"), "{e}");
+}
+
+#[test]
+fn set_keys_of_unused_features_are_refused() {
+    let e = preset_err("mqsim-paper", &["ftl.gc_d=5"]);
+    assert!(
+        e.contains("key `ftl.gc_d` = 5") && e.contains("\"d_choices\" only"),
+        "{e}"
+    );
+    let e = preset_err("mqsim-paper", &["ftl.gc_background_threshold=0.1"]);
+    assert!(
+        e.contains("key `ftl.gc_background_threshold` = 0.1")
+            && e.contains("`ftl.gc_background` = false"),
+        "{e}"
+    );
+    for k in ["ftl.wl_static_threshold=5", "ftl.wl_static_interval=4"] {
+        let e = preset_err("mqsim-paper", &[k]);
+        assert!(
+            e.contains(k.split('=').next().unwrap()) && e.contains("`ftl.wl_static` = false"),
+            "{e}"
+        );
+    }
+    let e = preset_err(
+        "mqsim-paper",
+        &["ftl.gc_preemptible=false", "ftl.gc_starvation_limit=3"],
+    );
+    assert!(e.contains("key `ftl.gc_starvation_limit` = 3"), "{e}");
+    // Defaults written out, and the keys with their features on, are fine.
+    preset_ok(
+        "mqsim-paper",
+        &[
+            "ftl.gc_d=10",
+            "ftl.gc_background_threshold=0.06",
+            "ftl.wl_static_threshold=100",
+            "ftl.wl_static_interval=16",
+        ],
+    );
+    preset_ok(
+        "mqsim-paper",
+        &[
+            "ftl.gc_policy=d_choices",
+            "ftl.gc_d=5",
+            "ftl.wl_static=true",
+            "ftl.wl_static_threshold=5",
+            "ftl.wl_static_interval=4",
+            "ftl.spare_factor=0.2",
+            "ftl.gc_background=true",
+            "ftl.gc_background_threshold=0.1",
+        ],
+    );
+}
