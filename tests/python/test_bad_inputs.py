@@ -1,10 +1,7 @@
 """The bad-input corpus: every input ssdkit reads, broken in many ways (data files under
 tests/badinput/, one row per case below). Each case asserts the exit status (2) or the
 exception class, that the message names the culprit (key, file, line or element), and that
-nothing was written or changed: no output file, every input byte-identical afterwards.
-
-Rows marked ISSUE9 are bugs being fixed in the Rust core (issue 9); they are strict xfails,
-so they turn into failures (and must be unmarked) when the fix lands."""
+nothing was written or changed: no output file, every input byte-identical afterwards."""
 
 from __future__ import annotations
 
@@ -21,7 +18,6 @@ import ssdkit
 HERE = os.path.dirname(os.path.abspath(__file__))
 BAD = os.path.join(HERE, "..", "badinput")
 DATA = os.path.join(HERE, "..", "data")
-ISSUE9 = pytest.mark.xfail(strict=True, reason="issue 9: fixed in the core")
 OUT = "out.json"
 QUICK = ["--no-progress", "-o", OUT]
 # Small device so that cases which get as far as building it stay quick.
@@ -76,16 +72,17 @@ class LINE_COL_AT(str):
 
 CASES = [
     # --- TOML syntax: the file, and where (line and column) ----------------------------------
-    toml_case("syntax_unclosed_header", ["syntax_unclosed_header.toml", LINE_COL_AT(1)], marks=(ISSUE9,)),
-    toml_case("syntax_missing_value", ["syntax_missing_value.toml", LINE_COL_AT(2)], marks=(ISSUE9,)),
-    toml_case("syntax_unterminated_string", ["syntax_unterminated_string.toml", LINE_COL_AT(2)], marks=(ISSUE9,)),
-    toml_case("syntax_duplicate_key", ["syntax_duplicate_key.toml", "channels", LINE_COL_AT(3)], marks=(ISSUE9,)),
-    toml_case("syntax_duplicate_table", ["syntax_duplicate_table.toml", "flash", LINE_COL_AT(3)], marks=(ISSUE9,)),
-    toml_case("syntax_bad_escape", ["syntax_bad_escape.toml", LINE_COL_AT(2)], marks=(ISSUE9,)),
-    toml_case("syntax_bare_word", ["syntax_bare_word.toml", LINE_COL_AT(2)], marks=(ISSUE9,)),
-    toml_case("syntax_unterminated_array", ["syntax_unterminated_array.toml", LINE_COL_AT(2)], marks=(ISSUE9,)),
-    toml_case("syntax_garbage_line", ["syntax_garbage_line.toml", LINE_COL_AT(4)], marks=(ISSUE9,)),
-    toml_case("syntax_binary", ["syntax_binary.toml", LINE_COL_AT(3)], marks=(ISSUE9,)),
+    toml_case("syntax_unclosed_header", ["syntax_unclosed_header.toml", LINE_COL_AT(1)]),
+    toml_case("syntax_missing_value", ["syntax_missing_value.toml", LINE_COL_AT(2)]),
+    toml_case("syntax_unterminated_string", ["syntax_unterminated_string.toml", LINE_COL_AT(2)]),
+    toml_case("syntax_duplicate_key", ["syntax_duplicate_key.toml", "channels", LINE_COL_AT(3)]),
+    toml_case("syntax_duplicate_table", ["syntax_duplicate_table.toml", "flash", LINE_COL_AT(3)]),
+    toml_case("syntax_bad_escape", ["syntax_bad_escape.toml", LINE_COL_AT(2)]),
+    toml_case("syntax_bare_word", ["syntax_bare_word.toml", LINE_COL_AT(2)]),
+    # The parser finds the missing `]` at the end of the input, line 3 column 1.
+    toml_case("syntax_unterminated_array", ["syntax_unterminated_array.toml", LINE_COL_AT(3)]),
+    toml_case("syntax_garbage_line", ["syntax_garbage_line.toml", LINE_COL_AT(4)]),
+    toml_case("syntax_binary", ["syntax_binary.toml", LINE_COL_AT(3)]),
     toml_case("not_utf8", ["not_utf8.toml", "UTF-8"]),
     # --- wrong types: the key ------------------------------------------------------------------
     toml_case("type_channels_string", ["flash.channels", "type_channels_string.toml"]),
@@ -142,18 +139,18 @@ CASES = [
     toml_case("range_inf_read_us", ["flash.read_us"]),
     toml_case("empty_flows", ["flow"]),
     # --- sections of the wrong shape ---------------------------------------------------------------
-    toml_case("aot_flash", ["`flash`"], absent=["flash[0"], marks=(ISSUE9,)),
-    toml_case("aot_ftl", ["`ftl`"], absent=["ftl[0"], marks=(ISSUE9,)),
-    toml_case("aot_run", ["`run`"], absent=["run[0"], marks=(ISSUE9,)),
+    toml_case("aot_flash", ["`flash`"], absent=["flash[0"]),
+    toml_case("aot_ftl", ["`ftl`"], absent=["ftl[0"]),
+    toml_case("aot_run", ["`run`"], absent=["run[0"]),
     toml_case("table_flow", ["flow"]),
     # --- integers beyond 64 bits: the key, not a confusing type -----------------------------------
-    toml_case("big_channels", ["flash.channels"], absent=["invalid type: string"], marks=(ISSUE9,)),
-    toml_case("big_seed", ["run.seed"], absent=["invalid type: string"], marks=(ISSUE9,)),
-    toml_case("big_requests", ["flow.0.requests"], absent=["invalid type: string"], marks=(ISSUE9,)),
+    toml_case("big_channels", ["flash.channels"], absent=["invalid type: string"]),
+    toml_case("big_seed", ["run.seed"], absent=["invalid type: string"]),
+    toml_case("big_requests", ["flow.0.requests"], absent=["invalid type: string"]),
     # --- accepted today, refused after issue 9 -------------------------------------------------------
-    toml_case("sata_with_pcie", ["pcie.lanes", "sata"], marks=(ISSUE9,)),
-    toml_case("start_ms_huge", ["flow.0.start_ms"], marks=(ISSUE9,)),
-    toml_case("rate_tiny", ["flow.0.rate_iops"], marks=(ISSUE9,)),
+    toml_case("sata_with_pcie", ["pcie.lanes", "sata"]),
+    toml_case("start_ms_huge", ["flow.0.start_ms"]),
+    toml_case("rate_tiny", ["flow.0.rate_iops"]),
     # --- --set overrides ------------------------------------------------------------------------
     set_case("flash.channels=0", ["flash.channels"]),
     set_case("flash.channels=-4", ["flash.channels"]),
@@ -182,13 +179,13 @@ CASES = [
     set_case("pcie.lanes=3", ["pcie.lanes"]),
     set_case('interface.type="scsi"', ["interface.type"]),
     set_case("run.seed=-1", ["run.seed"]),
-    set_case("run.seed=18446744073709551616", ["run.seed"], absent=["invalid type: string"], marks=(ISSUE9,)),
+    set_case("run.seed=18446744073709551616", ["run.seed"], absent=["invalid type: string"]),
     set_case("flash.read_us=[]", ["flash.read_us"]),
     set_case('flow.0.size_list=[{ bytes = "x", weight = 1 }]', ["flow.0.size_list"]),
     set_case("flow.0.trace=nope.trace", ["nope.trace"]),
-    set_case("flow.0.start_ms=2e10", ["flow.0.start_ms"], marks=(ISSUE9,)),
+    set_case("flow.0.start_ms=2e10", ["flow.0.start_ms"]),
     Case("set-seed-flag", ["run", "mqsim-paper", "--seed", "-3", *QUICK], ["run.seed"]),
-    Case("set-sata-pcie", ["run", "x25m", "--set", "pcie.lanes=8", *QUICK], ["pcie.lanes"], marks=(ISSUE9,)),
+    Case("set-sata-pcie", ["run", "x25m", "--set", "pcie.lanes=8", *QUICK], ["pcie.lanes"]),
     # --- preset names -------------------------------------------------------------------------------
     Case("preset-unknown", ["run", "no-such-preset", *QUICK], ["no-such-preset", "mqsim-paper", "x25m"]),
     Case("preset-flag-unknown", ["run", "--preset", "nope", *QUICK], ["nope", "mqsim-paper"]),
@@ -245,7 +242,6 @@ CASES = [
         "mqsim",
         ["mqsim_devices_none.trace", "devices"],
         extra="devices = [7]\n",
-        marks=(ISSUE9,),
     ),
     Case(
         "trace-missing",
