@@ -310,7 +310,10 @@ impl Simulator {
             s.ftl.next_page_offset(p, Stream::User).is_none()
                 && s.ftl.gc_phase(p) == crate::ftl::GcPhase::Idle
         };
-        let flags: Vec<bool> = (0..ppd as usize).map(|l| stuck(self, l)).collect();
+        let mut flags = [false; MAX_BATCH];
+        for (l, f) in flags.iter_mut().enumerate().take(ppd as usize) {
+            *f = stuck(self, l);
+        }
         if !flags.contains(&true) {
             return;
         }
@@ -352,7 +355,11 @@ impl Simulator {
             s.ftl
                 .next_page_offset(PlaneId(first + l as u32), Stream::User)
         };
-        let offsets: Vec<Option<u32>> = (0..ppd as usize).map(|l| offset_of(self, l)).collect();
+        // A fixed array, not a Vec: this runs on every write dispatch.
+        let mut offsets = [None; MAX_BATCH];
+        for (l, o) in offsets.iter_mut().enumerate().take(ppd as usize) {
+            *o = offset_of(self, l);
+        }
         // First write whose plane can take a page now (planes at their GC reserve wait).
         let Some(t0) = self.tsu.queues[die.idx()].pop_first_write(|l| offsets[l].is_some()) else {
             return false;
