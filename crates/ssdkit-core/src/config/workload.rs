@@ -1,4 +1,5 @@
-//! Workload configuration types: synthetic distributions and trace replay (docs/workloads.md).
+//! Workload configuration: the `[[flow]]` section and its types for synthetic distributions
+//! and trace replay (docs/workloads.md).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -202,6 +203,208 @@ impl Default for DelimitedConfig {
             device_column: 0,
             event_column: 0,
             event_values: vec![],
+        }
+    }
+}
+
+/// One `[[flow]]`: a synthetic workload or a trace replay, with its own NVMe queue pair
+/// (docs/workloads.md). Keys of the other kind must stay at their defaults.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlowConfig {
+    /// Name shown in results. Default "flow<index>".
+    pub name: String,
+    /// Closed loop (synthetic `arrival = "closed"`, trace `replay = "closed"`): requests kept
+    /// outstanding. Default 1; 1..=65535 and <= interface.io_queue_depth.
+    pub queue_depth: u32,
+    /// First byte of the flow's address range (working-set offset). Default 0; a multiple of
+    /// 512 inside the capacity.
+    pub start_bytes: u64,
+    /// Length of the address range (working-set size) in bytes; 0 means to the end of the
+    /// logical capacity. Default 0; a multiple of 512.
+    pub range_bytes: u64,
+    /// Stop after this many requests; 0 means no count limit. Default 10000 for synthetic
+    /// flows, 0 (the whole trace) for trace flows.
+    pub requests: u64,
+    /// Stop after this many bytes have been requested; 0 means no byte limit. Default 0.
+    pub io_bytes: u64,
+    /// Stop issuing this long after `start_ms`, in simulated milliseconds; 0 means no time
+    /// limit. Default 0; >= 0, and start_ms + duration_ms <= 18446744073 (2^64 ps, about 213
+    /// days). A synthetic flow needs `requests`, `io_bytes` or `duration_ms`.
+    pub duration_ms: f64,
+    /// Simulated time of the flow's first request in milliseconds. Default 0; >= 0, and
+    /// start_ms + duration_ms <= 18446744073 (simulated time ends at 2^64 ps).
+    pub start_ms: f64,
+    /// NVMe submission-queue priority class: "urgent", "high", "medium" or "low". Takes effect
+    /// with interface.arbitration = "weighted". Default "medium".
+    pub priority: Priority,
+    /// Pinning: channel indices the flow's writes may use; [] = all. Default [].
+    pub channels: Vec<u32>,
+    /// Pinning: chip-in-channel indices; [] = all. Default [].
+    pub chips: Vec<u32>,
+    /// Pinning: die-in-chip indices; [] = all. Default [].
+    pub dies: Vec<u32>,
+    /// Pinning: plane-in-die indices; [] = all. Default [].
+    pub planes: Vec<u32>,
+
+    // ----- synthetic flows -----
+    /// Synthetic: "closed" (queue_depth outstanding) or open loop "fixed", "uniform",
+    /// "exponential", "onoff" at `rate_iops`. Default "closed".
+    pub arrival: Arrival,
+    /// Synthetic open loop: mean arrival rate in requests per second (during ON periods for
+    /// "onoff"). Default 0; > 0 when open loop.
+    pub rate_iops: f64,
+    /// Synthetic "onoff": mean ON period in ms (exponential). Default 0; > 0 for onoff.
+    pub on_ms: f64,
+    /// Synthetic "onoff": mean OFF period in ms (exponential). Default 0; > 0 for onoff.
+    pub off_ms: f64,
+    /// Synthetic: fraction of requests that are reads. Default 1.0; [0, 1].
+    pub read_fraction: f64,
+    /// Synthetic: fraction of requests that are TRIMs (NVMe deallocate) of the request's range;
+    /// the rest are writes. Default 0; [0, 1 - read_fraction].
+    pub trim_fraction: f64,
+    /// Synthetic: request size distribution: "fixed", "uniform", "normal" or "list".
+    /// Default "fixed".
+    pub size: SizeDist,
+    /// Synthetic: request size in bytes (fixed), or the mean of "normal". Default 4096; a
+    /// positive multiple of 512.
+    pub request_bytes: u64,
+    /// Synthetic "uniform": smallest size in bytes; a positive multiple of 512. Default 0.
+    pub size_min_bytes: u64,
+    /// Synthetic "uniform": largest size in bytes; a multiple of 512, >= size_min_bytes.
+    /// Default 0.
+    pub size_max_bytes: u64,
+    /// Synthetic "normal": standard deviation in bytes (MQSim's Variance_Request_Size x 512).
+    /// Default 0; >= 0.
+    pub size_stdev_bytes: u64,
+    /// Synthetic "list": sizes with weights, e.g. [{bytes = 4096, weight = 3}]. Default [].
+    pub size_list: Vec<SizeWeight>,
+    /// Synthetic address pattern: "random", "sequential", "hotcold", "zipf", "pareto" or
+    /// "normal". Default "random".
+    pub pattern: AddressPattern,
+    /// Alignment of starts in bytes. Synthetic: 0 = request_bytes for fixed sizes, 4096
+    /// otherwise. Trace: 0 = no alignment, else starts round down and ends up to it.
+    /// Default 0; a multiple of 512.
+    pub align_bytes: u64,
+    /// Synthetic "sequential": distance between consecutive starts in bytes; 0 = the previous
+    /// request's size. Default 0; a multiple of 512.
+    pub stride_bytes: u64,
+    /// Synthetic "hotcold": fraction of the range that is hot (its start). Default 0; (0, 1).
+    pub hot_space_fraction: f64,
+    /// Synthetic "hotcold": fraction of requests to the hot part. Default 0; (0, 1).
+    pub hot_access_fraction: f64,
+    /// Synthetic "zipf": exponent theta; P(rank k) ~ k^-theta. Default 0; (0, 100].
+    pub zipf_theta: f64,
+    /// Synthetic "pareto" (fio): h in (0, 1). Default 0.
+    pub pareto_h: f64,
+    /// Synthetic "normal" (fio): standard deviation as a fraction of the range. Default 0;
+    /// (0, 10].
+    pub normal_stdev_fraction: f64,
+    /// Synthetic zipf/pareto/normal: spread popular slots over the range with a fixed keyed
+    /// permutation instead of packing them at its start. Default false.
+    pub scramble: bool,
+
+    // ----- trace replay -----
+    /// Trace file to replay (gzip/zstd read transparently); relative paths are taken from the
+    /// config file's folder. Default "" (a synthetic flow).
+    pub trace: String,
+    /// Trace format name, or "auto" to detect it. Default "auto".
+    pub trace_format: TraceFormat,
+    /// Generic reader description, for trace_format = "delimited".
+    pub delimited: Option<DelimitedConfig>,
+    /// Trace: "timed" (timestamps x time_scale, open loop) or "closed" (as fast as possible
+    /// with queue_depth outstanding). Default "timed".
+    pub replay: Replay,
+    /// Trace timed replay: simulated gap = trace gap x time_scale. Default 1; (0, 1e6].
+    pub time_scale: f64,
+    /// Trace: keep only these device/ASU/disk numbers; [] = all. Default [].
+    pub devices: Vec<u64>,
+    /// Trace: "none" (out-of-range requests are errors), "modulo" or "scale" into the flow's
+    /// range. Default "none".
+    pub fold: Fold,
+    /// Trace: skip and count malformed lines instead of stopping. Default false.
+    pub skip_malformed: bool,
+    /// Trace: timestamps going back: "clamp" (issue at the previous time, counted) or "error".
+    /// Default "clamp".
+    pub backwards: Backwards,
+}
+impl Default for FlowConfig {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            queue_depth: 1,
+            start_bytes: 0,
+            range_bytes: 0,
+            requests: 10_000,
+            io_bytes: 0,
+            duration_ms: 0.0,
+            start_ms: 0.0,
+            priority: Priority::Medium,
+            channels: vec![],
+            chips: vec![],
+            dies: vec![],
+            planes: vec![],
+            arrival: Arrival::Closed,
+            rate_iops: 0.0,
+            on_ms: 0.0,
+            off_ms: 0.0,
+            read_fraction: 1.0,
+            trim_fraction: 0.0,
+            size: SizeDist::Fixed,
+            request_bytes: 4096,
+            size_min_bytes: 0,
+            size_max_bytes: 0,
+            size_stdev_bytes: 0,
+            size_list: vec![],
+            pattern: AddressPattern::Random,
+            align_bytes: 0,
+            stride_bytes: 0,
+            hot_space_fraction: 0.0,
+            hot_access_fraction: 0.0,
+            zipf_theta: 0.0,
+            pareto_h: 0.0,
+            normal_stdev_fraction: 0.0,
+            scramble: false,
+            trace: String::new(),
+            trace_format: TraceFormat::Auto,
+            delimited: None,
+            replay: Replay::Timed,
+            time_scale: 1.0,
+            devices: vec![],
+            fold: Fold::None,
+            skip_malformed: false,
+            backwards: Backwards::Clamp,
+        }
+    }
+}
+
+impl FlowConfig {
+    pub fn is_trace(&self) -> bool {
+        !self.trace.is_empty()
+    }
+    /// Whether the flow's writes are pinned to a subset of the planes.
+    pub fn is_pinned(&self) -> bool {
+        !(self.channels.is_empty()
+            && self.chips.is_empty()
+            && self.dies.is_empty()
+            && self.planes.is_empty())
+    }
+    /// Alignment of generated starts in bytes (docs: 0 = the fixed request size, else 4096).
+    pub fn effective_align(&self) -> u64 {
+        if self.align_bytes > 0 {
+            self.align_bytes
+        } else if self.size == SizeDist::Fixed {
+            self.request_bytes
+        } else {
+            4096
+        }
+    }
+    /// Whether requests arrive by time (open loop) rather than keeping a queue depth.
+    pub fn is_open_loop(&self) -> bool {
+        if self.is_trace() {
+            self.replay == Replay::Timed
+        } else {
+            self.arrival != Arrival::Closed
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::blocks::BlockState;
 use super::{Ftl, NONE};
-use crate::ids::{BlockId, Lpn, Ppn};
+use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
 
 impl Ftl {
     /// Points `lpn` at `ppn`, invalidating its previous location.
@@ -29,6 +29,9 @@ impl Ftl {
         if self.block_state[b] == BlockState::Closed {
             self.index
                 .valid_dropped(BlockId(b as u32), v, self.mod_stamp[b], self.clock);
+            if v == self.geo.pages_per_block {
+                self.note_collectable(PlaneId(b as u32 / self.geo.blocks_per_plane));
+            }
         }
         self.mod_stamp[b] = self.clock;
     }

@@ -94,6 +94,10 @@ pub struct Ftl {
     rr_cursor: u32,
     reserve_blocks: u32,
     gc_start_free_pages: u64,
+    /// Planes below their GC start point, idle, whose first closed block just lost a valid
+    /// page: GC could not start there before (nothing to gain) and can now. A plane whose
+    /// user writes wait at the reserve allocates nothing, so no allocation would wake it.
+    gc_wake: Vec<PlaneId>,
     stats: FtlStats,
 }
 
@@ -129,6 +133,7 @@ impl Ftl {
             rr_cursor: 0,
             reserve_blocks: s.reserve_blocks,
             gc_start_free_pages: s.gc_start_free_pages,
+            gc_wake: Vec::new(),
             stats: FtlStats::default(),
         };
         ftl.rebuild_planes();

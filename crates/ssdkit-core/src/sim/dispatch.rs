@@ -33,6 +33,13 @@ impl Simulator {
                 self.pump(f);
             }
         }
+        // A plane stuck below its GC start with nothing to collect can become collectable
+        // through an overwrite or TRIM handled anywhere above; its own die may be idle.
+        while let Some(p) = self.ftl.next_gc_wake() {
+            if self.ftl.gc_wanted(p) {
+                self.start_gc(p, true);
+            }
+        }
     }
 
     // ----- host -----

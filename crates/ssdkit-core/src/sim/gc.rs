@@ -16,7 +16,7 @@ impl Simulator {
 
     /// Picks a victim (a static wear-levelling one if due, else by the GC policy when
     /// `by_policy`) and queues its moves. Returns whether GC started.
-    fn start_gc(&mut self, plane: PlaneId, by_policy: bool) -> bool {
+    pub(super) fn start_gc(&mut self, plane: PlaneId, by_policy: bool) -> bool {
         let mut moves = std::mem::take(&mut self.gc_scratch);
         moves.clear();
         // The FTL records the victim before any move is queued: queueing can run the die's

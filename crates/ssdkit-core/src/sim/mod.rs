@@ -127,10 +127,11 @@ impl Simulator {
     fn assemble(
         c: &Config,
         s: Settings,
-        ftl: Ftl,
+        mut ftl: Ftl,
         precondition: serde_json::Value,
         flows: Vec<Flow>,
     ) -> Self {
+        ftl.clear_gc_wakes();
         let geo = s.geo;
         let n = flows.len();
         let policy = if c.ftl.gc_preemptible {

@@ -154,6 +154,26 @@ impl Ftl {
         ps.runs_since_wl += 1;
     }
 
+    /// A closed block of `plane` gained its first invalid page: if the plane waits below its
+    /// GC start point with GC idle (it found nothing worth collecting), it is woken.
+    pub(in crate::ftl) fn note_collectable(&mut self, plane: PlaneId) {
+        if self.gc_wanted(plane) && !self.gc_wake.contains(&plane) {
+            self.gc_wake.push(plane);
+        }
+    }
+
+    /// The next plane woken by `note_collectable`, if any (the simulator starts its GC).
+    #[inline]
+    pub fn next_gc_wake(&mut self) -> Option<PlaneId> {
+        self.gc_wake.pop()
+    }
+
+    /// Forgets the wakes of untimed work (preconditioning, snapshot loading): a timed run
+    /// starts from the state, not from how it was reached.
+    pub fn clear_gc_wakes(&mut self) {
+        self.gc_wake.clear();
+    }
+
     /// Closed blocks of a plane that have an invalid page (GC could free space there).
     pub fn collectable(&self, plane: PlaneId) -> bool {
         self.index.fewest_valid(plane).is_some()

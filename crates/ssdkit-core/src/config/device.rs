@@ -1,0 +1,249 @@
+//! Configuration of the device's host side and flash back end: `[interface]`, `[pcie]`,
+//! `[flash]` and `[flash.bus]`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum InterfaceType {
+    /// NVMe: one SQ/CQ pair per flow over PCIe, fetch bounded by `queue_fetch_size`.
+    Nvme,
+    /// SATA-class: one shared command queue of `ncq_depth` over a half-duplex serial link.
+    Sata,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkModel {
+    /// Command, data and completion transfers take time on the configured link.
+    Modeled,
+    /// Host link transfers take zero time (to compare with models that fold them elsewhere).
+    Ideal,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Arbitration {
+    /// One command per non-empty queue in turn.
+    RoundRobin,
+    /// Urgent first, then weighted round robin over high, medium and low.
+    Weighted,
+}
+
+/// `[interface]`
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct InterfaceConfig {
+    /// Host interface protocol: "nvme" or "sata". Default "nvme".
+    #[serde(rename = "type")]
+    pub kind: InterfaceType,
+    /// Whether host-link transfers cost time: "modeled" or "ideal". Default "modeled".
+    pub link_model: LinkModel,
+    /// NVMe: most requests of one submission queue held inside the device at once
+    /// (MQSim's QueueFetchSize). Default 512; 1..=65535.
+    pub queue_fetch_size: u32,
+    /// NVMe: entries per submission queue; a flow's queue depth may not exceed it. Open-loop
+    /// flows (NVMe and SATA) hold at most this many requests submitted and not completed.
+    /// Default 1024; 2..=65536.
+    pub io_queue_depth: u32,
+    /// SATA: native command queue depth shared by all flows. Default 32; 1..=32.
+    pub ncq_depth: u32,
+    /// SATA: link payload rate in MB/s (10^6 B/s) after line coding. Default 300 (3 Gb/s);
+    /// (0, 10000].
+    pub sata_rate_mbps: f64,
+    /// SATA: bytes of framing per FIS (SOF, CRC, EOF, primitives). Default 24; 0..=1024.
+    pub sata_frame_overhead_bytes: u32,
+    /// SATA: largest data FIS payload in bytes. Default 8192; 512..=65536.
+    pub sata_max_data_fis_bytes: u32,
+    /// NVMe command fetch arbitration between submission queues: "round_robin" (priorities
+    /// must all be the default) or "weighted" (urgent queues first, then high/medium/low in
+    /// turns of wrr_high/wrr_medium/wrr_low commands, as NVMe weighted round robin with urgent
+    /// class). Default "round_robin".
+    pub arbitration: Arbitration,
+    /// Weighted arbitration: commands fetched from high-priority queues per turn. Default 4;
+    /// 1..=256.
+    pub wrr_high: u32,
+    /// Weighted arbitration: commands per turn for medium. Default 2; 1..=256.
+    pub wrr_medium: u32,
+    /// Weighted arbitration: commands per turn for low. Default 1; 1..=256.
+    pub wrr_low: u32,
+}
+impl Default for InterfaceConfig {
+    fn default() -> Self {
+        Self {
+            kind: InterfaceType::Nvme,
+            link_model: LinkModel::Modeled,
+            queue_fetch_size: 512,
+            io_queue_depth: 1024,
+            ncq_depth: 32,
+            sata_rate_mbps: 300.0,
+            sata_frame_overhead_bytes: 24,
+            sata_max_data_fis_bytes: 8192,
+            arbitration: Arbitration::RoundRobin,
+            wrr_high: 4,
+            wrr_medium: 2,
+            wrr_low: 1,
+        }
+    }
+}
+
+/// `[pcie]`
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PcieConfig {
+    /// PCIe generation: 1 and 2 use 8b/10b at 2.5/5 GT/s, 3/4/5 use 128b/130b at 8/16/32 GT/s.
+    /// Default 3; 1..=5.
+    pub generation: u32,
+    /// Lane count. Default 4; one of 1, 2, 4, 8, 16.
+    pub lanes: u32,
+    /// Max payload size of one TLP in bytes. Default 128; power of two in 128..=4096.
+    pub max_payload_bytes: u32,
+    /// Max read request size in bytes (the device's reads of write data). Default 512;
+    /// power of two in 128..=4096.
+    pub max_read_request_bytes: u32,
+    /// Bytes of overhead per TLP on the wire: header, sequence, LCRC, framing, and the share
+    /// of DLLPs. Default 28 (MQSim: 20 B header + 6 B DLLP + 2 B PHY); 0..=256.
+    pub packet_overhead_bytes: u32,
+}
+impl Default for PcieConfig {
+    fn default() -> Self {
+        Self {
+            generation: 3,
+            lanes: 4,
+            max_payload_bytes: 128,
+            max_read_request_bytes: 512,
+            packet_overhead_bytes: 28,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub enum CellType {
+    SLC,
+    MLC,
+    TLC,
+    QLC,
+}
+impl CellType {
+    pub fn bits(self) -> usize {
+        match self {
+            CellType::SLC => 1,
+            CellType::MLC => 2,
+            CellType::TLC => 3,
+            CellType::QLC => 4,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PageTypeMapping {
+    /// Page i of a block has type i mod bits-per-cell (LSB, CSB, ..., MSB).
+    Cyclic,
+    /// Seed 001 (SimpleSSD): the first 5 pages LSB, the next 3 CSB (the 8 "meta" pages),
+    /// then type = ((i - 8) / planes_per_die) mod bits-per-cell.
+    Simplessd,
+}
+
+/// `[flash]`
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlashConfig {
+    /// Channels (independent buses). Default 8; 1..=256.
+    pub channels: u32,
+    /// Chips (ways) sharing each channel. Default 4; 1..=64.
+    pub chips_per_channel: u32,
+    /// Dies per chip; dies execute array operations independently (interleaving).
+    /// Default 2; 1..=16.
+    pub dies_per_chip: u32,
+    /// Planes per die; planes of a die can work together in multi-plane operations.
+    /// Default 2; 1..=16.
+    pub planes_per_die: u32,
+    /// Blocks per plane. Default 2048; 8..=1048576.
+    pub blocks_per_plane: u32,
+    /// Pages per block. Default 256; 4..=65536.
+    pub pages_per_block: u32,
+    /// Page size in bytes. Default 8192; a power of two in 512..=32768.
+    pub page_size_bytes: u32,
+    /// Cell type: "SLC", "MLC", "TLC" or "QLC". Default "MLC".
+    pub cell_type: CellType,
+    /// Page type of each page in a block: "cyclic" or "simplessd". Default "cyclic".
+    pub page_type_mapping: PageTypeMapping,
+    /// Array read time tR per page type (LSB first), microseconds; one value per bit of the
+    /// cell type. Default [75, 75]; each in (0, 100000].
+    pub read_us: Vec<f64>,
+    /// Array program time tPROG per page type (LSB first), microseconds; one per bit.
+    /// Default [750, 750]; each in (0, 100000].
+    pub program_us: Vec<f64>,
+    /// Block erase time tBERS, microseconds. Default 3800; (0, 1000000].
+    pub erase_us: f64,
+    /// Whether reads, programs and erases may run on several planes of a die at once (same
+    /// page offset for reads/programs, same block offset for erases). Default true.
+    pub multiplane: bool,
+    /// Channel bus and controller timing.
+    pub bus: BusConfig,
+}
+impl Default for FlashConfig {
+    fn default() -> Self {
+        Self {
+            channels: 8,
+            chips_per_channel: 4,
+            dies_per_chip: 2,
+            planes_per_die: 2,
+            blocks_per_plane: 2048,
+            pages_per_block: 256,
+            page_size_bytes: 8192,
+            cell_type: CellType::MLC,
+            page_type_mapping: PageTypeMapping::Cyclic,
+            read_us: vec![75.0, 75.0],
+            program_us: vec![750.0, 750.0],
+            erase_us: 3800.0,
+            multiplane: true,
+            bus: BusConfig::default(),
+        }
+    }
+}
+
+/// `[flash.bus]`
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct BusConfig {
+    /// Data bus width in bits. Default 8; 8 or 16.
+    pub width_bits: u32,
+    /// Data transfer rate in MT/s (ONFI NV-DDR2 at 333 MT/s moves 333 MB/s on 8 bits).
+    /// Default 333; (0, 10000].
+    pub rate_mts: f64,
+    /// Duration of one command or address cycle, nanoseconds. Default 5; [0, 1000].
+    pub cmd_addr_cycle_ns: f64,
+    /// Command + address cycles of a read (00h, 5 address, 30h). Default 7; 0..=64.
+    pub read_cmd_cycles: u32,
+    /// Command + address cycles of a program (80h, 5 address, 10h). Default 7; 0..=64.
+    pub program_cmd_cycles: u32,
+    /// Command + address cycles of an erase (60h, 3 address, D0h). Default 5; 0..=64.
+    pub erase_cmd_cycles: u32,
+    /// Seed 002's channel switch delay for reads: the controller issues one page operation
+    /// per this delay, and the die is busy for it, microseconds. Default 0; [0, 10000].
+    pub channel_switch_read_us: f64,
+    /// Seed 002's channel switch delay for programs and erases, microseconds. Default 0;
+    /// [0, 10000].
+    pub channel_switch_write_us: f64,
+    /// Seed 002's way switch delay: added to a bus transfer when the channel passes from one
+    /// chip to another, microseconds. Default 0; [0, 10000].
+    pub way_switch_us: f64,
+}
+impl Default for BusConfig {
+    fn default() -> Self {
+        Self {
+            width_bits: 8,
+            rate_mts: 333.0,
+            cmd_addr_cycle_ns: 5.0,
+            read_cmd_cycles: 7,
+            program_cmd_cycles: 7,
+            erase_cmd_cycles: 5,
+            channel_switch_read_us: 0.0,
+            channel_switch_write_us: 0.0,
+            way_switch_us: 0.0,
+        }
+    }
+}

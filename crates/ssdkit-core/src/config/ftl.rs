@@ -1,0 +1,193 @@
+//! Configuration of the flash translation layer and of the device state at time zero:
+//! `[ftl]` and `[precondition]`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Placement {
+    /// The logical page number alone fixes channel, way, die and plane (striped in
+    /// `allocation_order`).
+    Static,
+    /// Each write goes to the next plane in `allocation_order` round-robin, skipping planes
+    /// whose free space is at the hard GC threshold.
+    Dynamic,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum GcPolicy {
+    /// The closed block with the fewest valid pages in the plane.
+    Greedy,
+    /// A uniformly random closed block.
+    Random,
+    /// Randomized greedy: the fewest valid pages among `gc_d` closed blocks drawn at random.
+    DChoices,
+    /// The block closed longest ago (LRU/FIFO cleaning).
+    Fifo,
+    /// Highest age x (1 - u) / 2u (Rosenblum and Ousterhout), u = valid fraction, age = page
+    /// writes since the block last changed.
+    CostBenefit,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Mapping {
+    /// Page-level mapping, whole table in controller DRAM.
+    Page,
+}
+
+/// `[ftl]`
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FtlConfig {
+    /// Address mapping scheme: "page". Default "page".
+    pub mapping: Mapping,
+    /// Striping order of logical pages over the parallel units, fastest-varying first:
+    /// a permutation of the letters C (channel), W (way/chip), D (die), P (plane).
+    /// Default "CWDP" (MQSim's default).
+    pub allocation_order: String,
+    /// Plane placement of writes: "static" or "dynamic". Default "static".
+    pub placement: Placement,
+    /// Spare factor (physical - logical) / physical. Default 0.07; [0.01, 0.9].
+    pub spare_factor: f64,
+    /// Garbage-collection victim policy: "greedy", "random", "d_choices", "fifo" or
+    /// "cost_benefit". Default "greedy".
+    pub gc_policy: GcPolicy,
+    /// Candidates drawn by "d_choices". Default 10; 1..=blocks per plane minus the GC reserve.
+    pub gc_d: u32,
+    /// GC starts in a plane when its free pages fall below this fraction of its pages (and
+    /// in any case one block before user writes would reach the GC reserve).
+    /// Default 0.05 (MQSim's GC_Exec_Threshold); (0, 0.5], and above `gc_hard_threshold`.
+    pub gc_threshold: f64,
+    /// User writes to a plane wait when its free pages fall below this fraction; the rest is
+    /// kept for GC. Default 0.005 (MQSim's GC_Hard_Threshold); [0, 0.5]. At least two blocks
+    /// per plane are always kept back, whatever this value.
+    pub gc_hard_threshold: f64,
+    /// Background GC: a die with no queued work collects in its planes whose free pages are
+    /// below `gc_background_threshold`. Default false (MQSim has none).
+    pub gc_background: bool,
+    /// Free-page fraction under which idle-time GC runs. Default 0.06 (just above MQSim's
+    /// 0.05 `gc_threshold`); [`gc_threshold`, 0.5], and it must leave spare blocks to collect.
+    pub gc_background_threshold: f64,
+    /// Preemptible GC: user transactions go before GC transactions on a die, except when a
+    /// plane is at its reserve or GC has waited `gc_starvation_limit` user operations. When
+    /// false, queued GC transactions go first. Default true.
+    pub gc_preemptible: bool,
+    /// User operations a die may run in a row while GC transactions wait. Default 8; >= 1.
+    pub gc_starvation_limit: u32,
+    /// Copyback: GC moves a page inside its plane (read into the page register, program
+    /// from it) without the channel. GC always writes into the victim's plane, which is the
+    /// copyback constraint. Default false.
+    pub gc_copyback: bool,
+    /// Dynamic wear levelling: a new block is the free block with the fewest erases (else
+    /// the oldest free block). Default true.
+    pub wl_dynamic: bool,
+    /// Static wear levelling: when a plane's erase-count spread (max - min) exceeds
+    /// `wl_static_threshold`, the closed block with the fewest erases (cold data) is
+    /// migrated so it returns to use. Default false.
+    pub wl_static: bool,
+    /// Erase-count spread that triggers static wear levelling. Default 100; >= 1.
+    pub wl_static_threshold: u32,
+    /// At most one static migration per this many GC runs of a plane. Default 16; >= 1.
+    pub wl_static_interval: u32,
+    /// Firmware time to process one request (parse, split, translate setup), microseconds.
+    /// Default 1.0; [0, 10000].
+    pub firmware_request_us: f64,
+    /// Firmware time per page transaction (translation, scheduling), microseconds.
+    /// Default 0.25; [0, 10000].
+    pub firmware_transaction_us: f64,
+}
+impl Default for FtlConfig {
+    fn default() -> Self {
+        Self {
+            mapping: Mapping::Page,
+            allocation_order: "CWDP".into(),
+            placement: Placement::Static,
+            spare_factor: 0.07,
+            gc_policy: GcPolicy::Greedy,
+            gc_d: 10,
+            gc_threshold: 0.05,
+            gc_hard_threshold: 0.005,
+            gc_background: false,
+            gc_background_threshold: 0.06,
+            gc_preemptible: true,
+            gc_starvation_limit: 8,
+            gc_copyback: false,
+            wl_dynamic: true,
+            wl_static: false,
+            wl_static_threshold: 100,
+            wl_static_interval: 16,
+            firmware_request_us: 1.0,
+            firmware_transaction_us: 0.25,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PreconditionMode {
+    /// Steady state of the GC policy for the workload's write pattern, set directly from a
+    /// mean-field model (Van Houdt 2013) without simulating the writes. O(physical pages).
+    Fast,
+    /// Ground truth: sequential fill, then uniform random page overwrites through the FTL
+    /// (GC, wear levelling; no timing) until the write amplification is stable.
+    Write,
+    /// Every logical page mapped in the static striping order, blocks filled in order; the
+    /// remaining blocks are free (a freshly filled drive: GC starts late).
+    Sequential,
+    /// Nothing mapped; reads of never-written pages complete without touching flash.
+    Empty,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum PreconditionPattern {
+    /// From the flows: uniform random over the union of the ranges random-write flows cover
+    /// (the rest of the logical space holds cold, fully valid blocks); sequential when no
+    /// flow writes randomly.
+    Auto,
+    /// Uniform random overwrites of the whole logical space.
+    Uniform,
+    /// Sequential overwrites: every closed block fully valid or fully invalid.
+    Sequential,
+}
+
+/// `[precondition]`: the device state at time zero.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PreconditionConfig {
+    /// "fast", "write", "sequential" or "empty". Default "fast".
+    pub mode: PreconditionMode,
+    /// Write pattern whose steady state is built: "auto", "uniform" or "sequential".
+    /// Default "auto".
+    pub pattern: PreconditionPattern,
+    /// Fast mode: drive writes of history assumed when setting erase counts (their mean is
+    /// history x write amplification x logical / physical pages). Default 10; [0, 1e6].
+    pub history_drive_writes: f64,
+    /// Write mode: the write amplification of consecutive windows of this many drive writes
+    /// must agree within `write_tolerance`. Default 0.5; (0, 100].
+    pub write_window_drive_writes: f64,
+    /// Write mode: relative tolerance of the stability test. Default 0.01; (0, 1).
+    pub write_tolerance: f64,
+    /// Write mode: minimum drive writes of random overwrites after the fill. Default 2;
+    /// [0, 1000].
+    pub write_min_drive_writes: f64,
+    /// Write mode: give up waiting for stability after this many drive writes (the result
+    /// says whether it was reached). Default 20; >= `write_min_drive_writes`.
+    pub write_max_drive_writes: f64,
+}
+impl Default for PreconditionConfig {
+    fn default() -> Self {
+        Self {
+            mode: PreconditionMode::Fast,
+            pattern: PreconditionPattern::Auto,
+            history_drive_writes: 10.0,
+            write_window_drive_writes: 0.5,
+            write_tolerance: 0.01,
+            write_min_drive_writes: 2.0,
+            write_max_drive_writes: 20.0,
+        }
+    }
+}

@@ -1,0 +1,494 @@
+//! Checks of the device sections: host interface and PCIe link, flash geometry and timing,
+//! FTL and preconditioning.
+
+use super::{float_range, int_range, pow2, unused};
+use crate::config::{
+    Arbitration, Config, FlashConfig, FtlConfig, GcPolicy, InterfaceConfig, InterfaceType,
+    PcieConfig, PreconditionConfig, Settings,
+};
+
+/// `[interface]`, after refusing the keys of the interface type not selected.
+pub(super) fn validate_interface(i: &InterfaceConfig, p: &PcieConfig) -> Result<(), String> {
+    interface_keys_in_use(i, p)?;
+    int_range(
+        "interface.queue_fetch_size",
+        i.queue_fetch_size as u64,
+        1,
+        65535,
+    )?;
+    int_range(
+        "interface.io_queue_depth",
+        i.io_queue_depth as u64,
+        2,
+        65536,
+    )?;
+    int_range("interface.ncq_depth", i.ncq_depth as u64, 1, 32)?;
+    float_range(
+        "interface.sata_rate_mbps",
+        i.sata_rate_mbps,
+        0.0,
+        10000.0,
+        true,
+    )?;
+    int_range(
+        "interface.sata_frame_overhead_bytes",
+        i.sata_frame_overhead_bytes as u64,
+        0,
+        1024,
+    )?;
+    int_range(
+        "interface.sata_max_data_fis_bytes",
+        i.sata_max_data_fis_bytes as u64,
+        512,
+        65536,
+    )?;
+    Ok(())
+}
+
+/// `[pcie]`.
+pub(super) fn validate_pcie(p: &PcieConfig) -> Result<(), String> {
+    int_range("pcie.generation", p.generation as u64, 1, 5)?;
+    if ![1, 2, 4, 8, 16].contains(&p.lanes) {
+        return Err(format!(
+            "key `pcie.lanes` = {} is not allowed; allowed 1, 2, 4, 8, 16",
+            p.lanes
+        ));
+    }
+    pow2(
+        "pcie.max_payload_bytes",
+        p.max_payload_bytes as u64,
+        128,
+        4096,
+    )?;
+    pow2(
+        "pcie.max_read_request_bytes",
+        p.max_read_request_bytes as u64,
+        128,
+        4096,
+    )?;
+    int_range(
+        "pcie.packet_overhead_bytes",
+        p.packet_overhead_bytes as u64,
+        0,
+        256,
+    )?;
+    Ok(())
+}
+
+/// `[flash]` and `[flash.bus]`, then the total page count.
+pub(super) fn validate_flash(f: &FlashConfig) -> Result<(), String> {
+    int_range("flash.channels", f.channels as u64, 1, 256)?;
+    int_range("flash.chips_per_channel", f.chips_per_channel as u64, 1, 64)?;
+    int_range("flash.dies_per_chip", f.dies_per_chip as u64, 1, 16)?;
+    int_range("flash.planes_per_die", f.planes_per_die as u64, 1, 16)?;
+    int_range(
+        "flash.blocks_per_plane",
+        f.blocks_per_plane as u64,
+        8,
+        1 << 20,
+    )?;
+    int_range("flash.pages_per_block", f.pages_per_block as u64, 4, 65536)?;
+    pow2(
+        "flash.page_size_bytes",
+        f.page_size_bytes as u64,
+        512,
+        32768,
+    )?;
+    let bits = f.cell_type.bits();
+    for (key, v) in [
+        ("flash.read_us", &f.read_us),
+        ("flash.program_us", &f.program_us),
+    ] {
+        if v.len() != bits {
+            return Err(format!(
+                "key `{key}` has {} values; cell type {:?} needs exactly {bits} (one per page type, LSB first)",
+                v.len(),
+                f.cell_type
+            ));
+        }
+        for (k, x) in v.iter().enumerate() {
+            float_range(&format!("{key}[{k}]"), *x, 0.0, 100_000.0, true)?;
+        }
+    }
+    float_range("flash.erase_us", f.erase_us, 0.0, 1_000_000.0, true)?;
+    let b = &f.bus;
+    if b.width_bits != 8 && b.width_bits != 16 {
+        return Err(format!(
+            "key `flash.bus.width_bits` = {} is not allowed; allowed 8, 16",
+            b.width_bits
+        ));
+    }
+    float_range("flash.bus.rate_mts", b.rate_mts, 0.0, 10000.0, true)?;
+    float_range(
+        "flash.bus.cmd_addr_cycle_ns",
+        b.cmd_addr_cycle_ns,
+        0.0,
+        1000.0,
+        false,
+    )?;
+    int_range("flash.bus.read_cmd_cycles", b.read_cmd_cycles as u64, 0, 64)?;
+    int_range(
+        "flash.bus.program_cmd_cycles",
+        b.program_cmd_cycles as u64,
+        0,
+        64,
+    )?;
+    int_range(
+        "flash.bus.erase_cmd_cycles",
+        b.erase_cmd_cycles as u64,
+        0,
+        64,
+    )?;
+    float_range(
+        "flash.bus.channel_switch_read_us",
+        b.channel_switch_read_us,
+        0.0,
+        10000.0,
+        false,
+    )?;
+    float_range(
+        "flash.bus.channel_switch_write_us",
+        b.channel_switch_write_us,
+        0.0,
+        10000.0,
+        false,
+    )?;
+    float_range(
+        "flash.bus.way_switch_us",
+        b.way_switch_us,
+        0.0,
+        10000.0,
+        false,
+    )?;
+
+    let total_pages = f.channels as u64
+        * f.chips_per_channel as u64
+        * f.dies_per_chip as u64
+        * f.planes_per_die as u64
+        * f.blocks_per_plane as u64
+        * f.pages_per_block as u64;
+    if total_pages >= u32::MAX as u64 {
+        return Err(format!(
+            "geometry `flash` has {total_pages} physical pages; at most {} are supported (use larger pages or fewer blocks)",
+            u32::MAX - 1
+        ));
+    }
+    Ok(())
+}
+
+/// `[ftl]` keys that are checked without the resolved settings.
+pub(super) fn validate_ftl(t: &FtlConfig) -> Result<(), String> {
+    let mut letters: Vec<char> = t.allocation_order.chars().collect();
+    letters.sort_unstable();
+    if letters != ['C', 'D', 'P', 'W'] {
+        return Err(format!(
+            "key `ftl.allocation_order` = \"{}\" must be a permutation of the letters C, W, D, P (e.g. \"CWDP\")",
+            t.allocation_order
+        ));
+    }
+    float_range("ftl.spare_factor", t.spare_factor, 0.01, 0.9, false)?;
+    float_range("ftl.gc_threshold", t.gc_threshold, 0.0, 0.5, true)?;
+    float_range(
+        "ftl.gc_hard_threshold",
+        t.gc_hard_threshold,
+        0.0,
+        0.5,
+        false,
+    )?;
+    if t.gc_hard_threshold >= t.gc_threshold {
+        return Err(format!(
+            "key `ftl.gc_hard_threshold` = {} must be below `ftl.gc_threshold` = {}",
+            t.gc_hard_threshold, t.gc_threshold
+        ));
+    }
+    float_range(
+        "ftl.firmware_request_us",
+        t.firmware_request_us,
+        0.0,
+        10000.0,
+        false,
+    )?;
+    float_range(
+        "ftl.firmware_transaction_us",
+        t.firmware_transaction_us,
+        0.0,
+        10000.0,
+        false,
+    )?;
+    Ok(())
+}
+
+/// `[ftl]` keys checked against the blocks per plane: the spare factor, then the keys of
+/// each GC and wear-levelling policy.
+pub(super) fn validate_ftl_blocks(c: &Config, s: &Settings) -> Result<(), String> {
+    let f = &c.flash;
+    let t = &c.ftl;
+    // Each plane must keep, beside its logical share, the GC reserve plus one open block for
+    // user and one for GC writes; otherwise GC could find no block with an invalid page.
+    let share_blocks = s.share_blocks;
+    let reserve = s.reserve_blocks as u64;
+    if share_blocks + reserve + 2 >= f.blocks_per_plane as u64 {
+        return Err(format!(
+            "key `ftl.spare_factor` = {} leaves too few spare blocks: each plane holds {share_blocks} blocks of logical data and needs {} more (GC reserve from `ftl.gc_hard_threshold` + 2 open blocks) out of {}; raise the spare factor or lower the thresholds",
+            t.spare_factor,
+            reserve + 2,
+            f.blocks_per_plane
+        ));
+    }
+    // Keys of a policy or feature that is off are checked only for being left at their
+    // defaults: a default that does not suit this geometry (gc_d = 10 with few blocks, the
+    // background threshold below a raised gc_threshold) must not refuse a valid device.
+    let dt = FtlConfig::default();
+    if t.gc_policy == GcPolicy::DChoices {
+        let candidates = f.blocks_per_plane as u64 - reserve - 2;
+        int_range("ftl.gc_d", t.gc_d as u64, 1, candidates).map_err(|m| {
+            format!("{m} (d-choices draws among the closed blocks of a plane: blocks_per_plane minus the GC reserve and 2 open blocks)")
+        })?;
+    } else {
+        unused(
+            "ftl.gc_d",
+            t.gc_d != dt.gc_d,
+            t.gc_d,
+            &format!(
+                "applies to `ftl.gc_policy` = \"d_choices\" only (the policy is {})",
+                serde_json::to_string(&t.gc_policy).unwrap_or_default()
+            ),
+        )?;
+    }
+    if t.gc_preemptible {
+        int_range(
+            "ftl.gc_starvation_limit",
+            t.gc_starvation_limit as u64,
+            1,
+            u32::MAX as u64,
+        )?;
+    } else {
+        unused(
+            "ftl.gc_starvation_limit",
+            t.gc_starvation_limit != dt.gc_starvation_limit,
+            t.gc_starvation_limit,
+            "applies to preemptible GC only (`ftl.gc_preemptible` = false: GC transactions always go first)",
+        )?;
+    }
+    if t.wl_static {
+        int_range(
+            "ftl.wl_static_threshold",
+            t.wl_static_threshold as u64,
+            1,
+            u32::MAX as u64,
+        )?;
+        int_range(
+            "ftl.wl_static_interval",
+            t.wl_static_interval as u64,
+            1,
+            u32::MAX as u64,
+        )?;
+    } else {
+        let why = "applies to static wear levelling only (`ftl.wl_static` = false)";
+        unused(
+            "ftl.wl_static_threshold",
+            t.wl_static_threshold != dt.wl_static_threshold,
+            t.wl_static_threshold,
+            why,
+        )?;
+        unused(
+            "ftl.wl_static_interval",
+            t.wl_static_interval != dt.wl_static_interval,
+            t.wl_static_interval,
+            why,
+        )?;
+    }
+    if !t.gc_background {
+        unused(
+            "ftl.gc_background_threshold",
+            t.gc_background_threshold != dt.gc_background_threshold,
+            t.gc_background_threshold,
+            "applies to background GC only (`ftl.gc_background` = false)",
+        )?;
+    } else {
+        float_range(
+            "ftl.gc_background_threshold",
+            t.gc_background_threshold,
+            t.gc_threshold,
+            0.5,
+            false,
+        )
+        .map_err(|m| format!("{m} (it must not be below `ftl.gc_threshold`)"))?;
+        let bg_blocks = (t.gc_background_threshold * f.blocks_per_plane as f64).ceil() as u64;
+        if bg_blocks + share_blocks + 2 >= f.blocks_per_plane as u64 {
+            return Err(format!(
+                "key `ftl.gc_background_threshold` = {} asks background GC to keep {bg_blocks} free blocks per plane, but at spare factor {} only {} can be (spare blocks minus 2 open blocks, and one block must be left to collect)",
+                t.gc_background_threshold,
+                t.spare_factor,
+                (f.blocks_per_plane as u64).saturating_sub(share_blocks + 3)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `[precondition]`.
+pub(super) fn validate_precondition(p: &PreconditionConfig) -> Result<(), String> {
+    float_range(
+        "precondition.history_drive_writes",
+        p.history_drive_writes,
+        0.0,
+        1e6,
+        false,
+    )?;
+    float_range(
+        "precondition.write_window_drive_writes",
+        p.write_window_drive_writes,
+        0.0,
+        100.0,
+        true,
+    )?;
+    float_range(
+        "precondition.write_tolerance",
+        p.write_tolerance,
+        0.0,
+        1.0,
+        true,
+    )?;
+    if p.write_tolerance >= 1.0 {
+        return Err(format!(
+            "key `precondition.write_tolerance` = {} must be below 1",
+            p.write_tolerance
+        ));
+    }
+    float_range(
+        "precondition.write_min_drive_writes",
+        p.write_min_drive_writes,
+        0.0,
+        1000.0,
+        false,
+    )?;
+    float_range(
+        "precondition.write_max_drive_writes",
+        p.write_max_drive_writes,
+        p.write_min_drive_writes,
+        1e4,
+        false,
+    )
+    .map_err(|m| format!("{m} (it must not be below `precondition.write_min_drive_writes`)"))?;
+    Ok(())
+}
+
+/// Whether `ftl.gc_threshold` leaves room for the logical data. It is checked after
+/// `[precondition]` to keep the order in which errors are reported.
+pub(super) fn validate_gc_start(c: &Config, s: &Settings) -> Result<(), String> {
+    let f = &c.flash;
+    let t = &c.ftl;
+    let share_blocks = s.share_blocks;
+    let start_blocks = s.gc_start_free_pages.div_ceil(f.pages_per_block as u64);
+    if start_blocks + share_blocks >= f.blocks_per_plane as u64 {
+        return Err(format!(
+            "key `ftl.gc_threshold` = {} asks GC to keep {} free blocks per plane, but only {} are spare at `ftl.spare_factor` = {}",
+            t.gc_threshold,
+            start_blocks,
+            f.blocks_per_plane as u64 - share_blocks,
+            t.spare_factor
+        ));
+    }
+    Ok(())
+}
+
+/// `interface.arbitration` and the weights of weighted round robin; returns whether
+/// arbitration is weighted, which the flows' priorities need. It is checked after the flow
+/// count to keep the order in which errors are reported.
+pub(super) fn validate_arbitration(i: &InterfaceConfig) -> Result<bool, String> {
+    let weighted = i.arbitration == Arbitration::Weighted;
+    if weighted {
+        if i.kind == InterfaceType::Sata {
+            return Err("key `interface.arbitration` = \"weighted\" needs `interface.type` = \"nvme\" (SATA has one shared queue)".into());
+        }
+        int_range("interface.wrr_high", i.wrr_high as u64, 1, 256)?;
+        int_range("interface.wrr_medium", i.wrr_medium as u64, 1, 256)?;
+        int_range("interface.wrr_low", i.wrr_low as u64, 1, 256)?;
+    } else {
+        let di = InterfaceConfig::default();
+        let why =
+            "applies to `interface.arbitration` = \"weighted\" only (round robin has no weights)";
+        unused(
+            "interface.wrr_high",
+            i.wrr_high != di.wrr_high,
+            i.wrr_high,
+            why,
+        )?;
+        unused(
+            "interface.wrr_medium",
+            i.wrr_medium != di.wrr_medium,
+            i.wrr_medium,
+            why,
+        )?;
+        unused("interface.wrr_low", i.wrr_low != di.wrr_low, i.wrr_low, why)?;
+    }
+    Ok(weighted)
+}
+
+/// Keys of the interface that is not selected would be silently ignored: NVMe runs over PCIe
+/// and has no NCQ or SATA link, SATA has no PCIe link and no per-queue fetch limit.
+fn interface_keys_in_use(i: &InterfaceConfig, p: &PcieConfig) -> Result<(), String> {
+    let di = InterfaceConfig::default();
+    let dp = PcieConfig::default();
+    match i.kind {
+        InterfaceType::Sata => {
+            let why = "applies to `interface.type` = \"nvme\" only (a SATA device has no PCIe link; its link is set by `interface.sata_*`)";
+            for (key, v, d) in [
+                ("pcie.generation", p.generation, dp.generation),
+                ("pcie.lanes", p.lanes, dp.lanes),
+                (
+                    "pcie.max_payload_bytes",
+                    p.max_payload_bytes,
+                    dp.max_payload_bytes,
+                ),
+                (
+                    "pcie.max_read_request_bytes",
+                    p.max_read_request_bytes,
+                    dp.max_read_request_bytes,
+                ),
+                (
+                    "pcie.packet_overhead_bytes",
+                    p.packet_overhead_bytes,
+                    dp.packet_overhead_bytes,
+                ),
+            ] {
+                unused(key, v != d, v, why)?;
+            }
+            unused(
+                "interface.queue_fetch_size",
+                i.queue_fetch_size != di.queue_fetch_size,
+                i.queue_fetch_size,
+                "applies to `interface.type` = \"nvme\" only (SATA fetches from one shared queue of `interface.ncq_depth`)",
+            )?;
+        }
+        InterfaceType::Nvme => {
+            let why = "applies to `interface.type` = \"sata\" only (this device is NVMe over PCIe, set by `pcie.*`)";
+            unused(
+                "interface.ncq_depth",
+                i.ncq_depth != di.ncq_depth,
+                i.ncq_depth,
+                why,
+            )?;
+            unused(
+                "interface.sata_rate_mbps",
+                i.sata_rate_mbps != di.sata_rate_mbps,
+                i.sata_rate_mbps,
+                why,
+            )?;
+            unused(
+                "interface.sata_frame_overhead_bytes",
+                i.sata_frame_overhead_bytes != di.sata_frame_overhead_bytes,
+                i.sata_frame_overhead_bytes,
+                why,
+            )?;
+            unused(
+                "interface.sata_max_data_fis_bytes",
+                i.sata_max_data_fis_bytes != di.sata_max_data_fis_bytes,
+                i.sata_max_data_fis_bytes,
+                why,
+            )?;
+        }
+    }
+    Ok(())
+}

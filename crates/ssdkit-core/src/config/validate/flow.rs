@@ -1,0 +1,400 @@
+//! Checks of the `[[flow]]` sections: their count, then each flow's range, timing, queue,
+//! pinning indices and the keys of its kind, arrival, size and address pattern.
+
+use super::{float_range, int_range, END_OF_TIME_MS};
+use crate::config::{
+    AddressPattern, Arrival, Config, FlowConfig, InterfaceType, Priority, SizeDist, TraceFormat,
+};
+
+pub(super) fn validate_flow_count(c: &Config) -> Result<(), String> {
+    if c.flows.is_empty() {
+        return Err("no `[[flow]]` given; at least one workload flow is required".into());
+    }
+    if c.flows.len() > 65535 {
+        return Err("at most 65535 flows are supported".into());
+    }
+    Ok(())
+}
+
+/// Each flow in turn; `capacity` is the logical capacity in bytes.
+pub(super) fn validate_flows(c: &Config, capacity: u64, weighted: bool) -> Result<(), String> {
+    let i = &c.interface;
+    let qmax = match i.kind {
+        InterfaceType::Nvme => i.io_queue_depth as u64,
+        InterfaceType::Sata => 65535,
+    };
+    for (k, fl) in c.flows.iter().enumerate() {
+        validate_flow(c, k, fl, capacity, qmax.min(65535), weighted)?;
+    }
+    Ok(())
+}
+
+fn validate_flow(
+    c: &Config,
+    k: usize,
+    fl: &FlowConfig,
+    capacity: u64,
+    qmax: u64,
+    weighted: bool,
+) -> Result<(), String> {
+    let key = |s: &str| format!("flow.{k}.{s}");
+    let d = FlowConfig::default();
+    int_range(&key("queue_depth"), fl.queue_depth as u64, 1, qmax)?;
+    if !fl.start_bytes.is_multiple_of(512) || !fl.range_bytes.is_multiple_of(512) {
+        return Err(format!(
+            "keys `{}` and `{}` must be multiples of 512 bytes",
+            key("start_bytes"),
+            key("range_bytes")
+        ));
+    }
+    if fl.start_bytes >= capacity {
+        return Err(format!(
+            "key `{}` = {} is beyond the logical capacity of {capacity} bytes",
+            key("start_bytes"),
+            fl.start_bytes
+        ));
+    }
+    let range = if fl.range_bytes == 0 {
+        capacity - fl.start_bytes
+    } else {
+        fl.range_bytes
+    };
+    if fl.start_bytes + range > capacity {
+        return Err(format!(
+            "key `{}`: range {}..{} exceeds the logical capacity of {capacity} bytes",
+            key("range_bytes"),
+            fl.start_bytes,
+            fl.start_bytes + range
+        ));
+    }
+    // Simulated time is u64 picoseconds: a flow must start and stop inside it, or its
+    // requests would be scheduled past the end of the clock.
+    let max_ms = END_OF_TIME_MS as f64;
+    float_range(&key("start_ms"), fl.start_ms, 0.0, max_ms, false)
+        .map_err(|m| format!("{m} (simulated time ends at 2^64 ps, about 213 days)"))?;
+    float_range(&key("duration_ms"), fl.duration_ms, 0.0, max_ms, false)
+        .map_err(|m| format!("{m} (simulated time ends at 2^64 ps, about 213 days)"))?;
+    if fl.start_ms + fl.duration_ms > max_ms {
+        return Err(format!(
+            "keys `{}` = {} and `{}` = {} end the flow at {} ms, beyond the end of simulated time ({END_OF_TIME_MS} ms: 2^64 ps, about 213 days); allowed start_ms + duration_ms <= {END_OF_TIME_MS}",
+            key("start_ms"),
+            fl.start_ms,
+            key("duration_ms"),
+            fl.duration_ms,
+            fl.start_ms + fl.duration_ms
+        ));
+    }
+    if fl.priority != Priority::Medium && !weighted {
+        return Err(format!(
+            "key `{}` = {} needs `interface.arbitration` = \"weighted\" (under round robin every queue is served alike)",
+            key("priority"),
+            serde_json::to_string(&fl.priority).unwrap_or_default()
+        ));
+    }
+    let g = &c.flash;
+    for (name, list, n) in [
+        ("channels", &fl.channels, g.channels),
+        ("chips", &fl.chips, g.chips_per_channel),
+        ("dies", &fl.dies, g.dies_per_chip),
+        ("planes", &fl.planes, g.planes_per_die),
+    ] {
+        if let Some(&bad) = list.iter().find(|&&x| x >= n) {
+            return Err(format!(
+                "key `{}` lists {bad}; allowed indices 0..={}",
+                key(name),
+                n - 1
+            ));
+        }
+    }
+    // A key of the other flow kind, or of another pattern/distribution, left at a non-default
+    // value would be silently ignored: refuse it instead.
+    let stray = |name: &str, set: bool, why: &str| -> Result<(), String> {
+        if set {
+            Err(format!("key `{}` {why}", key(name)))
+        } else {
+            Ok(())
+        }
+    };
+    if fl.is_trace() {
+        let why = "applies to synthetic flows only (this flow replays a trace)";
+        stray("arrival", fl.arrival != d.arrival, why)?;
+        stray("rate_iops", fl.rate_iops != d.rate_iops, why)?;
+        stray("on_ms", fl.on_ms != d.on_ms, why)?;
+        stray("off_ms", fl.off_ms != d.off_ms, why)?;
+        stray("read_fraction", fl.read_fraction != d.read_fraction, why)?;
+        stray("trim_fraction", fl.trim_fraction != d.trim_fraction, why)?;
+        stray("size", fl.size != d.size, why)?;
+        stray("request_bytes", fl.request_bytes != d.request_bytes, why)?;
+        stray("size_min_bytes", fl.size_min_bytes != 0, why)?;
+        stray("size_max_bytes", fl.size_max_bytes != 0, why)?;
+        stray("size_stdev_bytes", fl.size_stdev_bytes != 0, why)?;
+        stray("size_list", !fl.size_list.is_empty(), why)?;
+        stray("pattern", fl.pattern != d.pattern, why)?;
+        stray("stride_bytes", fl.stride_bytes != 0, why)?;
+        stray("hot_space_fraction", fl.hot_space_fraction != 0.0, why)?;
+        stray("hot_access_fraction", fl.hot_access_fraction != 0.0, why)?;
+        stray("zipf_theta", fl.zipf_theta != 0.0, why)?;
+        stray("pareto_h", fl.pareto_h != 0.0, why)?;
+        stray(
+            "normal_stdev_fraction",
+            fl.normal_stdev_fraction != 0.0,
+            why,
+        )?;
+        stray("scramble", fl.scramble, why)?;
+        float_range(&key("time_scale"), fl.time_scale, 0.0, 1e6, true)?;
+        if !fl.align_bytes.is_multiple_of(512) {
+            return Err(format!(
+                "key `{}` = {} must be a multiple of 512 (0 = no alignment)",
+                key("align_bytes"),
+                fl.align_bytes
+            ));
+        }
+        match (&fl.delimited, fl.trace_format) {
+            (None, TraceFormat::Delimited) => {
+                return Err(format!(
+                    "key `{}` = \"delimited\" needs a `[flow.delimited]` table (`{}`) naming the columns",
+                    key("trace_format"),
+                    key("delimited")
+                ))
+            }
+            (Some(_), f) if f != TraceFormat::Delimited => {
+                return Err(format!(
+                    "key `{}` is only used with `{}` = \"delimited\"",
+                    key("delimited"),
+                    key("trace_format")
+                ))
+            }
+            (Some(dl), _) => crate::workload::trace::validate_delimited(dl)
+                .map_err(|m| format!("key `{}.{m}", key("delimited")).replacen(": ", "`: ", 1))?,
+            _ => {}
+        }
+        return Ok(());
+    }
+    let why = "applies to trace flows only (set `trace` to replay one)";
+    stray("trace_format", fl.trace_format != d.trace_format, why)?;
+    stray("delimited", fl.delimited.is_some(), why)?;
+    stray("replay", fl.replay != d.replay, why)?;
+    stray("time_scale", fl.time_scale != d.time_scale, why)?;
+    stray("devices", !fl.devices.is_empty(), why)?;
+    stray("fold", fl.fold != d.fold, why)?;
+    stray("skip_malformed", fl.skip_malformed, why)?;
+    stray("backwards", fl.backwards != d.backwards, why)?;
+
+    float_range(&key("read_fraction"), fl.read_fraction, 0.0, 1.0, false)?;
+    float_range(
+        &key("trim_fraction"),
+        fl.trim_fraction,
+        0.0,
+        1.0 - fl.read_fraction,
+        false,
+    )?;
+    let mult512 = |name: &str, v: u64, positive: bool| -> Result<(), String> {
+        if !v.is_multiple_of(512) || (positive && v == 0) {
+            Err(format!(
+                "key `{}` = {v} must be a {}multiple of 512 bytes",
+                key(name),
+                if positive { "positive " } else { "" }
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    mult512("request_bytes", fl.request_bytes, true)?;
+    mult512("align_bytes", fl.align_bytes, false)?;
+    mult512("stride_bytes", fl.stride_bytes, false)?;
+    // Arrivals.
+    let open = fl.arrival != Arrival::Closed;
+    if open {
+        float_range(&key("rate_iops"), fl.rate_iops, 0.0, 1e10, true)?;
+    } else {
+        stray(
+            "rate_iops",
+            fl.rate_iops != 0.0,
+            "applies to open-loop arrivals only (`arrival` is \"closed\")",
+        )?;
+    }
+    if fl.arrival == Arrival::Onoff {
+        float_range(&key("on_ms"), fl.on_ms, 0.0, 1e9, true)?;
+        float_range(&key("off_ms"), fl.off_ms, 0.0, 1e9, true)?;
+    } else {
+        let why = "applies to `arrival` = \"onoff\" only";
+        stray("on_ms", fl.on_ms != 0.0, why)?;
+        stray("off_ms", fl.off_ms != 0.0, why)?;
+    }
+    // Sizes: the largest request must fit in the range.
+    let largest = match fl.size {
+        SizeDist::Fixed | SizeDist::Normal => fl.request_bytes,
+        SizeDist::Uniform => {
+            mult512("size_min_bytes", fl.size_min_bytes, true)?;
+            mult512("size_max_bytes", fl.size_max_bytes, true)?;
+            if fl.size_min_bytes > fl.size_max_bytes {
+                return Err(format!(
+                    "key `{}` = {} is below `{}` = {}",
+                    key("size_max_bytes"),
+                    fl.size_max_bytes,
+                    key("size_min_bytes"),
+                    fl.size_min_bytes
+                ));
+            }
+            fl.size_max_bytes
+        }
+        SizeDist::List => {
+            if fl.size_list.is_empty() {
+                return Err(format!(
+                    "key `{}` = \"list\" needs `{}` = [{{ bytes = 4096, weight = 1 }}, ...]",
+                    key("size"),
+                    key("size_list")
+                ));
+            }
+            for (j, e) in fl.size_list.iter().enumerate() {
+                mult512(&format!("size_list.{j}.bytes"), e.bytes, true)?;
+                float_range(
+                    &key(&format!("size_list.{j}.weight")),
+                    e.weight,
+                    0.0,
+                    1e12,
+                    true,
+                )?;
+            }
+            fl.size_list.iter().map(|e| e.bytes).max().unwrap_or(0)
+        }
+    };
+    let why = "does not apply to this `size` distribution";
+    stray(
+        "size_min_bytes",
+        fl.size != SizeDist::Uniform && fl.size_min_bytes != 0,
+        why,
+    )?;
+    stray(
+        "size_max_bytes",
+        fl.size != SizeDist::Uniform && fl.size_max_bytes != 0,
+        why,
+    )?;
+    stray(
+        "size_stdev_bytes",
+        fl.size != SizeDist::Normal && fl.size_stdev_bytes != 0,
+        why,
+    )?;
+    stray(
+        "size_list",
+        fl.size != SizeDist::List && !fl.size_list.is_empty(),
+        why,
+    )?;
+    if fl.size == SizeDist::Normal && fl.size_stdev_bytes > 1 << 40 {
+        return Err(format!(
+            "key `{}` is out of range; allowed 0..=2^40",
+            key("size_stdev_bytes")
+        ));
+    }
+    if range < largest {
+        return Err(format!(
+            "key `{}` = {range} is smaller than the largest request of {largest} bytes",
+            key("range_bytes")
+        ));
+    }
+    if largest > u32::MAX as u64 * 512 {
+        return Err(format!("flow {k}: requests above 2 TiB are not supported"));
+    }
+    // Addresses.
+    let why = "does not apply to this `pattern`";
+    let p = fl.pattern;
+    stray(
+        "stride_bytes",
+        p != AddressPattern::Sequential && fl.stride_bytes != 0,
+        why,
+    )?;
+    stray(
+        "hot_space_fraction",
+        p != AddressPattern::Hotcold && fl.hot_space_fraction != 0.0,
+        why,
+    )?;
+    stray(
+        "hot_access_fraction",
+        p != AddressPattern::Hotcold && fl.hot_access_fraction != 0.0,
+        why,
+    )?;
+    stray(
+        "zipf_theta",
+        p != AddressPattern::Zipf && fl.zipf_theta != 0.0,
+        why,
+    )?;
+    stray(
+        "pareto_h",
+        p != AddressPattern::Pareto && fl.pareto_h != 0.0,
+        why,
+    )?;
+    stray(
+        "normal_stdev_fraction",
+        p != AddressPattern::Normal && fl.normal_stdev_fraction != 0.0,
+        why,
+    )?;
+    stray(
+        "scramble",
+        fl.scramble
+            && !matches!(
+                p,
+                AddressPattern::Zipf | AddressPattern::Pareto | AddressPattern::Normal
+            ),
+        "applies to the zipf, pareto and normal patterns only",
+    )?;
+    match p {
+        AddressPattern::Hotcold => {
+            float_range(
+                &key("hot_space_fraction"),
+                fl.hot_space_fraction,
+                0.0,
+                1.0,
+                true,
+            )?;
+            float_range(
+                &key("hot_access_fraction"),
+                fl.hot_access_fraction,
+                0.0,
+                1.0,
+                true,
+            )?;
+            if fl.hot_space_fraction >= 1.0 || fl.hot_access_fraction >= 1.0 {
+                return Err(format!(
+                    "keys `{}` and `{}` must be below 1 (a cold part must remain)",
+                    key("hot_space_fraction"),
+                    key("hot_access_fraction")
+                ));
+            }
+        }
+        AddressPattern::Zipf => float_range(&key("zipf_theta"), fl.zipf_theta, 0.0, 100.0, true)?,
+        AddressPattern::Pareto => {
+            float_range(&key("pareto_h"), fl.pareto_h, 0.0, 1.0, true)?;
+            if fl.pareto_h >= 1.0 {
+                return Err(format!(
+                    "key `{}` = {} must be below 1",
+                    key("pareto_h"),
+                    fl.pareto_h
+                ));
+            }
+        }
+        AddressPattern::Normal => float_range(
+            &key("normal_stdev_fraction"),
+            fl.normal_stdev_fraction,
+            0.0,
+            10.0,
+            true,
+        )?,
+        _ => {}
+    }
+    let align = fl.effective_align();
+    if align > range {
+        return Err(format!(
+            "key `{}`: alignment {align} is larger than the range of {range} bytes",
+            key("align_bytes")
+        ));
+    }
+    if fl.requests == 0 && fl.duration_ms == 0.0 && fl.io_bytes == 0 {
+        return Err(format!(
+            "flow {k}: `{}`, `{}` and `{}` are all 0; set a request count, a byte count or a duration",
+            key("requests"),
+            key("io_bytes"),
+            key("duration_ms")
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! Load-time validation. Every message names the key path, the value and what is allowed.
+//! This file holds the entry point, which runs the section checks (`device`, `flow`,
+//! `pinning`) in a fixed order, and the range helpers they share.
+
+mod device;
+mod flow;
+mod pinning;
+
+use super::{Config, RunConfig, Settings};
+
+fn int_range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
+    if v < lo || v > hi {
+        return Err(format!(
+            "key `{key}` = {v} is out of range; allowed {lo}..={hi}"
+        ));
+    }
+    Ok(())
+}
+
+fn float_range(key: &str, v: f64, lo: f64, hi: f64, lo_open: bool) -> Result<(), String> {
+    let ok = v.is_finite() && (if lo_open { v > lo } else { v >= lo }) && v <= hi;
+    if !ok {
+        let l = if lo_open { "(" } else { "[" };
+        return Err(format!(
+            "key `{key}` = {v} is out of range; allowed {l}{lo}, {hi}]"
+        ));
+    }
+    Ok(())
+}
+
+fn pow2(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
+    if !v.is_power_of_two() || v < lo || v > hi {
+        return Err(format!(
+            "key `{key}` = {v} must be a power of two in {lo}..={hi}"
+        ));
+    }
+    Ok(())
+}
+
+/// Whole milliseconds in u64 picoseconds (18446744073 ms, about 213 days): bounds every time
+/// setting so that it converts to picoseconds without overflow.
+const END_OF_TIME_MS: u64 = u64::MAX / crate::engine::PS_PER_MS;
+
+/// A key that takes effect only under another setting: its default is accepted (it is what an
+/// unset key holds), any other value would be silently ignored, so it is refused with `why`.
+fn unused(key: &str, set: bool, shown: impl std::fmt::Display, why: &str) -> Result<(), String> {
+    if set {
+        return Err(format!("key `{key}` = {shown} {why}; remove it"));
+    }
+    Ok(())
+}
+
+/// Checks the sections along the request path and returns the first error. The order is part
+/// of the behaviour: with several errors, the one reported must not change from run to run or
+/// release to release.
+pub fn validate(c: &Config) -> Result<(), String> {
+    validate_run(&c.run)?;
+    device::validate_interface(&c.interface, &c.pcie)?;
+    device::validate_pcie(&c.pcie)?;
+    device::validate_flash(&c.flash)?;
+    device::validate_ftl(&c.ftl)?;
+    // `Settings::resolve` relies on the range checks above.
+    let s = Settings::resolve(c);
+    device::validate_ftl_blocks(c, &s)?;
+    device::validate_precondition(&c.precondition)?;
+    device::validate_gc_start(c, &s)?;
+    flow::validate_flow_count(c)?;
+    let weighted = device::validate_arbitration(&c.interface)?;
+    let capacity = s.logical_pages * c.flash.page_size_bytes as u64;
+    flow::validate_flows(c, capacity, weighted)?;
+    pinning::validate_pinning(c, capacity)?;
+    Ok(())
+}
+
+/// `[run]`.
+fn validate_run(r: &RunConfig) -> Result<(), String> {
+    float_range("run.max_simulated_ms", r.max_simulated_ms, 0.0, 1e12, false)
+}

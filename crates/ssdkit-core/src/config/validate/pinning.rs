@@ -1,0 +1,61 @@
+//! Check of flow pinning against preconditioning and the planes' capacity.
+
+use crate::config::{Config, FlowConfig, PreconditionMode};
+
+/// Pinned flows place their writes on a subset of planes. Preconditioning places data by
+/// striping over every plane, and a plane's valid data cannot leave it (GC moves stay in the
+/// plane), so pinning needs an empty device and planes that can hold what is written to them.
+pub(super) fn validate_pinning(c: &Config, capacity: u64) -> Result<(), String> {
+    let pinned = |f: &FlowConfig| {
+        !(f.channels.is_empty() && f.chips.is_empty() && f.dies.is_empty() && f.planes.is_empty())
+    };
+    let Some(first) = c.flows.iter().position(pinned) else {
+        return Ok(());
+    };
+    if c.precondition.mode != PreconditionMode::Empty {
+        return Err(format!(
+            "keys `flow.{first}.channels`/`chips`/`dies`/`planes` pin the flow, which needs `precondition.mode` = \"empty\": preconditioning stripes data over every plane and GC keeps data in its plane, so pinned planes would fill up"
+        ));
+    }
+    let g = &c.flash;
+    let planes = g.channels * g.chips_per_channel * g.dies_per_chip * g.planes_per_die;
+    let share = capacity / planes as u64;
+    let in_set = |f: &FlowConfig, p: u32| {
+        let pl = p % g.planes_per_die;
+        let die = p / g.planes_per_die;
+        let d = die % g.dies_per_chip;
+        let chip = die / g.dies_per_chip;
+        let ch = chip / g.chips_per_channel;
+        let chp = chip % g.chips_per_channel;
+        let ok = |l: &Vec<u32>, x: u32| l.is_empty() || l.contains(&x);
+        ok(&f.channels, ch) && ok(&f.chips, chp) && ok(&f.dies, d) && ok(&f.planes, pl)
+    };
+    let writes = |f: &FlowConfig| f.is_trace() || f.read_fraction < 1.0;
+    for p in 0..planes {
+        let mut demand = 0.0;
+        for f in c.flows.iter().filter(|f| writes(f)) {
+            let range = if f.range_bytes == 0 {
+                capacity - f.start_bytes
+            } else {
+                f.range_bytes
+            } as f64;
+            let n = (0..planes).filter(|&q| in_set(f, q)).count() as f64;
+            if n == 0.0 {
+                return Err(format!(
+                    "flow `{}`: its `channels`/`chips`/`dies`/`planes` lists select no plane",
+                    f.name
+                ));
+            }
+            if in_set(f, p) {
+                demand += range / n;
+            }
+        }
+        if demand > share as f64 * 1.0001 {
+            return Err(format!(
+                "plane {p} would receive {:.0} bytes of logical data from the flows that write to it (range_bytes spread over each flow's pinned planes) but holds {share}; shrink the pinned flows' `range_bytes` or pin the other flows elsewhere",
+                demand
+            ));
+        }
+    }
+    Ok(())
+}
