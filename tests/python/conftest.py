@@ -20,11 +20,9 @@ TINY = {
 }
 TINY_SET = [f"{k}={v}" for k, v in TINY.items()]
 
-# 4 KiB random writes on TINY. Non-preemptible GC: with the default (preemptible) GC the core
-# stalls on devices this small under sustained writes, a core bug pinned by
-# test_snapshot.py::test_sustained_writes_on_a_small_device_complete; these tests are about
-# the snapshot path, so they step around it.
-TINY_WRITES = {**TINY, "ftl.gc_preemptible": False, "flow.0.read_fraction": 0.0, "flow.0.requests": 3000}
+# 4 KiB random writes on TINY, with the default GC settings (preemptible GC); that they finish
+# is test_snapshot.py::test_sustained_writes_on_a_small_device_complete.
+TINY_WRITES = {**TINY, "flow.0.read_fraction": 0.0, "flow.0.requests": 3000}
 
 
 @pytest.fixture(scope="session")

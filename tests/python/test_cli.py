@@ -23,7 +23,7 @@ def sets(kvs):
 
 
 # 4 KiB random writes on the tiny device (see conftest.TINY_WRITES).
-TINY_WRITE_SETS = sets([*TINY_SET, "ftl.gc_preemptible=false", "flow.0.read_fraction=0", "flow.0.requests=3000"])
+TINY_WRITE_SETS = sets([*TINY_SET, "flow.0.read_fraction=0", "flow.0.requests=3000"])
 
 
 def one_error_line(p):
