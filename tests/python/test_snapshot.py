@@ -116,8 +116,7 @@ def test_precondition_takes_run_argument_forms(tmp_path):
         ssdkit.precondition(
             str(toml_path),
             tmp_path / "c.snap",
-            overrides=[f"{k}={v}" for k, v in TINY.items()]
-            + ["flow.0.read_fraction=0.0", "run.seed=3"],
+            overrides=[f"{k}={v}" for k, v in TINY.items()] + ["flow.0.read_fraction=0.0", "run.seed=3"],
         ),
         ssdkit.precondition(pathlib.Path(toml_path), tmp_path / "d.snap", seed=3, **kw),
         ssdkit.precondition(preset="mqsim-paper", output=tmp_path / "e.snap", overrides=TINY_WRITES, seed=3),

@@ -72,6 +72,8 @@ fn main() -> ExitCode {
                     Op::Read => reads += 1,
                     Op::Write => writes += 1,
                     Op::Trim => trims += 1,
+                    // No trace format produces flushes; only a host program's Device does.
+                    Op::Flush => {}
                 }
                 bytes += rec.bytes as u128;
             }

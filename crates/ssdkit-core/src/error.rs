@@ -16,6 +16,10 @@ pub enum Error {
     /// number and the line's text.
     #[error("{0}")]
     Trace(String),
+    /// A host program's request the device cannot take (a time in the past, a range outside
+    /// the device, a misaligned offset, an unknown queue): the message says which and why.
+    #[error("{0}")]
+    Request(String),
     /// The model reached a state it cannot leave (a bug, reported instead of hanging).
     #[error("{0}")]
     Simulation(String),
@@ -29,6 +33,7 @@ impl Error {
             Error::Io(_) => "io",
             Error::Trace(_) => "trace",
             Error::Simulation(_) => "simulation",
+            Error::Request(_) => "request",
         }
     }
 }

@@ -27,6 +27,7 @@
 
 pub mod api;
 pub mod config;
+pub mod device;
 pub mod engine;
 pub mod error;
 pub mod flash;

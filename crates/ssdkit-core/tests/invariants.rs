@@ -253,7 +253,7 @@ fn check(c: &ssdkit_core::config::Config) {
             Op::Trim => trimmed.extend(
                 rec.start_sector.div_ceil(spp)..(rec.start_sector + rec.sectors as u64) / spp,
             ),
-            Op::Read => {}
+            Op::Read | Op::Flush => {}
         }
     }
     for lpa in 0..ftl.logical_pages() {

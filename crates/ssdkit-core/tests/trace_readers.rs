@@ -134,6 +134,7 @@ fn read_all(path: &Path, format: TraceFormat) -> (Stats, TraceReader) {
             Op::Read => s.reads += 1,
             Op::Write => s.writes += 1,
             Op::Trim => s.trims += 1,
+            Op::Flush => panic!("no trace format yields flushes: {rec:?}"),
         }
         if rec.op != Op::Trim {
             s.rw_bytes += rec.bytes as u128;

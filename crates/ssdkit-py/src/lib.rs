@@ -49,6 +49,13 @@ pyo3::create_exception!(
     "A trace file could not be read or has a bad line; the message names the file, line and text."
 );
 
+pyo3::create_exception!(
+    ssdkit,
+    RequestError,
+    SsdkitError,
+    "A request a Device cannot take (time in the past, range outside the device, misaligned, unknown queue or op)."
+);
+
 /// The one place core errors become Python exceptions.
 fn to_py(e: Error) -> PyErr {
     match e {
@@ -57,6 +64,7 @@ fn to_py(e: Error) -> PyErr {
         Error::Io(m) => SsdkitIoError::new_err(m),
         Error::Simulation(m) => SimulationError::new_err(m),
         Error::Trace(m) => TraceError::new_err(m),
+        Error::Request(m) => RequestError::new_err(m),
     }
 }
 
@@ -197,6 +205,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimulationError", py.get_type::<SimulationError>())?;
     m.add("SsdkitIoError", py.get_type::<SsdkitIoError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("RequestError", py.get_type::<RequestError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(precondition, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;

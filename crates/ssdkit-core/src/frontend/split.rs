@@ -46,10 +46,14 @@ pub fn split(
     })
 }
 
-/// Page span of a request: (first logical page, number of pages).
+/// Page span of a request: (first logical page, number of pages); no pages for a request
+/// without data (a flush).
 #[inline]
 pub fn page_span(start_sector: u64, sectors: u32, sectors_per_page: u32) -> (u64, u64) {
     let spp = sectors_per_page as u64;
+    if sectors == 0 {
+        return (start_sector / spp, 0);
+    }
     let first = start_sector / spp;
     let last = (start_sector + sectors as u64 - 1) / spp;
     (first, last - first + 1)

@@ -108,7 +108,7 @@ impl Host {
     pub fn command_arrived(&mut self, now: Picoseconds, r: ReqId) -> Option<Picoseconds> {
         let req = self.reqs.get(r.0);
         let bytes = match req.op {
-            Op::Read => return None,
+            Op::Read | Op::Flush => return None,
             Op::Write => req.bytes(),
             Op::Trim => 16,
         };

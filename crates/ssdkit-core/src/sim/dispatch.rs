@@ -56,7 +56,12 @@ impl Simulator {
             match flow.next(now) {
                 Ok(Next::Due(at, req)) => {
                     flow.outstanding += 1;
-                    self.submit(f, at, req);
+                    let tag = flow.tag.take();
+                    let id = self.submit(f, at, req);
+                    if let Some(t) = tag {
+                        // A host program's request keeps the id it was given.
+                        self.host.request_mut(id).seq = t;
+                    }
                 }
                 Ok(Next::Later(t)) => {
                     if !flow.arrival_scheduled {
@@ -100,6 +105,7 @@ impl Simulator {
             Op::Read => s.read.record(lat, bytes),
             Op::Write => s.write.record(lat, bytes),
             Op::Trim => s.trim.record(lat, bytes),
+            Op::Flush => s.flush.record(lat, bytes),
         }
         if let Some(log) = self.log.as_mut() {
             log.push(CompletionRecord {
@@ -142,6 +148,12 @@ impl Simulator {
         } else {
             (1u64 << spp) - 1
         };
+        if req.op == Op::Flush {
+            // No volatile write cache is modelled yet: every write is durable when it
+            // completes, so a flush has nothing to wait for beyond its own command path.
+            self.flash_done(r);
+            return;
+        }
         if req.op == Op::Trim {
             // Whole pages only: partial pages at the edges keep their data.
             for c in split(req.start_sector, req.sectors, spp).filter(|c| c.full) {

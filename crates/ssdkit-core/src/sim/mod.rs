@@ -90,7 +90,7 @@ impl Simulator {
         let flows = Self::make_flows(c, &s)?;
         let mut ftl = Ftl::new(c, &s);
         let rec = crate::ftl::precondition::run(&mut ftl, c)?;
-        Ok(Self::assemble(c, s, ftl, rec, flows))
+        Ok(Self::assemble_with(c, s, ftl, rec, flows))
     }
 
     fn make_flows(c: &Config, s: &Settings) -> Result<Vec<Flow>, crate::Error> {
@@ -121,10 +121,10 @@ impl Simulator {
     ) -> Result<Self, crate::Error> {
         let s = Settings::resolve(c);
         let flows = Self::make_flows(c, &s)?;
-        Ok(Self::assemble(c, s, ftl, precondition, flows))
+        Ok(Self::assemble_with(c, s, ftl, precondition, flows))
     }
 
-    fn assemble(
+    pub(crate) fn assemble_with(
         c: &Config,
         s: Settings,
         mut ftl: Ftl,

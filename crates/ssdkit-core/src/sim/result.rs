@@ -10,6 +10,11 @@ use serde_json::{json, Value};
 pub const SCHEMA_VERSION: u32 = 1;
 
 impl Simulator {
+    /// The result document of a run driven step by step (never capped).
+    pub(crate) fn result_document(&self, c: &Config, wall_s: f64) -> Value {
+        self.result_json(c, wall_s, false)
+    }
+
     pub(super) fn result_json(&self, c: &Config, wall_s: f64, capped: bool) -> Value {
         let elapsed = self.last_completion;
         let mut device = RwStats::default();
@@ -21,6 +26,7 @@ impl Simulator {
                 device.read.merge(&s.read);
                 device.write.merge(&s.write);
                 device.trim.merge(&s.trim);
+                device.flush.merge(&s.flush);
                 json!({
                     "index": i,
                     "name": c.flows[i].name,

@@ -178,18 +178,25 @@ pub struct RwStats {
     pub write: OpStats,
     /// TRIM (deallocate) requests; not part of "all", which counts data transfers.
     pub trim: OpStats,
+    /// Flush commands (only a host program's `Device` issues them); not part of "all".
+    pub flush: OpStats,
 }
 
 impl RwStats {
     pub fn to_json(&self, elapsed_ps: Picoseconds) -> Value {
         let mut all = self.read.clone();
         all.merge(&self.write);
-        json!({
+        let mut v = json!({
             "read": self.read.to_json(elapsed_ps),
             "write": self.write.to_json(elapsed_ps),
             "trim": self.trim.to_json(elapsed_ps),
             "all": all.to_json(elapsed_ps),
-        })
+        });
+        // Only a host program issues flushes; batch results keep their shape.
+        if self.flush.count > 0 {
+            v["flush"] = self.flush.to_json(elapsed_ps);
+        }
+        v
     }
 }
 

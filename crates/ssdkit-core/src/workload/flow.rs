@@ -11,6 +11,7 @@ use crate::config::FlowConfig;
 use crate::engine::{derive_stream, Picoseconds, PS_PER_MS};
 use crate::error::Error;
 use serde_json::Value;
+use std::collections::VecDeque;
 
 pub enum Source {
     Synthetic {
@@ -18,6 +19,9 @@ pub enum Source {
         arrivals: Option<ArrivalGen>,
     },
     Trace(Box<TraceReplay>),
+    /// Requests a host program submits one at a time (`device::Device`), in time order, each
+    /// with the id the program was given. Empty means "nothing yet", not "ended".
+    External(VecDeque<(Picoseconds, u64, HostRequest)>),
 }
 
 /// What a flow can do at a given time.
@@ -54,6 +58,8 @@ pub struct Flow {
     /// Pinning: planes the flow's writes may use, in allocation order; None = all.
     pub planes: Option<Box<[u32]>>,
     pub plane_cursor: u32,
+    /// Id of the external request `next` last returned (the host program's request id).
+    pub tag: Option<u64>,
 }
 
 impl Flow {
@@ -123,7 +129,42 @@ impl Flow {
             arrival_scheduled: false,
             planes,
             plane_cursor: 0,
+            tag: None,
         })
+    }
+
+    /// The queue pair of a host program (`device::Device`): open loop, its requests held by
+    /// the host while `sq_entries` are outstanding, as a trace flow's are.
+    pub fn external(sq_entries: u32, planes: Option<Box<[u32]>>) -> Self {
+        Self {
+            source: Source::External(VecDeque::new()),
+            open_loop: true,
+            cap: sq_entries,
+            outstanding: 0,
+            pending: None,
+            beyond_time: None,
+            exhausted: false,
+            issued: 0,
+            limit: u64::MAX,
+            issued_bytes: 0,
+            byte_limit: u64::MAX,
+            start_ps: 0,
+            stop_ps: Picoseconds::MAX,
+            first_arrival: None,
+            last_arrival: 0,
+            arrival_scheduled: false,
+            planes,
+            plane_cursor: 0,
+            tag: None,
+        }
+    }
+
+    /// Hands a host program's request to an external flow.
+    pub fn push_external(&mut self, at: Picoseconds, id: u64, req: HostRequest) {
+        match &mut self.source {
+            Source::External(q) => q.push_back((at, id, req)),
+            _ => unreachable!("push_external on a configured flow"),
+        }
     }
 
     /// Requests the flow will issue at most (for progress display); u64::MAX if unknown.
@@ -163,6 +204,14 @@ impl Flow {
                     Some((at, gen.next_request()))
                 }
                 Source::Trace(t) => t.next_request()?,
+                Source::External(q) => match q.pop_front() {
+                    Some((at, id, req)) => {
+                        self.tag = Some(id);
+                        Some((at, req))
+                    }
+                    // More may come: the flow waits, it has not ended.
+                    None => return Ok(Next::Done),
+                },
             };
             match item {
                 Some(x) => self.pending = Some(x),
@@ -212,7 +261,7 @@ impl Flow {
     pub fn trace_summary(&self) -> Value {
         match &self.source {
             Source::Trace(t) => t.summary(),
-            Source::Synthetic { .. } => Value::Null,
+            Source::Synthetic { .. } | Source::External(_) => Value::Null,
         }
     }
 }

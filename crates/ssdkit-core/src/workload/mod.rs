@@ -14,4 +14,7 @@ pub enum Op {
     /// NVMe Dataset Management deallocate (TRIM): whole logical pages in the range are
     /// unmapped; partial pages at the edges are left alone, as drives trim whole mapping units.
     Trim,
+    /// NVMe Flush: makes completed writes durable. With no volatile write cache modelled it
+    /// costs its command's host-interface path and firmware time only.
+    Flush,
 }

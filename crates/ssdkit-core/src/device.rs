@@ -1,0 +1,246 @@
+//! A device a host program drives one request at a time: the integrated (execution-driven)
+//! mode of the MQSim paper (FAST'18, section 6.2), which full-system simulators such as gem5
+//! need. The same simulator as a batch run, with the configured flows' workloads replaced by
+//! the program's submissions: each configured flow is one NVMe queue pair (its priority,
+//! arbitration weight and plane pinning still apply) and the program picks the queue.
+//!
+//! Time only moves forward. `submit(t, ..)` first processes every event before `t`, then
+//! queues the request at `t`; `run_until(t)` processes every event up to and including `t`.
+//! So a request stream submitted here and the same stream replayed as a trace through the
+//! batch run complete at the same picoseconds (checked by `tests/device.rs`); the one
+//! difference possible is the order of a submission and another event at the very same
+//! picosecond.
+//!
+//! A queue holds at most `interface.io_queue_depth` outstanding requests, as an NVMe
+//! submission queue does; later submissions wait in the host, their latency counting from
+//! the time they were submitted here, exactly as an open-loop trace flow's do.
+
+use crate::config::{Config, Settings};
+use crate::engine::Picoseconds;
+use crate::error::Error;
+use crate::ids::FlowId;
+use crate::sim::{CompletionRecord, Simulator};
+use crate::workload::flow::Flow;
+use crate::workload::synthetic::HostRequest;
+use crate::workload::Op;
+use std::path::Path;
+use std::time::Instant;
+
+/// Bytes per logical sector: offsets and sizes are multiples of it.
+pub const SECTOR_BYTES: u64 = 512;
+
+/// One finished request, as `Device::drain` returns it.
+pub type Completion = CompletionRecord;
+
+impl CompletionRecord {
+    pub fn offset_bytes(&self) -> u64 {
+        self.start_sector * SECTOR_BYTES
+    }
+    pub fn bytes(&self) -> u64 {
+        self.sectors as u64 * SECTOR_BYTES
+    }
+    pub fn latency_ps(&self) -> Picoseconds {
+        self.complete_ps - self.submit_ps
+    }
+}
+
+pub struct Device {
+    sim: Simulator,
+    config: Config,
+    capacity_bytes: u64,
+    next_id: u64,
+    last_submit: Picoseconds,
+    created: Instant,
+}
+
+impl Device {
+    /// A device preconditioned as `c` says.
+    pub fn new(c: &Config) -> Result<Self, Error> {
+        let s = Settings::resolve(c);
+        let mut ftl = crate::ftl::Ftl::new(c, &s);
+        let rec = crate::ftl::precondition::run(&mut ftl, c)?;
+        Ok(Self::assemble(c, s, ftl, rec))
+    }
+
+    /// A device whose state is loaded from a snapshot (`c`'s `[precondition]` is not used).
+    pub fn from_snapshot(c: &Config, snapshot: &Path) -> Result<Self, Error> {
+        let t = Instant::now();
+        let (ftl, mut rec) = crate::ftl::snapshot::load(c, snapshot)?;
+        if !rec.is_object() {
+            rec = serde_json::json!({});
+        }
+        rec["snapshot"] = serde_json::json!(snapshot.display().to_string());
+        rec["snapshot_load_s"] = serde_json::json!(t.elapsed().as_secs_f64());
+        Ok(Self::assemble(c, Settings::resolve(c), ftl, rec))
+    }
+
+    fn assemble(
+        c: &Config,
+        s: Settings,
+        ftl: crate::ftl::Ftl,
+        precondition: serde_json::Value,
+    ) -> Self {
+        let flows = s
+            .flows
+            .iter()
+            .map(|f| Flow::external(c.interface.io_queue_depth, f.planes.clone()))
+            .collect();
+        let capacity_bytes = s.capacity_bytes;
+        let mut sim = Simulator::assemble_with(c, s, ftl, precondition, flows);
+        sim.log = Some(Vec::new());
+        Self {
+            sim,
+            config: c.clone(),
+            capacity_bytes,
+            next_id: 0,
+            last_submit: 0,
+            created: Instant::now(),
+        }
+    }
+
+    /// Logical capacity: offsets and sizes must stay inside it.
+    pub fn capacity_bytes(&self) -> u64 {
+        self.capacity_bytes
+    }
+
+    /// Queue pairs (the configured flows).
+    pub fn queues(&self) -> u32 {
+        self.sim.flows.len() as u32
+    }
+
+    /// Current simulated time.
+    pub fn now_ps(&self) -> Picoseconds {
+        self.sim.now()
+    }
+
+    /// Requests submitted and not yet completed (including those waiting in the host for
+    /// room in their submission queue).
+    pub fn outstanding(&self) -> u64 {
+        self.next_id - self.sim.completed.iter().sum::<u64>()
+    }
+
+    /// Queues a request at `at_ps` (not before the last submission or the current time) on
+    /// queue pair `queue`; returns its id (0, 1, ... in submission order). A flush takes no
+    /// range (`offset_bytes` and `bytes` 0).
+    pub fn submit(
+        &mut self,
+        at_ps: Picoseconds,
+        op: Op,
+        offset_bytes: u64,
+        bytes: u64,
+        queue: u32,
+    ) -> Result<u64, Error> {
+        self.check(at_ps, op, offset_bytes, bytes, queue)?;
+        // Everything strictly before the submission happens first.
+        while self.sim.q.peek_time().is_some_and(|t| t < at_ps) {
+            self.sim.step()?;
+        }
+        self.sim.q.advance_to(at_ps);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.last_submit = at_ps;
+        let req = HostRequest {
+            op,
+            start_sector: offset_bytes / SECTOR_BYTES,
+            sectors: (bytes / SECTOR_BYTES) as u32,
+        };
+        let f = FlowId(queue);
+        self.sim.flows[f.idx()].push_external(at_ps, id, req);
+        self.sim.pump(f);
+        if let Some(e) = self.sim.failure.take() {
+            return Err(e);
+        }
+        Ok(id)
+    }
+
+    fn check(
+        &self,
+        at_ps: Picoseconds,
+        op: Op,
+        offset_bytes: u64,
+        bytes: u64,
+        queue: u32,
+    ) -> Result<(), Error> {
+        let bad = |m: String| Err(Error::Request(m));
+        let now = self.sim.now().max(self.last_submit);
+        if at_ps < now {
+            return bad(format!(
+                "submit at {at_ps} ps is before the device's current time {now} ps: requests are accepted in non-decreasing time"
+            ));
+        }
+        if queue >= self.queues() {
+            return bad(format!(
+                "queue {queue} does not exist: the configuration has {} queue pair(s), 0..={} (one per [[flow]])",
+                self.queues(),
+                self.queues() - 1
+            ));
+        }
+        if op == Op::Flush {
+            if offset_bytes != 0 || bytes != 0 {
+                return bad(format!(
+                    "a flush takes no range: offset {offset_bytes} and bytes {bytes} must be 0"
+                ));
+            }
+            return Ok(());
+        }
+        if !offset_bytes.is_multiple_of(SECTOR_BYTES) || !bytes.is_multiple_of(SECTOR_BYTES) {
+            return bad(format!(
+                "offset {offset_bytes} and size {bytes} bytes must be multiples of the {SECTOR_BYTES}-byte sector"
+            ));
+        }
+        // Sizes are counted in sectors in a u32, as NVMe's 16-bit block count per command
+        // would be far smaller; this only guards the arithmetic.
+        let max_bytes = u32::MAX as u64 * SECTOR_BYTES;
+        if bytes == 0 || bytes > max_bytes {
+            return bad(format!(
+                "size {bytes} bytes is outside 512..={max_bytes} (whole sectors)"
+            ));
+        }
+        if offset_bytes
+            .checked_add(bytes)
+            .is_none_or(|end| end > self.capacity_bytes)
+        {
+            return bad(format!(
+                "range {offset_bytes}+{bytes} bytes goes past the device's logical capacity of {} bytes",
+                self.capacity_bytes
+            ));
+        }
+        Ok(())
+    }
+
+    /// Processes every event up to and including `t_ps`; the clock is then `t_ps`.
+    pub fn run_until(&mut self, t_ps: Picoseconds) -> Result<(), Error> {
+        self.sim.run_until(t_ps)
+    }
+
+    /// Runs until every submitted request has completed (and GC queued meanwhile is done).
+    /// A device that cannot finish is an error naming its state.
+    pub fn run_to_idle(&mut self) -> Result<(), Error> {
+        while self.sim.step()?.is_some() {}
+        if self.outstanding() > 0 {
+            return Err(Error::Simulation(format!(
+                "device stalled at {} ps with {} requests outstanding and no event pending; {}",
+                self.sim.now(),
+                self.outstanding(),
+                self.sim.stall_report()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The requests completed since the last drain, in completion order.
+    pub fn drain(&mut self) -> Vec<Completion> {
+        std::mem::take(self.sim.log.as_mut().expect("the device keeps its log"))
+    }
+
+    /// Like `drain`, appending to `out` (no allocation once `out` has grown).
+    pub fn drain_into(&mut self, out: &mut Vec<Completion>) {
+        out.append(self.sim.log.as_mut().expect("the device keeps its log"));
+    }
+
+    /// The result document of everything so far (per queue: the flows of the result).
+    pub fn result(&self) -> serde_json::Value {
+        self.sim
+            .result_document(&self.config, self.created.elapsed().as_secs_f64())
+    }
+}
