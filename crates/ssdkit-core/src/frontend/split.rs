@@ -35,7 +35,8 @@ pub fn split(
     let end = start_sector + sectors as u64;
     let first = start_sector / spp;
     let last = (end - 1) / spp;
-    (first..=last).map(move |page| {
+    // A half-open range: RangeInclusive's exhaustion flag costs a branch per page.
+    (first..last + 1).map(move |page| {
         let lo = start_sector.max(page * spp) - page * spp;
         let hi = end.min((page + 1) * spp) - page * spp;
         PageChunk {

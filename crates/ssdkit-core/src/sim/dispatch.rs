@@ -364,6 +364,11 @@ impl Simulator {
     }
 
     fn start_writes(&mut self, die: DieId) -> bool {
+        // Most calls find no write queued (reads and GC share the scheduler): answer those
+        // before looking at any plane.
+        if self.tsu.queues[die.idx()].writes_len() == 0 {
+            return false;
+        }
         if self.ftl.placement() == crate::config::Placement::Dynamic {
             self.retarget_stuck_writes(die);
         }
@@ -385,18 +390,20 @@ impl Simulator {
         };
         let p0 = self.tsu.get(t0).plane;
         let offset = offsets[(p0.0 - first) as usize].expect("checked above");
-        let mut batch = Vec::with_capacity(ppd as usize);
-        batch.push(t0);
+        let mut batch = [TxId::NONE; MAX_BATCH];
+        batch[0] = t0;
+        let mut n = 1;
         if self.multiplane {
-            self.tsu.queues[die.idx()].take_write_partners(
+            n += self.tsu.queues[die.idx()].take_write_partners(
                 1 << (p0.0 % ppd),
                 4 * ppd as usize,
                 ppd as usize,
                 |l| offsets[l] == Some(offset),
-                &mut batch,
+                &mut batch[1..],
             );
         }
-        for &t in &batch {
+        let batch = &batch[..n];
+        for &t in batch {
             let tx = *self.tsu.get(t);
             let ppn = self.ftl.program(tx.lpn, tx.plane, Stream::User);
             self.ftl.stats_mut().user_page_writes += 1;
@@ -405,8 +412,8 @@ impl Simulator {
         }
         let t = self
             .backend
-            .start_program(self.q.now(), die.0, offset, batch.len() as u32);
-        self.begin(die, &batch, t);
+            .start_program(self.q.now(), die.0, offset, n as u32);
+        self.begin(die, batch, t);
         true
     }
 

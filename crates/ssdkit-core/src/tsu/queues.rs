@@ -92,16 +92,26 @@ impl DieQueues {
         window: usize,
         max: usize,
         fits: impl Fn(usize) -> bool,
-        out: &mut Vec<TxId>,
-    ) {
-        let mut heads: Vec<(u64, usize)> = (0..self.writes.len())
+        out: &mut [TxId],
+    ) -> usize {
+        // Fixed arrays: this runs on every multi-plane write dispatch.
+        let mut heads = [(u64::MAX, 0usize); crate::flash::MAX_BATCH];
+        let mut nh = 0;
+        for p in 0..self.writes.len() {
             // Each plane appears once, so a taken head never has a rival on its plane.
-            .filter(|&p| used & (1 << p) == 0 && fits(p))
-            .filter_map(|p| self.writes[p].front().map(|&(s, _)| (s, p)))
-            .collect();
+            if used & (1 << p) == 0 && fits(p) {
+                if let Some(&(s, _)) = self.writes[p].front() {
+                    heads[nh] = (s, p);
+                    nh += 1;
+                }
+            }
+        }
+        let heads = &mut heads[..nh];
         heads.sort_unstable();
-        for (taken, (seq, p)) in heads.into_iter().enumerate() {
-            if out.len() >= max {
+        let mut n = 0;
+        for (taken, &(seq, p)) in heads.iter().enumerate() {
+            // `max` counts the write the batch started with.
+            if n + 1 >= max || n >= out.len() {
                 break;
             }
             let before: usize = self
@@ -115,8 +125,10 @@ impl DieQueues {
             }
             let (_, t) = self.writes[p].pop_front().expect("head exists");
             self.write_count -= 1;
-            out.push(t);
+            out[n] = t;
+            n += 1;
         }
+        n
     }
 
     /// Takes every write queued for the planes (local indices) that `stuck` selects, in
