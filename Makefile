@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
-.PHONY: help setup demo test test-rust examples test-python lint bench bench-core schema
+.PHONY: help setup demo test test-rust test-c header examples test-python lint bench bench-core schema
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -37,10 +37,31 @@ examples: ## run every Rust example once with small arguments
 	$(EXAMPLE_RUN) trace_parse -- $(EXAMPLE_TMP)/gen.trace.zst
 	$(EXAMPLE_RUN) trace_parse -- tests/data/mqsim/traces/tpcc-small.trace mqsim
 
+# The C API (crates/ssdkit-c): its Rust tests (the committed header is the one cbindgen generates
+# now; every call through the C ABI), then examples/c/closed_loop.c compiled against the header
+# and libssdkit.so and run. The library is the test-profile build `cargo test -p ssdkit-c` has
+# just made (optimised, checks on), not a release build.
+ifeq ($(origin CC),default)
+CC = gcc
+endif
+C_LIB_DIR = $(abspath $(or $(CARGO_TARGET_DIR),target))/debug
+C_FLAGS = -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror
+
+test-c: ## C API: header up to date, FFI tests, examples/c/closed_loop.c built with gcc and run
+	cargo test -p ssdkit-c
+	cargo build --quiet --profile test -p ssdkit-c
+	mkdir -p $(EXAMPLE_TMP)
+	$(CC) $(C_FLAGS) -I crates/ssdkit-c/include examples/c/closed_loop.c \
+		-L $(C_LIB_DIR) -lssdkit -Wl,-rpath,$(C_LIB_DIR) -o $(EXAMPLE_TMP)/closed_loop
+	$(EXAMPLE_TMP)/closed_loop 2000
+
+header: ## regenerate crates/ssdkit-c/include/ssdkit.h (cbindgen) after changing the C API
+	UPDATE_HEADER=1 cargo test -p ssdkit-c --test header
+
 test-python: setup ## pytest suite against the installed package
 	$(PYTHON) -m pytest -q tests/python
 
-test: lint test-rust examples test-python ## every check: lint, Rust tests, examples, pytest
+test: lint test-rust test-c examples test-python ## every check: lint, Rust tests, C API, examples, pytest
 
 # ruff's version is pinned once, in pyproject.toml's test extras.
 RUFF_PIN = $(shell grep -o '"ruff==[^"]*"' pyproject.toml | tr -d '"')
