@@ -5,16 +5,22 @@
 >>> print(r.summary())
 >>> p = ssdkit.precondition("mqsim-paper", "device.snap")   # build the device state once
 >>> r = ssdkit.run("mqsim-paper", snapshot="device.snap")   # and start runs from it
+>>> with ssdkit.Device("mqsim-paper") as dev:               # or drive it request by request
+...     dev.submit(0, "read", 0, 4096)
+...     dev.run_to_idle()
+...     print(dev.drain())
 
 Errors: a bad value (override, key, path) raises ConfigError naming it; an unknown preset
 PresetError; an unreadable file SsdkitIoError; a bad trace line TraceError; all subclasses of
 SsdkitError. A wrong kind of argument (overrides not a dict, config not a str or path) raises
-TypeError. See the README's "Errors" section.
+TypeError. A request a Device cannot take raises RequestError. See the README's "Errors"
+section.
 """
 
 from ._native import (
     ConfigError,
     PresetError,
+    RequestError,
     SimulationError,
     SsdkitError,
     SsdkitIoError,
@@ -22,10 +28,11 @@ from ._native import (
     __version__,
 )
 from .api import config_schema, device_info, precondition, preset_toml, presets, resolve_config, run
+from .device import Completion, Device
 from .fio import FioError, fio_to_toml
 from .mqsim import MqsimError, import_mqsim, mqsim_to_toml
 from .result import (
-    Device,
+    DeviceResult,
     EraseCounts,
     EraseHistogram,
     FlashStats,
@@ -39,8 +46,10 @@ from .result import (
 )
 
 __all__ = [
+    "Completion",
     "ConfigError",
     "Device",
+    "DeviceResult",
     "EraseCounts",
     "EraseHistogram",
     "FioError",
@@ -52,6 +61,7 @@ __all__ = [
     "OpStats",
     "Precondition",
     "PresetError",
+    "RequestError",
     "Result",
     "SimulationError",
     "SsdkitError",

@@ -64,7 +64,67 @@ def preset_toml(name: str) -> str:
 def config_schema() -> str:
     """JSON Schema of the configuration."""
 
-class TraceError(SsdkitError): ...
+class TraceError(SsdkitError):
+    """A trace file could not be read or has a bad line; the message names the file, line and text."""
+
+class RequestError(SsdkitError):
+    """A request a Device cannot take (time in the past, range outside the device, misaligned,
+    unknown queue or op); the message names the problem. The device is unchanged."""
+
+def run_with_log(
+    toml_text: str | None = None,
+    origin: str = "<string>",
+    preset: str | None = None,
+    overrides: list[str] = ...,
+    progress: bool = False,
+    snapshot: str | os.PathLike[str] | None = None,
+) -> tuple[str, dict[str, bytearray]]:
+    """Like `run`, keeping the request log: the result document as JSON and the completed
+    requests, in completion order, as columns of native-endian buffers: `id`, `queue`,
+    `offset_bytes`, `bytes`, `submit_ns`, `complete_ns`, `latency_ns` (int64), `submit_ps`,
+    `complete_ps` (uint64), `op` (uint8 codes: 0 read, 1 write, 2 trim, 3 flush)."""
+
+class Device:
+    """The step-by-step device; `ssdkit.Device` wraps it. Times are integer nanoseconds
+    (`t * 1000` ps exactly); completion times are picoseconds floored to nanoseconds.
+    Integer arguments accept int or anything with `__index__` (not bool): a negative or
+    too-large value raises RequestError, another kind TypeError. Every call releases the GIL
+    and is serialised by a lock; a panic inside raises SimulationError and leaves the device
+    unusable; after `close` calls raise SsdkitError."""
+
+    def __init__(
+        self,
+        toml_text: str | None = None,
+        origin: str = "<string>",
+        preset: str | None = None,
+        overrides: list[str] = ...,
+        snapshot: str | os.PathLike[str] | None = None,
+    ) -> None: ...
+    @property
+    def capacity_bytes(self) -> int: ...
+    @property
+    def queues(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    def submit(self, time_ns: int, op: str, offset_bytes: int, nbytes: int, queue: int | None = None) -> int:
+        """Queues one request; returns its id. `op`: 'read', 'write', 'trim', 'flush'."""
+    def submit_many(self, time_ns: bytes, ops: bytes, offset_bytes: bytes, nbytes: bytes, queues: bytes) -> int | None:
+        """Submits equally long columns of native-endian int64 (op codes 0 read, 1 write, 2
+        trim, 3 flush); returns the first id (consecutive ids), None for an empty batch. Every
+        request is checked before any is submitted."""
+    def run_until(self, time_ns: int) -> None: ...
+    def run_to_idle(self) -> None:
+        """Runs until no request is outstanding, then moves the clock up to a whole ns."""
+    def now_ns(self) -> int: ...
+    def now_ps(self) -> int: ...
+    def outstanding(self) -> int: ...
+    def drain(self) -> list[tuple[int, int, str, int, int, int, int, int]]:
+        """`(id, queue, op, offset_bytes, bytes, submit_ns, complete_ns, latency_ns)` per
+        completed request since the last drain, in completion order."""
+    def drain_columns(self) -> dict[str, bytearray]:
+        """Like `drain`, as the columns `run_with_log` returns."""
+    def result_json(self) -> str: ...
+    def close(self) -> None: ...
 
 def device_info(
     toml_text: str | None = None,

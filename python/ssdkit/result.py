@@ -85,18 +85,23 @@ class OpStats(_DictLike):
 @dataclass(frozen=True)
 class Stats(_DictLike):
     """Completed requests by kind. ``all`` = reads + writes; TRIM requests are only in
-    ``trim`` (they move no data)."""
+    ``trim`` (they move no data), and flushes (which only a :class:`ssdkit.Device` program
+    issues) only in ``flush``."""
 
     read: OpStats
     write: OpStats
     all: OpStats
     trim: OpStats
+    #: NVMe Flush commands; present in the document only when some completed (zero otherwise).
+    flush: OpStats = field(default_factory=OpStats.zero)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Stats:
         # `trim` is additive in schema version 1: documents from before it have none.
         trim = OpStats.from_dict(d["trim"]) if isinstance(d, dict) and "trim" in d else OpStats.zero()
-        return cls(**{op: OpStats.from_dict(_get(d, op)) for op in _OPS if op != "trim"}, trim=trim)
+        # `flush` is written only when a Device program completed flushes.
+        flush = OpStats.from_dict(d["flush"]) if isinstance(d, dict) and "flush" in d else OpStats.zero()
+        return cls(**{op: OpStats.from_dict(_get(d, op)) for op in _OPS if op != "trim"}, trim=trim, flush=flush)
 
 
 @dataclass(frozen=True)
@@ -178,7 +183,11 @@ class EraseCounts(_DictLike):
 
 
 @dataclass(frozen=True)
-class Device(_DictLike):
+class DeviceResult(_DictLike):
+    """The ``device`` part of a :class:`Result`: all flows together, flash and FTL counters,
+    wear and the preconditioning record. (Not to be confused with :class:`ssdkit.Device`, the
+    step-by-step simulator.)"""
+
     capacity_bytes: int
     stats: Stats
     flash: FlashStats
@@ -197,7 +206,7 @@ class Device(_DictLike):
         return self.precondition.get("mode")
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Device:
+    def from_dict(cls, d: dict[str, Any]) -> DeviceResult:
         erase = d.get("erase_counts") if isinstance(d, dict) else None
         return cls(
             capacity_bytes=_get(d, "capacity_bytes"),
@@ -306,10 +315,13 @@ class Result:
     events_per_wall_s: float
     requests_per_wall_s: float
     stopped_by_time_cap: bool
-    device: Device
+    device: DeviceResult
     flows: list[FlowResult]
     config: dict[str, Any] = field(repr=False)
     raw: dict[str, Any] = field(repr=False)
+    #: Every completed request, when the run was asked for it (``ssdkit.run(...,
+    #: request_log=True)``); otherwise None. Not part of the JSON document.
+    request_log: pandas.DataFrame | None = field(default=None, repr=False)
 
     @classmethod
     def from_json(cls, text: str) -> Result:
@@ -325,7 +337,7 @@ class Result:
         return _pick(
             cls,
             d,
-            device=Device.from_dict(_get(d, "device")),
+            device=DeviceResult.from_dict(_get(d, "device")),
             flows=[FlowResult.from_dict(f) for f in _get(d, "flows")],
             raw=d,
         )
@@ -342,18 +354,21 @@ class Result:
     def rows(self, trim: bool | None = None) -> list[tuple[str, int | None, str, OpStats]]:
         """``(scope, flow_index, op, stats)`` for every flow and then the device; op is read,
         write, all and, if ``trim`` (by default: when the run completed any TRIM request),
-        trim, for every scope."""
+        trim, for every scope; then flush, for every scope, when a :class:`ssdkit.Device`
+        program completed any flush."""
         if trim is None:
             trim = self.device.stats.trim.count > 0
         ops = _OPS if trim else tuple(op for op in _OPS if op != "trim")
+        if self.device.stats.flush.count > 0:
+            ops += ("flush",)
         scopes: list[tuple[str, int | None, Stats]] = [(f.name, f.index, f.stats) for f in self.flows]
         scopes.append(("device", None, self.device.stats))
         return [(name, idx, op, getattr(st, op)) for name, idx, st in scopes for op in ops]
 
     def to_pandas(self) -> pandas.DataFrame:
         """One row per (scope, op): scope is a flow name or ``"device"``, op is read, write,
-        all (= read + write) and, when the run completed any TRIM request, trim; bandwidth in
-        MB/s (10^6 B/s), latencies in microseconds."""
+        all (= read + write) and, when the run completed any TRIM request (flush), trim (flush);
+        bandwidth in MB/s (10^6 B/s), latencies in microseconds."""
         import pandas as pd  # deferred: the CLI should not pay pandas' import time
 
         records = []
@@ -470,7 +485,7 @@ class Result:
 def _rows_worth_showing(rows: list[tuple[str, int | None, str, OpStats]]) -> list[tuple[str, str, OpStats]]:
     """Per scope, the read and write rows that have requests, "all" only when it adds
     something (for a mixed workload, or as the single row of a scope that completed no read
-    or write), and "trim" when the scope completed TRIM requests."""
+    or write), and "trim" ("flush") when the scope completed TRIM (flush) requests."""
     by_scope: dict[tuple[str, int | None], dict[str, OpStats]] = {}
     for scope, idx, op, s in rows:
         by_scope.setdefault((scope, idx), {})[op] = s
@@ -479,8 +494,9 @@ def _rows_worth_showing(rows: list[tuple[str, int | None, str, OpStats]]) -> lis
         ops = [op for op in ("read", "write") if by_op[op].count > 0]
         if len(ops) != 1:
             ops.append("all")
-        if "trim" in by_op and by_op["trim"].count > 0:
-            ops.append("trim")
+        for op in ("trim", "flush"):
+            if op in by_op and by_op[op].count > 0:
+                ops.append(op)
         out += [(scope, op, by_op[op]) for op in ops]
     return out
 

@@ -9,6 +9,8 @@ use ssdkit_core::config;
 use ssdkit_core::Error;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod device;
+
 // The module name given here becomes `__module__`, so tracebacks read `ssdkit.ConfigError`,
 // the name users import, rather than the private `ssdkit._native`.
 pyo3::create_exception!(
@@ -57,7 +59,7 @@ pyo3::create_exception!(
 );
 
 /// The one place core errors become Python exceptions.
-fn to_py(e: Error) -> PyErr {
+pub(crate) fn to_py(e: Error) -> PyErr {
     match e {
         Error::Config(m) => ConfigError::new_err(m),
         Error::Preset(m) => PresetError::new_err(m),
@@ -68,7 +70,7 @@ fn to_py(e: Error) -> PyErr {
     }
 }
 
-fn source<'a>(
+pub(crate) fn source<'a>(
     toml_text: &'a Option<String>,
     origin: &'a str,
     preset: &'a Option<String>,
@@ -84,7 +86,10 @@ fn source<'a>(
 
 /// Runs `f` without the GIL and turns a panic into `SimulationError`: a bug in the model must
 /// not take the interpreter (a notebook, a sweep driver) down with it.
-fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
+pub(crate) fn guarded<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, Error> + Send,
+) -> PyResult<T> {
     let outcome = py.allow_threads(|| catch_unwind(AssertUnwindSafe(f)));
     match outcome {
         Ok(r) => r.map_err(to_py),
@@ -122,6 +127,35 @@ fn run(
         serde_json::to_string(&out.result)
             .map_err(|e| Error::Simulation(format!("result serialisation: {e}")))
     })
+}
+
+/// Like `run`, keeping the request log: returns the result document as JSON text and the
+/// completed requests, in completion order, as columns of native-endian buffers (`id`,
+/// `queue`, `op` codes, `offset_bytes`, `bytes`, `submit_ns`, `complete_ns`, `latency_ns`,
+/// `submit_ps`, `complete_ps`; see `device::columns`).
+#[pyfunction]
+#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new(), progress=false, snapshot=None))]
+fn run_with_log<'py>(
+    py: Python<'py>,
+    toml_text: Option<String>,
+    origin: String,
+    preset: Option<String>,
+    overrides: Vec<String>,
+    progress: bool,
+    snapshot: Option<std::path::PathBuf>,
+) -> PyResult<(String, Bound<'py, pyo3::types::PyDict>)> {
+    let src = source(&toml_text, &origin, &preset)?;
+    let (text, log) = guarded(py, || {
+        let cfg = api::load(src, &overrides)?;
+        let out = match &snapshot {
+            Some(path) => api::run_from_snapshot(&cfg, path, progress, true)?,
+            None => api::run(&cfg, progress, true)?,
+        };
+        let text = serde_json::to_string(&out.result)
+            .map_err(|e| Error::Simulation(format!("result serialisation: {e}")))?;
+        Ok((text, out.log.unwrap_or_default()))
+    })?;
+    Ok((text, device::columns(py, &log)?))
 }
 
 /// Preconditions the configured device and saves it as a snapshot at `output`; returns the
@@ -207,6 +241,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add("RequestError", py.get_type::<RequestError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_with_log, m)?)?;
+    m.add_class::<device::PyDevice>()?;
     m.add_function(wrap_pyfunction!(precondition, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
