@@ -46,6 +46,16 @@ pub fn run_from_snapshot(
 /// A simulator over the device state of a snapshot; the result records the file and how
 /// long loading took, next to the preconditioning record saved in it.
 pub fn simulator_from_snapshot(c: &Config, snapshot: &Path) -> Result<Simulator, Error> {
+    let (ftl, rec) = load_snapshot(c, snapshot)?;
+    Simulator::with_ftl(c, ftl, rec)
+}
+
+/// The device state of a snapshot and its record for the result (the file, the load time,
+/// and the preconditioning record saved in it).
+pub fn load_snapshot(
+    c: &Config,
+    snapshot: &Path,
+) -> Result<(crate::ftl::Ftl, serde_json::Value), Error> {
     let t = Instant::now();
     let (ftl, mut rec) = crate::ftl::snapshot::load(c, snapshot)?;
     if !rec.is_object() {
@@ -53,7 +63,7 @@ pub fn simulator_from_snapshot(c: &Config, snapshot: &Path) -> Result<Simulator,
     }
     rec["snapshot"] = serde_json::json!(snapshot.display().to_string());
     rec["snapshot_load_s"] = serde_json::json!(t.elapsed().as_secs_f64());
-    Simulator::with_ftl(c, ftl, rec)
+    Ok((ftl, rec))
 }
 
 /// Preconditions the device of `c` and saves it to `output`. Returns the preconditioning

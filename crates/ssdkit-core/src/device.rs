@@ -64,13 +64,7 @@ impl Device {
 
     /// A device whose state is loaded from a snapshot (`c`'s `[precondition]` is not used).
     pub fn from_snapshot(c: &Config, snapshot: &Path) -> Result<Self, Error> {
-        let t = Instant::now();
-        let (ftl, mut rec) = crate::ftl::snapshot::load(c, snapshot)?;
-        if !rec.is_object() {
-            rec = serde_json::json!({});
-        }
-        rec["snapshot"] = serde_json::json!(snapshot.display().to_string());
-        rec["snapshot_load_s"] = serde_json::json!(t.elapsed().as_secs_f64());
+        let (ftl, rec) = crate::api::load_snapshot(c, snapshot)?;
         Ok(Self::assemble(c, Settings::resolve(c), ftl, rec))
     }
 
