@@ -126,8 +126,8 @@ impl Device {
     ) -> Result<u64, Error> {
         self.check(at_ps, op, offset_bytes, bytes, queue)?;
         // Everything strictly before the submission happens first.
-        while self.sim.q.peek_time().is_some_and(|t| t < at_ps) {
-            self.sim.step()?;
+        if at_ps > 0 {
+            self.sim.run_through(at_ps - 1, |_| {})?;
         }
         self.sim.q.advance_to(at_ps);
         let id = self.next_id;
@@ -210,7 +210,7 @@ impl Device {
     /// Runs until every submitted request has completed (and GC queued meanwhile is done).
     /// A device that cannot finish is an error naming its state.
     pub fn run_to_idle(&mut self) -> Result<(), Error> {
-        while self.sim.step()?.is_some() {}
+        self.sim.run_through(Picoseconds::MAX, |_| {})?;
         if self.outstanding() > 0 {
             return Err(Error::Simulation(format!(
                 "device stalled at {} ps with {} requests outstanding and no event pending; {}",

@@ -2,17 +2,28 @@ use super::Picoseconds;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};
 
-/// One scheduled event. The sequence number makes ordering total and deterministic: two events
-/// at the same time fire in the order they were scheduled.
+/// One scheduled event, ordered by one key: the time in the high 64 bits and the sequence
+/// number in the low, so two events at the same time fire in the order they were scheduled,
+/// and a heap comparison is one 128-bit compare.
 struct Entry<E> {
-    time: Picoseconds,
-    seq: u64,
+    key: u128,
     event: E,
+}
+
+impl<E> Entry<E> {
+    #[inline]
+    fn time(&self) -> Picoseconds {
+        (self.key >> 64) as Picoseconds
+    }
+    #[inline]
+    fn seq(&self) -> u64 {
+        self.key as u64
+    }
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.time == other.time && self.seq == other.seq
+        self.key == other.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -22,9 +33,10 @@ impl<E> PartialOrd for Entry<E> {
     }
 }
 impl<E> Ord for Entry<E> {
-    // BinaryHeap is a max-heap; reverse so the earliest (time, seq) pops first.
+    // BinaryHeap is a max-heap; reverse so the earliest key pops first.
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -105,8 +117,7 @@ impl<E> EventQueue<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.heap.push(Entry {
-            time: at,
-            seq,
+            key: (at as u128) << 64 | seq as u128,
             event,
         });
         Ok(EventId(seq))
@@ -114,18 +125,21 @@ impl<E> EventQueue<E> {
 
     /// Cancels a pending event. Returns false if it already fired or was cancelled.
     pub fn cancel(&mut self, id: EventId) -> bool {
-        if id.0 >= self.next_seq || !self.heap.iter().any(|e| e.seq == id.0) {
+        if id.0 >= self.next_seq || !self.heap.iter().any(|e| e.seq() == id.0) {
             return false;
         }
         self.cancelled.insert(id.0)
     }
 
-    #[inline]
+    /// Drops cancelled events from the top of the heap. Kept out of line: the common path
+    /// only tests `cancelled.is_empty()`.
+    #[cold]
+    #[inline(never)]
     fn drop_cancelled(&mut self) {
         while !self.cancelled.is_empty() {
             match self.heap.peek() {
-                Some(e) if self.cancelled.contains(&e.seq) => {
-                    let seq = e.seq;
+                Some(e) if self.cancelled.contains(&e.seq()) => {
+                    let seq = e.seq();
                     self.heap.pop();
                     self.cancelled.remove(&seq);
                 }
@@ -137,17 +151,33 @@ impl<E> EventQueue<E> {
     /// Removes the earliest event and advances the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Picoseconds, E)> {
-        self.drop_cancelled();
-        let e = self.heap.pop()?;
-        self.now = e.time;
+        self.pop_through(Picoseconds::MAX)
+    }
+
+    /// Removes the earliest event if it is due at or before `limit`, and advances the clock
+    /// to its time; None (and the clock unchanged) otherwise. The simulation loops' one call
+    /// per event: a peek and a pop in one.
+    #[inline]
+    pub fn pop_through(&mut self, limit: Picoseconds) -> Option<(Picoseconds, E)> {
+        if !self.cancelled.is_empty() {
+            self.drop_cancelled();
+        }
+        let t = self.heap.peek()?.time();
+        if t > limit {
+            return None;
+        }
+        let e = self.heap.pop().expect("peeked");
+        self.now = t;
         self.processed += 1;
-        Some((e.time, e.event))
+        Some((t, e.event))
     }
 
     /// Time of the earliest pending event.
     pub fn peek_time(&mut self) -> Option<Picoseconds> {
-        self.drop_cancelled();
-        self.heap.peek().map(|e| e.time)
+        if !self.cancelled.is_empty() {
+            self.drop_cancelled();
+        }
+        self.heap.peek().map(|e| e.time())
     }
 
     /// Moves the clock forward to `t` when no event is pending before it (a step-by-step
@@ -202,6 +232,27 @@ mod tests {
         assert_eq!(q.pop(), None);
         assert!(q.is_empty());
         assert_eq!(q.processed(), 1);
+    }
+
+    #[test]
+    fn pop_through_stops_at_the_limit() {
+        let mut q = EventQueue::new();
+        for (t, e) in [(10, 'a'), (20, 'b'), (20, 'c'), (30, 'd')] {
+            q.schedule(t, e).unwrap();
+        }
+        let x = q.schedule(15, 'x').unwrap();
+        assert!(q.cancel(x));
+        assert_eq!(q.pop_through(9), None);
+        assert_eq!(q.now(), 0, "nothing due: the clock stays");
+        assert_eq!(q.pop_through(20), Some((10, 'a')));
+        assert_eq!(
+            q.pop_through(20),
+            Some((20, 'b')),
+            "the cancelled event at 15 is skipped"
+        );
+        assert_eq!(q.pop_through(20), Some((20, 'c')));
+        assert_eq!(q.pop_through(20), None);
+        assert_eq!((q.now(), q.processed(), q.len()), (20, 3, 1));
     }
 
     #[test]

@@ -97,6 +97,12 @@ impl Host {
     }
 
     /// The next command the fetch unit takes, and when it is inside the device.
+    /// Some submission queue holds a command the device knows of and has not fetched.
+    #[inline]
+    pub fn has_waiting(&self) -> bool {
+        self.fetch.has_waiting()
+    }
+
     pub fn next_fetch(&mut self, now: Picoseconds) -> Option<(ReqId, Picoseconds)> {
         let (_, r) = self.fetch.next_fetch()?;
         Some((ReqId(r), self.link.fetch_command(now)))

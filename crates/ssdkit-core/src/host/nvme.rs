@@ -80,6 +80,12 @@ impl FetchUnit {
         None
     }
 
+    /// Some queue has a visible request (with or without room to fetch it).
+    #[inline]
+    pub fn has_waiting(&self) -> bool {
+        self.waiting > 0
+    }
+
     /// Next (queue, request) to fetch; None when no queue has both a visible request and room.
     #[inline]
     pub fn next_fetch(&mut self) -> Option<(usize, u32)> {

@@ -89,7 +89,16 @@ impl Simulator {
         id
     }
 
+    /// The fetch unit takes what it may; most calls find nothing waiting, so that test is
+    /// inlined at the call and the loop is not.
+    #[inline]
     fn try_fetch(&mut self) {
+        if self.host.has_waiting() {
+            self.fetch_waiting();
+        }
+    }
+
+    fn fetch_waiting(&mut self) {
         while let Some((r, t)) = self.host.next_fetch(self.q.now()) {
             self.at(t, Ev::CommandArrived(r));
         }
@@ -118,7 +127,7 @@ impl Simulator {
                 complete_ps: now,
             });
         }
-        self.since_progress = 0;
+        self.progress_at = self.q.processed();
         self.completed[req.flow.idx()] += 1;
         self.last_completion = now;
         self.try_fetch();
@@ -452,7 +461,7 @@ impl Simulator {
         let tx = self.tsu.remove(t);
         match tx.kind {
             TxKind::UserRead | TxKind::UserWrite => {
-                self.since_progress = 0;
+                self.progress_at = self.q.processed();
                 let req = self.host.request_mut(tx.req);
                 req.pending_tx -= 1;
                 if req.pending_tx == 0 {

@@ -30,8 +30,9 @@ impl Latencies {
     #[inline]
     fn record(&mut self, v: Picoseconds) {
         match self {
+            Latencies::Hist(h) => h.record(v).expect("auto-resizing histogram"),
             Latencies::Few(vals) if vals.len() < FEW_LATENCIES => vals.push(v),
-            _ => self.hist_mut().record(v).expect("auto-resizing histogram"),
+            Latencies::Few(_) => self.hist_mut().record(v).expect("auto-resizing histogram"),
         }
     }
 
