@@ -80,5 +80,5 @@ bench: ## the issue-2 benchmark: 1M requests per case on mqsim-paper, req/s, eve
 bench-core: ## the same cases timed in Rust alone (no Python)
 	cargo run --release -p ssdkit-core --example bench_core
 
-schema: ## regenerate docs/config.schema.json from the configuration structs
-	UPDATE_SCHEMA=1 cargo test -p ssdkit-core --lib schema_file_is_current
+schema: ## regenerate docs/config.schema.json and docs/result.schema.json from the Rust types
+	UPDATE_SCHEMA=1 cargo test -p ssdkit-core --lib -- schema_file_is_current committed_schema_is_current

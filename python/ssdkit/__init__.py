@@ -38,11 +38,13 @@ from .result import (
     FlashStats,
     FlowResult,
     FtlStats,
+    LatencyHistogram,
     LatencyUs,
     OpStats,
     Precondition,
     Result,
     Stats,
+    load,
 )
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "FlashStats",
     "FlowResult",
     "FtlStats",
+    "LatencyHistogram",
     "LatencyUs",
     "MqsimError",
     "OpStats",
@@ -73,6 +76,7 @@ __all__ = [
     "device_info",
     "fio_to_toml",
     "import_mqsim",
+    "load",
     "mqsim_to_toml",
     "precondition",
     "preset_toml",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,28 @@ class LatencyUs(_DictLike):
 
 
 @dataclass(frozen=True)
+class LatencyHistogram(_DictLike):
+    """Every latency of one kind of request, in the non-empty buckets of an HDR histogram
+    (3 significant digits), ascending: bucket ``i`` holds ``count[i]`` latencies ``l`` (in
+    picoseconds) with ``lower_ps[i] <= l <= upper_ps[i]``."""
+
+    lower_ps: list[int] = field(hash=False, repr=False)
+    upper_ps: list[int] = field(hash=False, repr=False)
+    count: list[int] = field(hash=False, repr=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LatencyHistogram:
+        lower, upper, count = (list(_get(d, k)) for k in ("lower_ps", "upper_ps", "count"))
+        if not len(lower) == len(upper) == len(count):
+            raise SsdkitError("result document: latency_histogram lists differ in length")
+        return cls(lower, upper, count)
+
+    @property
+    def total(self) -> int:
+        return sum(self.count)
+
+
+@dataclass(frozen=True)
 class OpStats(_DictLike):
     """Completed requests of one kind (read, write, trim, or all = read + write)."""
 
@@ -66,20 +89,79 @@ class OpStats(_DictLike):
     iops: float
     bandwidth_bytes_per_s: float
     latency: LatencyUs
+    #: Every latency in HDR buckets; None only for a document from before it was written.
+    histogram: LatencyHistogram | None = field(default=None, repr=False)
 
     @property
     def bandwidth_MBps(self) -> float:
         """Bandwidth in MB/s (10^6 bytes per second)."""
         return self.bandwidth_bytes_per_s / 1e6
 
+    def quantile(self, q: Any) -> Any:
+        """Latency quantile(s) in microseconds, ``q`` in [0, 1] (a number or an array-like,
+        giving a float or a numpy array). Computed from the histogram as the core computes
+        its own: ``quantile(0.99)`` equals ``latency.p99`` exactly. NaN when no request of
+        this kind completed."""
+        import numpy as np
+
+        qs = np.asarray(q, dtype=float)
+        if np.any(np.isnan(qs)) or np.any(qs < 0) or np.any(qs > 1):
+            raise ValueError(f"quantile: q must lie in [0, 1], got {q!r}")
+        h = self._require_histogram("quantile")
+        if self.count == 0:
+            out = np.full(qs.shape, np.nan)
+        else:
+            cum = np.cumsum(np.asarray(h.count, dtype=np.uint64))
+            # The HDR rule: the first bucket whose cumulative count reaches ceil(q * total).
+            target = np.maximum(np.ceil(qs * float(cum[-1])), 1).astype(np.uint64)
+            idx = np.searchsorted(cum, target, side="left")
+            upper_us = np.asarray(h.upper_ps, dtype=np.uint64)[idx] / 1e6
+            out = np.clip(upper_us, self.latency.min, self.latency.max)
+        return float(out) if out.ndim == 0 else out
+
+    def percentile(self, p: Any) -> Any:
+        """Latency percentile(s) in microseconds, ``p`` in [0, 100]: ``quantile(p / 100)``, the
+        fraction taken to 12 decimal places so that ``percentile(99.9)`` is ``quantile(0.999)``
+        (in binary floating point 99.9 / 100 is not 0.999)."""
+        import numpy as np
+
+        ps = np.asarray(p, dtype=float)
+        if np.any(np.isnan(ps)) or np.any(ps < 0) or np.any(ps > 100):
+            raise ValueError(f"percentile: p must lie in [0, 100], got {p!r}")
+        return self.quantile(np.round(ps / 100, 12))
+
+    def latency_cdf(self) -> tuple[Any, Any]:
+        """The latency CDF as two numpy arrays: ``latency_us`` (each bucket's upper edge, in
+        microseconds, ascending) and ``fraction`` (the share of requests at or below it,
+        ending at 1.0). Empty arrays when no request of this kind completed."""
+        import numpy as np
+
+        h = self._require_histogram("latency_cdf")
+        count = np.asarray(h.count, dtype=np.uint64)
+        if count.size == 0:
+            return np.empty(0), np.empty(0)
+        cum = np.cumsum(count)
+        return np.asarray(h.upper_ps, dtype=np.uint64) / 1e6, cum / float(cum[-1])
+
+    def _require_histogram(self, what: str) -> LatencyHistogram:
+        if self.histogram is None:
+            raise SsdkitError(f"{what}: this result document has no latency histogram (written by an older ssdkit)")
+        return self.histogram
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> OpStats:
-        return _pick(cls, d, latency=LatencyUs.from_dict(_get(d, "latency_us")))
+        hist = d.get("latency_histogram") if isinstance(d, dict) else None
+        return _pick(
+            cls,
+            d,
+            latency=LatencyUs.from_dict(_get(d, "latency_us")),
+            histogram=None if hist is None else LatencyHistogram.from_dict(hist),
+        )
 
     @classmethod
     def zero(cls) -> OpStats:
         """No requests (what a document from before TRIM support implies for ``trim``)."""
-        return cls(0, 0, 0.0, 0.0, LatencyUs(*[0.0] * len(dataclasses.fields(LatencyUs))))
+        return cls(0, 0, 0.0, 0.0, LatencyUs(*[0.0] * len(dataclasses.fields(LatencyUs))), LatencyHistogram([], [], []))
 
 
 @dataclass(frozen=True)
@@ -199,6 +281,8 @@ class DeviceResult(_DictLike):
     #: saved in the file plus ``snapshot`` (path) and ``snapshot_load_s``. Empty for a
     #: document from before preconditioning was recorded.
     precondition: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
+    #: Where each random stream came from (the seed, and which streams derive from it).
+    random_streams: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
 
     @property
     def precondition_mode(self) -> str | None:
@@ -215,6 +299,7 @@ class DeviceResult(_DictLike):
             ftl=FtlStats.from_dict(_get(d, "ftl")),
             erase_counts=None if erase is None else EraseCounts.from_dict(erase),
             precondition=dict(d.get("precondition") or {}),
+            random_streams=dict(d.get("random_streams") or {}),
         )
 
 
@@ -319,6 +404,8 @@ class Result:
     flows: list[FlowResult]
     config: dict[str, Any] = field(repr=False)
     raw: dict[str, Any] = field(repr=False)
+    #: Significant digits of the latency histograms (3: percentiles within 0.1 %).
+    latency_histogram_significant_digits: int = 3
     #: Every completed request, when the run was asked for it (``ssdkit.run(...,
     #: request_log=True)``); otherwise None. Not part of the JSON document.
     request_log: pandas.DataFrame | None = field(default=None, repr=False)
@@ -480,6 +567,28 @@ class Result:
 
     def __str__(self) -> str:
         return self.summary()
+
+
+def load(path: str | os.PathLike[str]) -> Result:
+    """Reads a result file written by ``ssdkit run -o`` (or :meth:`Result.to_json`) back into
+    a :class:`Result`. A missing or unreadable file, text that is not JSON, or a document of
+    another schema version raises :class:`SsdkitError` naming the file."""
+    p = os.fspath(path)
+    try:
+        with open(p, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise SsdkitError(f"{p}: cannot read the result file: {e.strerror or e}") from None
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SsdkitError(f"{p}: line {e.lineno}, column {e.colno}: not a JSON result document: {e.msg}") from None
+    if not isinstance(d, dict):
+        raise SsdkitError(f"{p}: not a result document (a JSON {type(d).__name__}, expected an object)")
+    try:
+        return Result.from_dict(d)
+    except SsdkitError as e:
+        raise SsdkitError(f"{p}: {e}") from None
 
 
 def _rows_worth_showing(rows: list[tuple[str, int | None, str, OpStats]]) -> list[tuple[str, str, OpStats]]:

@@ -22,7 +22,7 @@
 //! `step`/`run_until`/`is_idle` primitives). `engine` is the generic event queue (with
 //! cancellation), slab and random streams; `config` holds the typed configuration and its
 //! resolution into `config::Settings` (derived values, times in picoseconds), read by every
-//! component; `ids` the index types. Time is `u64` picoseconds; every random stream derives
+//! component; `ids` the index types; `result` the typed result document. Time is `u64` picoseconds; every random stream derives
 //! from the run seed.
 
 pub mod api;
@@ -35,6 +35,7 @@ pub mod frontend;
 pub mod ftl;
 pub mod host;
 pub mod ids;
+pub mod result;
 pub mod sim;
 pub mod stats;
 pub mod tsu;

@@ -117,7 +117,7 @@ impl<E> EventQueue<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.heap.push(Entry {
-            key: (at as u128) << 64 | seq as u128,
+            key: ((at as u128) << 64) | seq as u128,
             event,
         });
         Ok(EventId(seq))

@@ -173,7 +173,7 @@ impl Ftl {
     /// Erase-count distribution over every block: min, mean, max, standard deviation and a
     /// histogram of at most 32 equal-width integer bins (`bin_start[i]` is the lowest count
     /// of bin i, all bins `bin_width` wide).
-    pub fn erase_count_summary(&self) -> serde_json::Value {
+    pub fn erase_count_summary(&self) -> crate::result::EraseCounts {
         let n = self.erase_count.len() as f64;
         let min = self.erase_count.iter().copied().min().unwrap_or(0);
         let max = self.erase_count.iter().copied().max().unwrap_or(0);
@@ -192,13 +192,17 @@ impl Ftl {
             count[((e - min) / width) as usize] += 1;
         }
         let start: Vec<u32> = (0..bins as u32).map(|i| min + i * width).collect();
-        serde_json::json!({
-            "blocks": self.erase_count.len(),
-            "min": min,
-            "mean": mean,
-            "max": max,
-            "std": var.sqrt(),
-            "histogram": {"bin_start": start, "bin_width": width, "count": count},
-        })
+        crate::result::EraseCounts {
+            blocks: self.erase_count.len() as u64,
+            min,
+            mean,
+            max,
+            std: var.sqrt(),
+            histogram: crate::result::EraseHistogram {
+                bin_start: start,
+                bin_width: width,
+                count,
+            },
+        }
     }
 }

@@ -1,13 +1,14 @@
-//! The result document of a run (docs/results.md).
+//! Building the result document (`crate::result::RunResult`, docs/results.md) at the end of a
+//! run.
 
 use super::Simulator;
 use crate::config::Config;
 use crate::engine::PS_PER_S;
+use crate::result::{DeviceResult, FlashCounts, FlowResult, FtlCounts, RunResult};
 use crate::stats::{RwStats, HISTOGRAM_SIGNIFICANT_DIGITS};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-/// Version of the result JSON layout (docs/results.md). Bump on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use crate::result::SCHEMA_VERSION;
 
 impl Simulator {
     /// The result document of a run driven step by step (never capped).
@@ -15,10 +16,15 @@ impl Simulator {
         self.result_json(c, wall_s, false)
     }
 
+    /// The document as JSON (fields in declaration order: the configuration last).
     pub(super) fn result_json(&self, c: &Config, wall_s: f64, capped: bool) -> Value {
+        serde_json::to_value(self.result(c, wall_s, capped)).expect("result serialises")
+    }
+
+    pub(crate) fn result(&self, c: &Config, wall_s: f64, capped: bool) -> RunResult {
         let elapsed = self.last_completion;
         let mut device = RwStats::default();
-        let flows: Vec<Value> = self
+        let flows: Vec<FlowResult> = self
             .flow_stats
             .iter()
             .enumerate()
@@ -27,17 +33,17 @@ impl Simulator {
                 device.write.merge(&s.write);
                 device.trim.merge(&s.trim);
                 device.flush.merge(&s.flush);
-                json!({
-                    "index": i,
-                    "name": c.flows[i].name,
-                    "completed": self.completed[i],
-                    "max_in_device": self.host.max_in_device(crate::ids::FlowId(i as u32)),
-                    "issued": self.flows[i].issued,
-                    "arrival_rate_iops": self.flows[i].arrival_rate_iops(),
-                    "priority": c.flows[i].priority,
-                    "trace": self.flows[i].trace_summary(),
-                    "stats": s.to_json(elapsed),
-                })
+                FlowResult {
+                    index: i as u32,
+                    name: c.flows[i].name.clone(),
+                    completed: self.completed[i],
+                    max_in_device: self.host.max_in_device(crate::ids::FlowId(i as u32)),
+                    issued: self.flows[i].issued,
+                    arrival_rate_iops: self.flows[i].arrival_rate_iops(),
+                    priority: c.flows[i].priority,
+                    trace: self.flows[i].trace_summary(),
+                    stats: s.summary(elapsed),
+                }
             })
             .collect();
         let b = &self.backend.stats;
@@ -50,51 +56,52 @@ impl Simulator {
         };
         let completed: u64 = self.completed.iter().sum();
         let events = self.q.processed();
-        json!({
-            "schema_version": SCHEMA_VERSION,
-            "ssdkit_version": env!("CARGO_PKG_VERSION"),
-            "seed": c.run.seed,
-            "config_hash": c.hash_hex(),
-            "config": serde_json::to_value(c).expect("config serialises"),
-            "simulated_time_ps": elapsed,
-            "simulated_time_s": elapsed as f64 / PS_PER_S as f64,
-            "stopped_by_time_cap": capped,
-            "wall_time_s": wall_s,
-            "events": events,
-            "events_per_wall_s": if wall_s > 0.0 { events as f64 / wall_s } else { 0.0 },
-            "requests_per_wall_s": if wall_s > 0.0 { completed as f64 / wall_s } else { 0.0 },
-            "latency_histogram_significant_digits": HISTOGRAM_SIGNIFICANT_DIGITS,
-            "device": {
-                "capacity_bytes": self.settings.capacity_bytes,
-                "stats": device.to_json(elapsed),
-                "flash": {
-                    "page_reads": b.page_reads,
-                    "page_programs": b.page_programs,
-                    "block_erases": b.block_erases,
-                    "multiplane_reads": b.multiplane_reads,
-                    "multiplane_programs": b.multiplane_programs,
-                    "multiplane_erases": b.multiplane_erases,
-                    "bus_bytes": b.bus_bytes,
-                    "copyback_programs": b.copyback_programs,
+        let per_s = |n: u64| if wall_s > 0.0 { n as f64 / wall_s } else { 0.0 };
+        RunResult {
+            schema_version: SCHEMA_VERSION,
+            ssdkit_version: env!("CARGO_PKG_VERSION").to_string(),
+            seed: c.run.seed,
+            config_hash: c.hash_hex(),
+            simulated_time_ps: elapsed,
+            simulated_time_s: elapsed as f64 / PS_PER_S as f64,
+            stopped_by_time_cap: capped,
+            wall_time_s: wall_s,
+            events,
+            events_per_wall_s: per_s(events),
+            requests_per_wall_s: per_s(completed),
+            latency_histogram_significant_digits: HISTOGRAM_SIGNIFICANT_DIGITS,
+            device: DeviceResult {
+                capacity_bytes: self.settings.capacity_bytes,
+                stats: device.summary(elapsed),
+                flash: FlashCounts {
+                    page_reads: b.page_reads,
+                    page_programs: b.page_programs,
+                    block_erases: b.block_erases,
+                    multiplane_reads: b.multiplane_reads,
+                    multiplane_programs: b.multiplane_programs,
+                    multiplane_erases: b.multiplane_erases,
+                    bus_bytes: b.bus_bytes,
+                    copyback_programs: b.copyback_programs,
                 },
-                "ftl": {
-                    "user_page_writes": f.user_page_writes,
-                    "gc_runs": f.gc_runs,
-                    "gc_page_moves": f.gc_page_moves,
-                    "gc_background_runs": f.gc_background_runs,
-                    "gc_copyback_moves": f.gc_copyback_moves,
-                    "wl_migrations": f.wl_migrations,
-                    "trim_requests": self.trims,
-                    "trimmed_pages": f.trimmed_pages,
-                    "write_amplification": wa,
-                    "rmw_reads": self.rmw_reads,
-                    "unmapped_page_reads": self.unmapped_reads,
+                ftl: FtlCounts {
+                    user_page_writes: f.user_page_writes,
+                    gc_runs: f.gc_runs,
+                    gc_page_moves: f.gc_page_moves,
+                    gc_background_runs: f.gc_background_runs,
+                    gc_copyback_moves: f.gc_copyback_moves,
+                    wl_migrations: f.wl_migrations,
+                    trim_requests: self.trims,
+                    trimmed_pages: f.trimmed_pages,
+                    write_amplification: wa,
+                    rmw_reads: self.rmw_reads,
+                    unmapped_page_reads: self.unmapped_reads,
                 },
-                "erase_counts": self.ftl.erase_count_summary(),
-                "precondition": self.precondition.clone(),
-                "random_streams": self.random_streams.clone(),
+                erase_counts: self.ftl.erase_count_summary(),
+                precondition: self.precondition.clone(),
+                random_streams: self.random_streams.clone(),
             },
-            "flows": flows,
-        })
+            flows,
+            config: c.clone(),
+        }
     }
 }

@@ -3,8 +3,8 @@
 //! kept exactly beside them.
 
 use crate::engine::{Picoseconds, PS_PER_S};
+use crate::result::{LatencyHistogram, LatencySummary, OpResult, RwResult};
 use hdrhistogram::Histogram;
-use serde_json::{json, Value};
 use std::borrow::Cow;
 
 pub const HISTOGRAM_SIGNIFICANT_DIGITS: u8 = 3;
@@ -140,35 +140,57 @@ impl OpStats {
         }
     }
 
-    /// JSON form; latencies in microseconds.
-    pub fn to_json(&self, elapsed_ps: Picoseconds) -> Value {
+    /// The figures of the result document; latencies in microseconds.
+    pub fn summary(&self, elapsed_ps: Picoseconds) -> OpResult {
         let secs = elapsed_ps as f64 / PS_PER_S as f64;
-        let us = |ps: f64| ps / 1e6;
+        let us = |ps: u64| ps as f64 / 1e6;
         let hist = self.lat.histogram();
         let q = |p: f64| {
             if self.count == 0 {
                 0.0
             } else {
                 // A bucket reports its upper edge: clamp to the exact extremes.
-                us(hist.value_at_quantile(p).clamp(self.min_ps, self.max_ps) as f64)
+                us(hist.value_at_quantile(p).clamp(self.min_ps, self.max_ps))
             }
         };
-        json!({
-            "count": self.count,
-            "bytes": self.bytes,
-            "iops": if secs > 0.0 { self.count as f64 / secs } else { 0.0 },
-            "bandwidth_bytes_per_s": if secs > 0.0 { self.bytes as f64 / secs } else { 0.0 },
-            "latency_us": {
-                "mean": us(self.mean_ps()),
-                "min": if self.count == 0 { 0.0 } else { us(self.min_ps as f64) },
-                "p50": q(0.50),
-                "p90": q(0.90),
-                "p99": q(0.99),
-                "p99_9": q(0.999),
-                "p99_99": q(0.9999),
-                "max": us(self.max_ps as f64),
+        let mut buckets = LatencyHistogram::default();
+        if self.count > 0 {
+            for v in hist.iter_recorded() {
+                let upper = v.value_iterated_to();
+                buckets.lower_ps.push(hist.lowest_equivalent(upper));
+                buckets.upper_ps.push(upper);
+                buckets.count.push(v.count_at_value());
             }
-        })
+        }
+        OpResult {
+            count: self.count,
+            bytes: self.bytes,
+            iops: if secs > 0.0 {
+                self.count as f64 / secs
+            } else {
+                0.0
+            },
+            bandwidth_bytes_per_s: if secs > 0.0 {
+                self.bytes as f64 / secs
+            } else {
+                0.0
+            },
+            latency_us: LatencySummary {
+                mean: self.mean_ps() / 1e6,
+                min: if self.count == 0 {
+                    0.0
+                } else {
+                    us(self.min_ps)
+                },
+                p50: q(0.50),
+                p90: q(0.90),
+                p99: q(0.99),
+                p99_9: q(0.999),
+                p99_99: q(0.9999),
+                max: us(self.max_ps),
+            },
+            latency_histogram: buckets,
+        }
     }
 }
 
@@ -184,20 +206,17 @@ pub struct RwStats {
 }
 
 impl RwStats {
-    pub fn to_json(&self, elapsed_ps: Picoseconds) -> Value {
+    pub fn summary(&self, elapsed_ps: Picoseconds) -> RwResult {
         let mut all = self.read.clone();
         all.merge(&self.write);
-        let mut v = json!({
-            "read": self.read.to_json(elapsed_ps),
-            "write": self.write.to_json(elapsed_ps),
-            "trim": self.trim.to_json(elapsed_ps),
-            "all": all.to_json(elapsed_ps),
-        });
-        // Only a host program issues flushes; batch results keep their shape.
-        if self.flush.count > 0 {
-            v["flush"] = self.flush.to_json(elapsed_ps);
+        RwResult {
+            read: self.read.summary(elapsed_ps),
+            write: self.write.summary(elapsed_ps),
+            trim: self.trim.summary(elapsed_ps),
+            all: all.summary(elapsed_ps),
+            // Only a host program issues flushes; batch results keep their shape.
+            flush: (self.flush.count > 0).then(|| self.flush.summary(elapsed_ps)),
         }
-        v
     }
 }
 
@@ -228,7 +247,7 @@ mod tests {
                 lat: Latencies::Hist(Box::new(h)),
                 ..s.clone()
             };
-            assert_eq!(s.to_json(1_000_000), dense.to_json(1_000_000), "n = {n}");
+            assert_eq!(s.summary(1_000_000), dense.summary(1_000_000), "n = {n}");
             // Merging halves (kept values into kept values, into and from histograms).
             let (a, b) = vals.split_at(n / 2);
             let mut m = OpStats::default();
@@ -241,13 +260,63 @@ mod tests {
             }
             m.merge(&other);
             assert_eq!(
-                m.to_json(1_000_000),
-                dense.to_json(1_000_000),
+                m.summary(1_000_000),
+                dense.summary(1_000_000),
                 "merged, n = {n}"
             );
             let mut into_dense = dense.clone();
             into_dense.merge(&OpStats::default());
-            assert_eq!(into_dense.to_json(7), dense.to_json(7));
+            assert_eq!(into_dense.summary(7), dense.summary(7));
+        }
+    }
+
+    /// The documented rule (docs/results.md) applied to the exported buckets gives the
+    /// summary's percentiles exactly, and the buckets hold every recorded latency.
+    #[test]
+    fn percentiles_follow_from_the_exported_buckets() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for n in [1u64, 7, 32, 33, 500, 20_000] {
+            let mut s = OpStats::default();
+            let mut vals = Vec::new();
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Latencies from 1 ns to about 50 ms, log-spread like real ones.
+                let v = (1_000u64 << (x % 26)) | ((x >> 40) % 1_000);
+                vals.push(v);
+                s.record(v, 4096);
+            }
+            let r = s.summary(1);
+            let h = &r.latency_histogram;
+            assert_eq!(h.count.iter().sum::<u64>(), n);
+            for &v in &vals {
+                let i = h.upper_ps.partition_point(|&u| u < v);
+                assert!(
+                    h.lower_ps[i] <= v && v <= h.upper_ps[i],
+                    "{v} outside its bucket"
+                );
+            }
+            let (min, max) = (*vals.iter().min().unwrap(), *vals.iter().max().unwrap());
+            let pct = |q: f64| {
+                let target = ((q * n as f64).ceil() as u64).max(1);
+                let mut cum = 0;
+                let i = h
+                    .count
+                    .iter()
+                    .position(|&c| {
+                        cum += c;
+                        cum >= target
+                    })
+                    .unwrap();
+                h.upper_ps[i].clamp(min, max) as f64 / 1e6
+            };
+            let l = &r.latency_us;
+            assert_eq!(
+                [l.p50, l.p90, l.p99, l.p99_9, l.p99_99],
+                [pct(0.5), pct(0.9), pct(0.99), pct(0.999), pct(0.9999)],
+                "n = {n}"
+            );
         }
     }
 }

@@ -1,0 +1,229 @@
+//! The result document of a run, as types: what `ssdkit run -o out.json` writes and
+//! `ssdkit.run` returns. Its JSON Schema (`docs/result.schema.json`) is generated from these
+//! types and kept current by a test, and the Python reader (`python/ssdkit/result.py`) is
+//! checked against a real document, so the three cannot drift. docs/results.md explains every
+//! field. Fields serialise in declaration order: the results first, the configuration last,
+//! so `ssdkit run --json | head` shows results.
+
+use crate::config::{Config, Priority};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Version of the result layout. Bumped on any incompatible change; fields are added without a
+/// bump.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunResult {
+    /// Layout version: 1.
+    pub schema_version: u32,
+    /// Version of the core that produced the document.
+    pub ssdkit_version: String,
+    /// `run.seed`.
+    pub seed: u64,
+    /// FNV-1a 64 of the canonical JSON of `config`, as 16 hex digits.
+    pub config_hash: String,
+    /// Time of the last completion, in picoseconds.
+    pub simulated_time_ps: u64,
+    /// The same in seconds.
+    pub simulated_time_s: f64,
+    /// `run.max_simulated_ms` cut the run short.
+    pub stopped_by_time_cap: bool,
+    /// Wall time of the simulation loop (excludes building and preconditioning the device).
+    pub wall_time_s: f64,
+    /// Events processed.
+    pub events: u64,
+    pub events_per_wall_s: f64,
+    pub requests_per_wall_s: f64,
+    /// Significant digits of the latency histograms: percentiles are within 10^-digits of
+    /// the exact value.
+    pub latency_histogram_significant_digits: u8,
+    /// All flows together, and the device's own counters.
+    pub device: DeviceResult,
+    /// One per configured flow (or queue pair of a step-by-step device), in order.
+    pub flows: Vec<FlowResult>,
+    /// The whole resolved configuration, every default written out.
+    pub config: Config,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DeviceResult {
+    /// Logical capacity exported to the host.
+    pub capacity_bytes: u64,
+    pub stats: RwResult,
+    pub flash: FlashCounts,
+    pub ftl: FtlCounts,
+    pub erase_counts: EraseCounts,
+    /// How the device was brought to its starting state; the keys depend on the mode
+    /// (docs/results.md).
+    pub precondition: Value,
+    /// Where each random stream came from.
+    pub random_streams: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FlowResult {
+    pub index: u32,
+    pub name: String,
+    /// Requests completed (reads, writes, TRIMs and flushes).
+    pub completed: u64,
+    /// Most requests of the flow's device queue inside the device at once (for SATA, the
+    /// shared NCQ).
+    pub max_in_device: u32,
+    /// Requests handed to the host.
+    pub issued: u64,
+    /// Issued requests over the span of their arrival (open loop) or submission times.
+    pub arrival_rate_iops: f64,
+    /// NVMe submission-queue priority class.
+    pub priority: Priority,
+    /// Trace flows: what the reader and the replayer did; null for synthetic flows.
+    pub trace: Value,
+    pub stats: RwResult,
+}
+
+/// Completed requests by kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RwResult {
+    pub read: OpResult,
+    pub write: OpResult,
+    /// TRIM (deallocate) requests; not part of `all`.
+    pub trim: OpResult,
+    /// Reads and writes together.
+    pub all: OpResult,
+    /// NVMe Flush commands: present only when some completed (only a step-by-step device's
+    /// host program issues them); not part of `all`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<OpResult>,
+}
+
+/// Completed requests of one kind. With `count` 0 every other figure is 0 and the histogram
+/// is empty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OpResult {
+    pub count: u64,
+    pub bytes: u64,
+    /// Requests per simulated second, over `simulated_time_s`.
+    pub iops: f64,
+    /// Bytes per simulated second, over `simulated_time_s`.
+    pub bandwidth_bytes_per_s: f64,
+    pub latency_us: LatencySummary,
+    /// Every latency recorded, in HDR buckets: any percentile and the CDF can be computed
+    /// from it after the run.
+    pub latency_histogram: LatencyHistogram,
+}
+
+/// Latency from submission-queue insertion to completion-queue insertion, in microseconds.
+/// Mean, min and max are exact; percentiles come from the histogram (see
+/// `LatencyHistogram`), clamped to [min, max].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LatencySummary {
+    pub mean: f64,
+    pub min: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+    pub max: f64,
+}
+
+/// The non-empty buckets of an HDR histogram of latencies in picoseconds, ascending. Bucket `i`
+/// holds `count[i]` latencies `l` with `lower_ps[i] <= l <= upper_ps[i]` (a latency of 0 is
+/// recorded as 1). The percentile `q` is `upper_ps[i]` of the first bucket whose cumulative
+/// count reaches `max(1, ceil(q * total))`, clamped to the exact [min, max]: the summary's
+/// percentiles are computed this way.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LatencyHistogram {
+    pub lower_ps: Vec<u64>,
+    pub upper_ps: Vec<u64>,
+    pub count: Vec<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FlashCounts {
+    /// Flash array reads, user and GC traffic; a multi-plane command counts one per plane.
+    pub page_reads: u64,
+    pub page_programs: u64,
+    pub block_erases: u64,
+    /// Commands that used more than one plane.
+    pub multiplane_reads: u64,
+    pub multiplane_programs: u64,
+    pub multiplane_erases: u64,
+    /// Data moved over the channel buses.
+    pub bus_bytes: u64,
+    /// GC page moves done by on-die copyback (included in page_reads and page_programs).
+    pub copyback_programs: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FtlCounts {
+    /// Pages programmed for host writes.
+    pub user_page_writes: u64,
+    /// Victim blocks collected (foreground and background).
+    pub gc_runs: u64,
+    /// Valid pages GC moved out of victims.
+    pub gc_page_moves: u64,
+    /// GC runs started by idle-time collection; included in gc_runs.
+    pub gc_background_runs: u64,
+    /// GC page moves done by copyback; included in gc_page_moves.
+    pub gc_copyback_moves: u64,
+    /// Blocks static wear levelling made the GC victim.
+    pub wl_migrations: u64,
+    /// TRIM requests the FTL handled.
+    pub trim_requests: u64,
+    /// Mapped logical pages the TRIMs unmapped.
+    pub trimmed_pages: u64,
+    /// page_programs / user_page_writes; 0 without user writes.
+    pub write_amplification: f64,
+    /// Read-modify-write pre-reads of partial-page writes.
+    pub rmw_reads: u64,
+    /// Reads of never-written (or trimmed) pages, answered without flash.
+    pub unmapped_page_reads: u64,
+}
+
+/// Erase counts of every block at the end of the run, preconditioning included.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EraseCounts {
+    pub blocks: u64,
+    pub min: u32,
+    pub mean: f64,
+    pub max: u32,
+    /// Population standard deviation over blocks.
+    pub std: f64,
+    pub histogram: EraseHistogram,
+}
+
+/// `count[i]` blocks have an erase count in `[bin_start[i], bin_start[i] + bin_width)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EraseHistogram {
+    pub bin_start: Vec<u32>,
+    pub bin_width: u32,
+    pub count: Vec<u64>,
+}
+
+/// JSON Schema of the result document, for `docs/result.schema.json`.
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(RunResult);
+    serde_json::to_string_pretty(&schema).expect("schema serialises")
+}
+
+#[cfg(test)]
+mod tests {
+    /// docs/result.schema.json is generated from these types; keep it current with
+    /// `make schema`.
+    #[test]
+    fn committed_schema_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/result.schema.json");
+        let now = super::schema_json() + "\n";
+        if std::env::var_os("UPDATE_SCHEMA").is_some() {
+            std::fs::write(path, &now).expect("write docs/result.schema.json");
+        }
+        let committed = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            committed == now,
+            "docs/result.schema.json is stale: run `make schema`"
+        );
+    }
+}
