@@ -321,6 +321,9 @@ class FlowResult(_DictLike):
     #: skipped_malformed, no_data, not_requests, filtered_out, folded, aligned,
     #: backwards_clamped); None for synthetic flows.
     trace: dict[str, Any] | None = None
+    #: The flow's active interval in seconds: its first request's arrival to its last
+    #: completion (0 when it completed nothing). ``stats`` rates are over this interval.
+    active_time_s: float = 0.0
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FlowResult:

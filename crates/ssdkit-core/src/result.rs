@@ -80,6 +80,10 @@ pub struct FlowResult {
     pub priority: Priority,
     /// Trace flows: what the reader and the replayer did; null for synthetic flows.
     pub trace: Value,
+    /// The flow's active interval, from its first request's arrival (its submission, closed
+    /// loop) to its last completion; 0 when it completed nothing. Its `stats` rates (iops,
+    /// bandwidth) are over this interval, the device's over the whole run.
+    pub active_time_s: f64,
     pub stats: RwResult,
 }
 
@@ -104,9 +108,10 @@ pub struct RwResult {
 pub struct OpResult {
     pub count: u64,
     pub bytes: u64,
-    /// Requests per simulated second, over `simulated_time_s`.
+    /// Requests per simulated second: over `simulated_time_s` for the device, over the flow's
+    /// `active_time_s` for a flow.
     pub iops: f64,
-    /// Bytes per simulated second, over `simulated_time_s`.
+    /// Bytes per simulated second, over the same interval as `iops`.
     pub bandwidth_bytes_per_s: f64,
     pub latency_us: LatencySummary,
     /// Every latency recorded, in HDR buckets: any percentile and the CDF can be computed

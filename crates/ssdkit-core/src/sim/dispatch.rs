@@ -130,6 +130,7 @@ impl Simulator {
         self.progress_at = self.q.processed();
         self.completed[req.flow.idx()] += 1;
         self.last_completion = now;
+        self.flow_last_completion[req.flow.idx()] = now;
         self.try_fetch();
         self.flows[req.flow.idx()].outstanding -= 1;
         self.pump(req.flow);

@@ -66,6 +66,8 @@ pub struct Simulator {
     pub(crate) flow_stats: Vec<RwStats>,
     pub(crate) completed: Vec<u64>,
     pub(crate) last_completion: Picoseconds,
+    /// Per flow: time of its last completion (the end of its active interval).
+    pub(crate) flow_last_completion: Vec<Picoseconds>,
     pub(crate) unmapped_reads: u64,
     pub(crate) trims: u64,
     pub(crate) rmw_reads: u64,
@@ -163,6 +165,7 @@ impl Simulator {
             flow_stats: vec![RwStats::default(); n],
             completed: vec![0; n],
             last_completion: 0,
+            flow_last_completion: vec![0; n],
             unmapped_reads: 0,
             trims: 0,
             rmw_reads: 0,

@@ -33,6 +33,14 @@ impl Simulator {
                 device.write.merge(&s.write);
                 device.trim.merge(&s.trim);
                 device.flush.merge(&s.flush);
+                // A flow's rates are over its own active interval, as fio reports them: a
+                // flow that ran 100 ms of a 19 s run is not diluted by the other 18.9 s.
+                let active_ps = match self.flows[i].first_arrival {
+                    Some(first) if self.completed[i] > 0 => {
+                        self.flow_last_completion[i].saturating_sub(first)
+                    }
+                    _ => 0,
+                };
                 FlowResult {
                     index: i as u32,
                     name: c.flows[i].name.clone(),
@@ -42,7 +50,8 @@ impl Simulator {
                     arrival_rate_iops: self.flows[i].arrival_rate_iops(),
                     priority: c.flows[i].priority,
                     trace: self.flows[i].trace_summary(),
-                    stats: s.summary(elapsed),
+                    active_time_s: active_ps as f64 / PS_PER_S as f64,
+                    stats: s.summary(active_ps),
                 }
             })
             .collect();
