@@ -6,6 +6,7 @@
 //! so `ssdkit run --json | head` shows results.
 
 use crate::config::{Config, Priority};
+use crate::flash::BackendStats;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -53,7 +54,8 @@ pub struct DeviceResult {
     /// Logical capacity exported to the host.
     pub capacity_bytes: u64,
     pub stats: RwResult,
-    pub flash: FlashCounts,
+    /// The flash back end's operation counts, user and GC traffic together.
+    pub flash: BackendStats,
     pub ftl: FtlCounts,
     pub erase_counts: EraseCounts,
     /// How the device was brought to its starting state; the keys depend on the mode
@@ -144,22 +146,6 @@ pub struct LatencyHistogram {
     pub lower_ps: Vec<u64>,
     pub upper_ps: Vec<u64>,
     pub count: Vec<u64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct FlashCounts {
-    /// Flash array reads, user and GC traffic; a multi-plane command counts one per plane.
-    pub page_reads: u64,
-    pub page_programs: u64,
-    pub block_erases: u64,
-    /// Commands that used more than one plane.
-    pub multiplane_reads: u64,
-    pub multiplane_programs: u64,
-    pub multiplane_erases: u64,
-    /// Data moved over the channel buses.
-    pub bus_bytes: u64,
-    /// GC page moves done by on-die copyback (included in page_reads and page_programs).
-    pub copyback_programs: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -141,7 +141,7 @@ impl CellType {
 pub enum PageTypeMapping {
     /// Page i of a block has type i mod bits-per-cell (LSB, CSB, ..., MSB).
     Cyclic,
-    /// Seed 001 (SimpleSSD): the first 5 pages LSB, the next 3 CSB (the 8 "meta" pages),
+    /// SimpleSSD (Jung et al., IEEE CAL 2018): the first 5 pages LSB, the next 3 CSB (the 8 "meta" pages),
     /// then type = ((i - 8) / planes_per_die) mod bits-per-cell.
     Simplessd,
 }
@@ -222,13 +222,13 @@ pub struct BusConfig {
     pub program_cmd_cycles: u32,
     /// Command + address cycles of an erase (60h, 3 address, D0h). Default 5; 0..=64.
     pub erase_cmd_cycles: u32,
-    /// Seed 002's channel switch delay for reads: the controller issues one page operation
+    /// The X25-M latency model's channel switch delay for reads: the controller issues one page operation
     /// per this delay, and the die is busy for it, microseconds. Default 0; [0, 10000].
     pub channel_switch_read_us: f64,
-    /// Seed 002's channel switch delay for programs and erases, microseconds. Default 0;
+    /// The X25-M latency model's channel switch delay for programs and erases, microseconds. Default 0;
     /// [0, 10000].
     pub channel_switch_write_us: f64,
-    /// Seed 002's way switch delay: added to a bus transfer when the channel passes from one
+    /// The X25-M latency model's way switch delay: added to a bus transfer when the channel passes from one
     /// chip to another, microseconds. Default 0; [0, 10000].
     pub way_switch_us: f64,
 }

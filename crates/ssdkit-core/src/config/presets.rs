@@ -5,12 +5,12 @@ use crate::error::Error;
 pub const PRESETS: &[(&str, &str, &str)] = &[
     (
         "mqsim-paper",
-        "MQSim (seed 000) Table 3 / default device: NVMe PCIe 3.0 x4, 8 ch x 4 chips x 2 dies x 2 planes, 8 KiB MLC pages, 4 KiB random-read QD32 demo flow",
+        "The MQSim paper (FAST'18) Table 3 / MQSim's default device: NVMe PCIe 3.0 x4, 8 ch x 4 chips x 2 dies x 2 planes, 8 KiB MLC pages, 4 KiB random-read QD32 demo flow",
         include_str!("presets/mqsim-paper.toml"),
     ),
     (
         "x25m",
-        "Intel X25-M as modelled by seed 002 Tables 2-3: 10 ch x 2 ways, 4 KiB pages, channel switch 16/33 us, SATA-class link, 4 KiB random-read QD1 demo flow",
+        "Intel X25-M as in the X25-M latency model (multi-channel, multi-way SSDs) Tables 2-3: 10 ch x 2 ways, 4 KiB pages, channel switch 16/33 us, SATA-class link, 4 KiB random-read QD1 demo flow",
         include_str!("presets/x25m.toml"),
     ),
 ];

@@ -1,8 +1,10 @@
 use super::{Geometry, Timing};
 use crate::engine::Picoseconds;
 
-/// Operation counts of the back end, by kind.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+/// Operation counts of the back end, by kind: the result document's `device.flash`.
+#[derive(
+    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct BackendStats {
     /// Page reads executed on the array (a multi-plane read counts one per plane).
     pub page_reads: u64,

@@ -4,7 +4,7 @@
 use super::Simulator;
 use crate::config::Config;
 use crate::engine::PS_PER_S;
-use crate::result::{DeviceResult, FlashCounts, FlowResult, FtlCounts, RunResult};
+use crate::result::{DeviceResult, FlowResult, FtlCounts, RunResult};
 use crate::stats::{RwStats, HISTOGRAM_SIGNIFICANT_DIGITS};
 use serde_json::Value;
 
@@ -82,16 +82,7 @@ impl Simulator {
             device: DeviceResult {
                 capacity_bytes: self.settings.capacity_bytes,
                 stats: device.summary(elapsed),
-                flash: FlashCounts {
-                    page_reads: b.page_reads,
-                    page_programs: b.page_programs,
-                    block_erases: b.block_erases,
-                    multiplane_reads: b.multiplane_reads,
-                    multiplane_programs: b.multiplane_programs,
-                    multiplane_erases: b.multiplane_erases,
-                    bus_bytes: b.bus_bytes,
-                    copyback_programs: b.copyback_programs,
-                },
+                flash: b.clone(),
                 ftl: FtlCounts {
                     user_page_writes: f.user_page_writes,
                     gc_runs: f.gc_runs,
