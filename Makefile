@@ -1,6 +1,8 @@
 # ssdkit developer commands. `make help` lists them.
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
+# bash: PIP_INSTALL below reads pip's exit status from PIPESTATUS.
+SHELL := /bin/bash
 
 .PHONY: help setup demo test test-rust test-c header examples test-python lint bench bench-core schema
 
@@ -12,11 +14,26 @@ help: ## list the targets
 # fully optimised build.
 QUICK_BUILD = CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 
+# Installs that build the Rust core show its progress: `pip install -v` streams the build
+# backend's output (maturin, then cargo's `Compiling <crate>` line per crate: the first build takes
+# minutes), filtered to the lines that tell where the install is; pip's whole log goes to
+# PIP_LOG and its end is printed if the install fails. The exit status is pip's.
+PIP_LOG = target/pip-install.log
+PIP_SHOW = 'Processing |Collecting |Downloading |Updating crates|Compiling |Finished |Built wheel|Building wheel|Installing collected|Successfully|^ *(error|warning)(\[|:)'
+define PIP_INSTALL
+	@mkdir -p $(dir $(PIP_LOG))
+	@echo "pip install $(1) (building the Rust core: cargo lists each crate it compiles; full log in $(PIP_LOG))"
+	@$(2) $(PIP) install -v $(1) 2>&1 | tee $(PIP_LOG) | { grep --line-buffered -E $(PIP_SHOW) || true; }; \
+	status=$${PIPESTATUS[0]}; \
+	if [ "$$status" -ne 0 ]; then echo "pip install failed (status $$status); the end of $(PIP_LOG):"; \
+		tail -n 40 $(PIP_LOG); exit "$$status"; fi
+endef
+
 setup: ## build the Rust core (quick profile) and install the ssdkit package with its test extras
-	$(QUICK_BUILD) $(PIP) install --quiet ".[test]"
+	$(call PIP_INSTALL,".[test]",$(QUICK_BUILD))
 
 demo: ## install, then simulate the built-in mqsim-paper example and print its summary
-	$(PIP) install --quiet .
+	$(call PIP_INSTALL,.)
 	ssdkit run mqsim-paper
 
 test-rust: ## Rust unit, integration, property and closed-form tests (debug assertions and overflow checks on)
@@ -73,8 +90,8 @@ lint: ## rustfmt, clippy (warnings are errors), ruff check and ruff format
 	$(PYTHON) -m ruff check python tests/python
 	$(PYTHON) -m ruff format --check python tests/python
 
-bench: ## the issue-2 benchmark: 1M requests per case on mqsim-paper, req/s, events/s, peak RSS
-	$(PIP) install --quiet .
+bench: ## simulator speed on mqsim-paper, 1M requests per case: requests/s, events/s, peak memory
+	$(call PIP_INSTALL,.)
 	ssdkit bench
 
 bench-core: ## the same cases timed in Rust alone (no Python)

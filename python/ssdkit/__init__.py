@@ -27,7 +27,7 @@ from ._native import (
     TraceError,
     __version__,
 )
-from .api import config_schema, device_info, precondition, preset_toml, presets, resolve_config, run
+from .api import Progress, config_schema, device_info, precondition, preset_toml, presets, resolve_config, run
 from .device import Completion, Device
 from .fio import FioError, fio_to_toml
 from .mqsim import MqsimError, import_mqsim, mqsim_to_toml
@@ -44,6 +44,8 @@ from .result import (
     Precondition,
     Result,
     Stats,
+    TimeSeries,
+    combine,
     load,
 )
 
@@ -64,14 +66,17 @@ __all__ = [
     "OpStats",
     "Precondition",
     "PresetError",
+    "Progress",
     "RequestError",
     "Result",
     "SimulationError",
     "SsdkitError",
     "SsdkitIoError",
     "Stats",
+    "TimeSeries",
     "TraceError",
     "__version__",
+    "combine",
     "config_schema",
     "device_info",
     "fio_to_toml",

@@ -5,6 +5,7 @@ ConfigError naming it and a wrong kind TypeError (README "Errors"); called direc
 is not valid UTF-8 raises UnicodeEncodeError."""
 
 import os
+from collections.abc import Callable
 
 __version__: str
 
@@ -30,12 +31,18 @@ def run(
     overrides: list[str] = ...,
     progress: bool = False,
     snapshot: str | os.PathLike[str] | None = None,
+    on_progress: Callable[[float | None, int, int, float], object] | None = None,
+    log_sink: Callable[[dict[str, bytearray]], object] | None = None,
 ) -> str:
     """Loads, validates and runs a configuration; returns the result document as JSON.
 
     Exactly one of `toml_text` and `preset` must be given. With `snapshot`, the device starts
     from that saved state instead of preconditioning. The GIL is released while the
-    simulation runs."""
+    simulation runs; every 100 ms of wall time the run takes it to let Python handle signals
+    (Ctrl-C raises KeyboardInterrupt) and calls `on_progress(fraction, requests, simulated_ns,
+    elapsed_s)`. `log_sink` receives the request log in batches of at most 65,536 (the
+    columns of `run_with_log`) as the run goes. An exception from either stops the run and
+    propagates."""
 
 def precondition(
     output: str | os.PathLike[str],
@@ -78,6 +85,7 @@ def run_with_log(
     overrides: list[str] = ...,
     progress: bool = False,
     snapshot: str | os.PathLike[str] | None = None,
+    on_progress: Callable[[float | None, int, int, float], object] | None = None,
 ) -> tuple[str, dict[str, bytearray]]:
     """Like `run`, keeping the request log: the result document as JSON and the completed
     requests, in completion order, as columns of native-endian buffers: `id`, `queue`,

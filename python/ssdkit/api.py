@@ -8,8 +8,11 @@ import json
 import numbers
 import os
 import re
+import signal
+import sys
+import threading
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Union
 
 from . import _native
 from ._native import ConfigError, PresetError, SsdkitIoError
@@ -44,9 +47,10 @@ def run(
     preset: str | None = None,
     overrides: Overrides = None,
     seed: int | None = None,
-    progress: bool = False,
+    progress: bool | Callable[[Progress], Any] = False,
     snapshot: PathArg | None = None,
     request_log: bool = False,
+    latency_log: PathArg | None = None,
     **kw: Any,
 ) -> Result:
     """Runs one simulation and returns its :class:`Result`.
@@ -68,10 +72,22 @@ def run(
     (``id``: submission order over the run), with columns ``flow``, ``op`` (``"read"``,
     ``"write"``, ``"trim"``), ``offset_bytes``, ``bytes``, ``submit_ns``, ``complete_ns`` and
     ``latency_ns`` (the exact picosecond times and latency floored to nanoseconds). It costs
-    about 100 bytes per request.
+    about 100 bytes per request. ``latency_log`` is a file path ending in ``.parquet``
+    (or ``.pq``) or ``.csv``: the same columns (and ``id``) are written to it as the run
+    goes, in batches, so memory stays bounded (pyarrow writes both formats). The file appears
+    only if the run succeeds; a missing directory or unknown suffix is refused before the run
+    (:class:`SsdkitIoError`, :class:`ConfigError`).
 
-    The GIL is released while the simulation runs, so threads can run several at once. The
-    core has no cancellation point: Ctrl-C takes effect only when the run returns.
+    ``progress=True`` shows a progress bar: in a Jupyter notebook a ``tqdm.auto`` bar when
+    tqdm is installed, otherwise the core's bar on stderr when it is a terminal (it appears
+    after half a second, fits the terminal, and shows an ETA where the workload has a known
+    end, a spinner where it has not). A callable is called every 100 ms of wall time with a
+    :class:`Progress` (``fraction`` done or None, ``requests`` completed, ``simulated_ns``,
+    ``elapsed_s``); an exception it raises stops the run and propagates.
+
+    The GIL is released while the simulation runs, so threads can run several at once. Every
+    100 ms the run lets Python handle signals: Ctrl-C stops it with KeyboardInterrupt (no
+    latency log file is left behind).
 
     Errors (the same for every entry point): a bad value raises :class:`ConfigError` naming
     the key or argument (an override that is None, an arbitrary object or nested more than
@@ -85,10 +101,130 @@ def run(
     src = _source(config, preset)
     snap = None if snapshot is None else _path(snapshot, "snapshot")
     ov = _override_list(overrides, kw, seed)
-    if not request_log:
-        return Result.from_json(_native.run(overrides=ov, progress=progress, snapshot=snap, **src))
-    text, cols = _native.run_with_log(overrides=ov, progress=progress, snapshot=snap, **src)
-    return dataclasses.replace(Result.from_json(text), request_log=_request_log(cols))
+    bar, user_progress, done = _progress_hooks(progress)
+    arm = _ArmInterrupts()
+
+    def on_progress(*args: Any) -> None:
+        arm()
+        if user_progress is not None:
+            user_progress(*args)
+
+    try:
+        if latency_log is not None:
+            from .latency_log import LatencyLogWriter
+
+            path = _path(latency_log, "latency_log")
+            refuse_overwriting_inputs([path], input_files(src, ov) + ([("snapshot", snap)] if snap else []))
+            kept: list[dict[str, bytearray]] = []
+
+            def sink(cols: dict[str, bytearray]) -> None:
+                arm()  # before the file exists, so an interrupt can remove it
+                writer.write(cols)
+                if request_log:
+                    kept.append(cols)
+
+            with LatencyLogWriter(path) as writer:
+                text = _native.run(
+                    overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, log_sink=sink, **src
+                )
+            result = Result.from_json(text)
+            if request_log:
+                result = dataclasses.replace(result, request_log=_request_log(_concat_columns(kept)))
+            return result
+        if not request_log:
+            return Result.from_json(
+                _native.run(overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, **src)
+            )
+        text, cols = _native.run_with_log(overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, **src)
+        return dataclasses.replace(Result.from_json(text), request_log=_request_log(cols))
+    finally:
+        arm.restore()
+        done()
+
+
+class _ArmInterrupts:
+    """Ctrl-C must reach Python as KeyboardInterrupt while the core runs (it lets Python
+    handle signals every 100 ms) once there is something to clean up, such as a latency log
+    being written. A program that set SIGINT to its default action (the ssdkit CLI does, so
+    that Ctrl-C while the device is built and preconditioned, which does not poll, stops at
+    once) gets Python's handler from the first progress report or log batch on, and its own
+    back when the run returns."""
+
+    def __init__(self) -> None:
+        self.saved: Any = None
+
+    def __call__(self) -> None:
+        if self.saved is not None or threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGINT) == signal.SIG_DFL:
+            self.saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def restore(self) -> None:
+        if self.saved is not None:
+            signal.signal(signal.SIGINT, self.saved)
+            self.saved = None
+
+
+class Progress(NamedTuple):
+    """What a ``progress`` callable of :func:`run` receives every 100 ms of wall time."""
+
+    #: Fraction of the run done in [0, 1] where the workload has a known end (the least
+    #: advanced flow by its requests, bytes, duration or trace bytes read, or the time cap);
+    #: None otherwise.
+    fraction: float | None
+    #: Requests completed so far.
+    requests: int
+    #: Simulated time now, in nanoseconds.
+    simulated_ns: int
+    #: Wall time since the simulation loop started, in seconds.
+    elapsed_s: float
+
+
+def _in_notebook() -> bool:
+    return "ipykernel" in sys.modules and not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty())
+
+
+def _progress_hooks(progress: Any) -> tuple[bool, Callable[..., None] | None, Callable[[], None]]:
+    """(core bar on, callback for the core, cleanup) for ``run(progress=...)``."""
+    if callable(progress):
+
+        def call(fraction, requests, simulated_ns, elapsed_s) -> None:
+            progress(Progress(fraction, requests, simulated_ns, elapsed_s))
+
+        return False, call, lambda: None
+    if not isinstance(progress, (bool, int)):
+        raise TypeError(f"progress must be a bool or a callable, not {type(progress).__name__}")
+    if progress and _in_notebook():
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return True, None, lambda: None
+        bar = tqdm(total=1.0, bar_format="{l_bar}{bar}| [{elapsed}<{remaining}{postfix}]", leave=False)
+
+        def update(fraction, requests, simulated_ns, elapsed_s) -> None:
+            if fraction is not None:
+                bar.n = fraction
+            bar.set_postfix_str(f"{requests} requests, {simulated_ns / 1e6:.1f} ms simulated", refresh=False)
+            bar.refresh()
+
+        return False, update, bar.close
+    return bool(progress), None, lambda: None
+
+
+def _concat_columns(parts: list[dict[str, bytearray]]) -> dict[str, bytearray]:
+    names = (
+        "id",
+        "queue",
+        "offset_bytes",
+        "bytes",
+        "submit_ns",
+        "complete_ns",
+        "latency_ns",
+        "submit_ps",
+        "complete_ps",
+        "op",
+    )
+    return {n: bytearray(b"".join(p[n] for p in parts)) for n in names}
 
 
 def _request_log(cols: dict[str, bytearray]) -> pandas.DataFrame:

@@ -27,9 +27,11 @@ class UserError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # The simulation runs in Rust without the GIL, where Python's SIGINT handler only sets a
-    # flag that is read after the run; the default action makes Ctrl-C stop a long run at once.
-    # No output file can be half-written: it is only created after the run succeeds.
+    # Building and preconditioning a device run in Rust without the GIL and do not poll for
+    # signals, so there Ctrl-C takes its default action and stops the process at once (no file
+    # exists yet: outputs are written after the run). Once the simulation loop runs it lets
+    # Python handle signals every 100 ms, and ssdkit.run switches to Python's handler so that
+    # Ctrl-C raises KeyboardInterrupt there and the latency log being written is removed.
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_DFL)
     parser = _parser()
@@ -43,6 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SsdkitError, UserError) as e:
         _error(str(e))
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        _error("interrupted; no output written")
+        return 128 + signal.SIGINT
     except _StdoutError as e:
         _silence_stdout()
         if e.errno == errno.EPIPE:
@@ -142,6 +147,19 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="print the result JSON instead of the summary")
     r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     r.add_argument(
+        "--latency-log",
+        metavar="FILE",
+        help="write every request (id, flow, op, offset_bytes, bytes, submit_ns, complete_ns, latency_ns) to FILE "
+        "as the run goes: Parquet for .parquet/.pq, CSV for .csv; the file appears only if the run succeeds",
+    )
+    r.add_argument(
+        "--timeseries",
+        type=float,
+        metavar="MS",
+        help="record the time series (per-flow IOPS, bandwidth, latency, queue depth; device free blocks, GC, write "
+        "amplification) in windows of MS milliseconds: shortcut for --set run.timeseries_window_ms=MS",
+    )
+    r.add_argument(
         "--snapshot",
         metavar="DEVICE.snap",
         help="start from this saved device state (see `ssdkit precondition`) instead of preconditioning",
@@ -230,8 +248,7 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="change the device for every case, e.g. flash.blocks_per_plane=128 for a quick check "
-        "(the targets are for the unmodified preset; repeatable)",
+        help="change the device for every case, e.g. flash.blocks_per_plane=128 for a quick check (repeatable)",
     )
     b.set_defaults(func=_cmd_bench)
     return p
@@ -255,6 +272,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     out = args.output
     if out:
         _check_output(out)  # fail before the run, not after minutes of it
+    if args.latency_log:
+        from .latency_log import check_path
+
+        check_path(args.latency_log)
+        if out and os.path.abspath(out) == os.path.abspath(args.latency_log):
+            raise UserError(f"-o and --latency-log name the same file `{out}`")
+    if args.timeseries is not None:
+        args.overrides.append(f"run.timeseries_window_ms={args.timeseries!r}")
     inputs = [("snapshot file", args.snapshot)] if args.snapshot else []
     if args.fio or args.mqsim:
         result = _run_converted(args, inputs)
@@ -266,12 +291,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
             src = api._source(args.config, args.preset)
             ov = _overrides_with_seed(args)
             api.refuse_overwriting_inputs([out], inputs + api.input_files(src, ov))
-        result = api.run(args.config, progress=not args.no_progress, snapshot=args.snapshot, **_config_kwargs(args))
+        result = api.run(
+            args.config,
+            progress=not args.no_progress,
+            snapshot=args.snapshot,
+            latency_log=args.latency_log,
+            **_config_kwargs(args),
+        )
+    _report_detection(result)
     text = result.to_json()
     if out:
         _write_outputs([(out, text + "\n")])
     print(text if args.json else result.summary())
     return 0
+
+
+def _report_detection(result) -> None:
+    """Says on stderr how each auto-detected trace was read, and why."""
+    for f in result.flows:
+        why = (f.trace or {}).get("detection")
+        if why:
+            print(f"{PROG}: trace of flow {f.index} ({f.trace.get('path')}): {why}", file=sys.stderr)
 
 
 def _overrides_with_seed(args: argparse.Namespace) -> list[str]:
@@ -331,7 +371,9 @@ def _run_converted(args: argparse.Namespace, inputs: list[tuple[str, str]]):
     if args.output:
         api.refuse_overwriting_inputs([args.output], inputs)
     try:
-        return api.run(text, progress=not args.no_progress, snapshot=args.snapshot, overrides=ov)
+        return api.run(
+            text, progress=not args.no_progress, snapshot=args.snapshot, overrides=ov, latency_log=args.latency_log
+        )
     except SsdkitError as e:
         raise type(e)(f"{e} (configuration converted from {origin}; `{tool}` shows it)") from None
 
@@ -345,7 +387,9 @@ def _warn_unmapped(entries) -> None:
         "(also listed at the top of the converted TOML):",
         file=sys.stderr,
     )
-    for line in lines:
+    from . import mqsim
+
+    for line in mqsim.warning_lines(entries):
         print(f"  {line}", file=sys.stderr)
 
 

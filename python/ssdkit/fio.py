@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -31,13 +32,10 @@ from typing import Any, Union
 from . import _native, api
 from ._native import ConfigError
 
-try:  # Python 3.11+
-    import tomllib as _tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
-    try:
-        import tomli as _tomllib  # type: ignore[no-redef]
-    except ModuleNotFoundError:
-        _tomllib = None  # type: ignore[assignment]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - a dependency on Python < 3.11 (pyproject.toml)
+    import tomli as tomllib
 
 JobArg = Union[str, "os.PathLike[str]"]
 DEFAULT_PRESET = "mqsim-paper"
@@ -940,11 +938,9 @@ def base_source(base: Any, preset: str | None) -> tuple[str, str]:
 
 
 def toml_loads(text: str, origin: str) -> dict:
-    if _tomllib is None:  # pragma: no cover
-        raise ConfigError("reading TOML needs Python 3.11+ (tomllib) or the tomli package")
     try:
-        return _tomllib.loads(text)
-    except _tomllib.TOMLDecodeError as e:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{origin}: invalid TOML: {e}") from None
 
 
@@ -963,11 +959,9 @@ def device_capacity(doc: Mapping, overrides: Sequence[str], origin: str) -> int:
 
 
 def _parse_override_value(raw: str) -> Any:
-    if _tomllib is None:  # pragma: no cover
-        return raw
     try:
-        return _tomllib.loads(f"v = {raw}")["v"]
-    except _tomllib.TOMLDecodeError:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
         return raw  # a bare string, as the core takes it
 
 

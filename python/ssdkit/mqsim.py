@@ -7,9 +7,12 @@ the reference PARAMETERS.md: a tag that is absent takes MQSim's built-in default
 scenario split the logical space equally, ``Stop_Time`` wins over ``Total_Requests_To_Generate``.
 
 Every parameter ssdkit cannot reproduce is listed, never dropped silently: as
-``# unmapped: <XML path> = <value>: <reason>`` (no equivalent) or ``# approximated: ...`` (converted
-to the nearest ssdkit setting) lines at the top of the TOML, and in :attr:`MqsimScenario.unmapped`
-(the CLI prints them as one warning block on stderr). Tags MQSim does not know, which it silently
+``unmapped: <XML path> = <value>: <reason>`` (no equivalent) or ``approximated: ...`` (converted
+to the nearest ssdkit setting) lines, grouped by cause (:data:`CAUSES`: not modelled, a value
+ssdkit cannot take, approximated, random seeds, output options, no effect in MQSim either) with
+the causes that change results first, at the top of the TOML and in
+:attr:`MqsimScenario.unmapped` in that order (the CLI prints them as one warning block on
+stderr; :func:`warning_lines` gives the block with a heading per cause). Tags MQSim does not know, which it silently
 ignores, are listed too. Malformed files, wrong root tags, non-numeric values and unknown enum
 values raise :class:`MqsimError` naming the file, the element path and the allowed values.
 docs/mqsim.md has the mapping table.
@@ -29,7 +32,16 @@ from . import _native, api
 from ._native import ConfigError
 from .fio import apply_override_list, device_capacity, override_list, toml_dumps
 
-__all__ = ["MqsimError", "MqsimScenario", "Unmapped", "import_mqsim", "mqsim_to_toml"]
+__all__ = [
+    "CAUSES",
+    "MqsimError",
+    "MqsimScenario",
+    "Unmapped",
+    "group_by_cause",
+    "import_mqsim",
+    "mqsim_to_toml",
+    "warning_lines",
+]
 
 PathArg = Union[str, "os.PathLike[str]"]
 SECTOR = 512
@@ -41,6 +53,20 @@ class MqsimError(ConfigError):
     """An MQSim input file that cannot be read or converted."""
 
 
+#: Why a parameter is not reproduced exactly, most consequential first: the first three change
+#: what is simulated (a mechanism ssdkit lacks changes every request it would touch, such as
+#: MQSim's write cache absorbing writes; a value ssdkit cannot take is replaced by another; a
+#: nearest setting differs in detail), the others cannot change the results.
+CAUSES: dict[str, str] = {
+    "not_modelled": "not modelled by ssdkit (MQSim simulates it; results can differ)",
+    "value_changed": "value ssdkit cannot take (another value is simulated; results can differ)",
+    "approximated": "approximated (converted to the nearest ssdkit setting; results can differ in detail)",
+    "random_seed": "random seeds (the same distributions, other random draws)",
+    "output_only": "output options (no effect on what is simulated)",
+    "no_effect": "no effect in MQSim either (unknown, unused or inapplicable there; nothing changes)",
+}
+
+
 @dataclass
 class Unmapped:
     """One MQSim parameter ssdkit does not reproduce exactly."""
@@ -49,9 +75,33 @@ class Unmapped:
     value: str
     reason: str
     kind: str = "unmapped"  # "unmapped": no equivalent; "approximated": converted to the nearest
+    cause: str = "not_modelled"  # a key of CAUSES: why, and how much it matters
 
     def line(self) -> str:
         return f"{self.kind}: {self.path} = {self.value}: {self.reason}"
+
+
+def group_by_cause(entries: Sequence[Unmapped]) -> list[tuple[str, list[Unmapped]]]:
+    """``(cause, entries)`` pairs in the order of :data:`CAUSES` (most consequential first),
+    only causes that occur; within a cause, the entries' order; an entry whose line repeats an
+    earlier one (the device's parameters, listed once per scenario) is left out."""
+    seen: set[str] = set()
+    groups: dict[str, list[Unmapped]] = {c: [] for c in CAUSES}
+    for e in entries:
+        if e.line() not in seen:
+            seen.add(e.line())
+            groups[e.cause].append(e)
+    return [(c, es) for c, es in groups.items() if es]
+
+
+def warning_lines(entries: Sequence[Unmapped]) -> list[str]:
+    """The listed parameters grouped by cause, most consequential first: per cause a heading
+    with its count, then its entries indented by two spaces (the CLI indents the block)."""
+    out = []
+    for cause, es in group_by_cause(entries):
+        out.append(f"{CAUSES[cause]}: {len(es)}")
+        out += [f"  {e.line()}" for e in es]
+    return out
 
 
 @dataclass
@@ -145,10 +195,10 @@ class _Section:
                 continue
             text = (child.text or "").strip()
             if child.tag not in known:
-                conv.unmapped(cpath, text, _unknown_reason(child.tag, known))
+                conv.unmapped(cpath, text, _unknown_reason(child.tag, known), cause="no_effect")
                 continue
             if child.tag in self.vals:
-                conv.unmapped(cpath, self.vals[child.tag][0], "repeated; MQSim keeps the last value")
+                conv.unmapped(cpath, self.vals[child.tag][0], "repeated; MQSim keeps the last value", cause="no_effect")
             self.vals[child.tag] = (text, cpath)
 
     def get(self, tag: str, default: str | None) -> tuple[str | None, str, bool]:
@@ -184,12 +234,15 @@ class _Conv:
         self.entries: list[Unmapped] = []
         self.sources: dict[str, str] = {}
 
-    def unmapped(self, path: str, value: Any, reason: str, *, present: bool = True, kind: str = "unmapped") -> None:
+    def unmapped(
+        self, path: str, value: Any, reason: str, *, cause: str, present: bool = True, kind: str = "unmapped"
+    ) -> None:
+        assert cause in CAUSES, cause
         shown = str(value) if present else f"{value} (tag absent: MQSim's built-in default)"
-        self.entries.append(Unmapped(path, shown, reason, kind))
+        self.entries.append(Unmapped(path, shown, reason, kind, cause))
 
-    def approx(self, path: str, value: Any, reason: str, *, present: bool = True) -> None:
-        self.unmapped(path, value, reason, present=present, kind="approximated")
+    def approx(self, path: str, value: Any, reason: str, *, present: bool = True, cause: str = "approximated") -> None:
+        self.unmapped(path, value, reason, present=present, kind="approximated", cause=cause)
 
     def err(self, path: str, text: Any, allowed: str) -> MqsimError:
         return MqsimError(f"{self.label}: <{path}>: `{text}` is not valid; allowed: {allowed}")
@@ -340,6 +393,7 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
                 path,
                 (child.text or "").strip(),
                 _unknown_reason(child.tag, ["Host_Parameter_Set", "Device_Parameter_Set"]),
+                cause="no_effect",
             )
     empty = ET.Element("x")
     h_elem, h_path = host_elems[-1] if host_elems else (empty, f"{EXEC_ROOT}/Host_Parameter_Set")
@@ -377,7 +431,13 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
     qd = conv.int(p, 1, 65535)
     if kind == "NVME":
         if qd < 2:
-            conv.unmapped(p[1], qd, "ssdkit needs at least 2 submission-queue entries; left at 1024", present=p[2])
+            conv.unmapped(
+                p[1],
+                qd,
+                "ssdkit needs at least 2 submission-queue entries; left at 1024",
+                present=p[2],
+                cause="value_changed",
+            )
         else:
             interface["io_queue_depth"] = qd
             conv.src("interface.io_queue_depth", p)
@@ -385,14 +445,20 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         interface["ncq_depth"] = min(qd, 32)
         conv.src("interface.ncq_depth", p)
         if qd > 32:
-            conv.approx(p[1], qd, "ssdkit's SATA NCQ has at most 32 entries; converted to 32", present=p[2])
+            conv.approx(
+                p[1],
+                qd,
+                "ssdkit's SATA NCQ has at most 32 entries; converted to 32",
+                present=p[2],
+                cause="value_changed",
+            )
     p = D("Queue_Fetch_Size")
     qfs = conv.int(p, 1, 65535)
     if kind == "NVME":
         interface["queue_fetch_size"] = qfs
         conv.src("interface.queue_fetch_size", p)
     elif p[2]:
-        conv.unmapped(p[1], qfs, "NVMe only: no effect with HostInterface_Type SATA")
+        conv.unmapped(p[1], qfs, "NVMe only: no effect with HostInterface_Type SATA", cause="no_effect")
 
     # PCIe.
     p = H("PCIe_Lane_Bandwidth")
@@ -416,6 +482,7 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
             "no PCIe generation has this lane rate (1: 0.25, 2: 0.5, 3: 0.985, 4: 1.97, 5: 3.94 GB/s); "
             "pcie.generation left at ssdkit's default 3",
             present=p[2],
+            cause="value_changed",
         )
     p = H("PCIe_Lane_Count")
     lanes = conv.int(p, 1)
@@ -423,15 +490,19 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         pcie["lanes"] = lanes
         conv.src("pcie.lanes", p)
     else:
-        conv.unmapped(p[1], lanes, "ssdkit allows 1, 2, 4, 8 or 16 lanes; left at 4", present=p[2])
+        conv.unmapped(
+            p[1], lanes, "ssdkit allows 1, 2, 4, 8 or 16 lanes; left at 4", present=p[2], cause="value_changed"
+        )
     pcie["max_payload_bytes"] = 128  # MQSim PCIe_Link.h
     pcie["packet_overhead_bytes"] = 28  # 20 B TLP header + 6 B DLLP + 2 B PHY (MQSim PCIe_Link.h)
     p = H("SATA_Processing_Delay")
     delay = conv.int(p, 0)
     if kind == "SATA" and delay:
-        conv.unmapped(p[1], delay, "ssdkit's SATA model has no host processing delay", present=p[2])
+        conv.unmapped(
+            p[1], delay, "ssdkit's SATA model has no host processing delay", present=p[2], cause="not_modelled"
+        )
     elif kind == "NVME" and p[2]:
-        conv.unmapped(p[1], delay, "SATA only: no effect with HostInterface_Type NVME")
+        conv.unmapped(p[1], delay, "SATA only: no effect with HostInterface_Type NVME", cause="no_effect")
     for tag in ("Enable_ResponseTime_Logging", "ResponseTime_Logging_Period_Length"):
         p = H(tag)
         if tag.startswith("Enable"):
@@ -439,14 +510,19 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         else:
             conv.int(p, 0)
         if p[2]:
-            conv.unmapped(p[1], p[0], "output option: ssdkit results have no periodic response-time log")
+            conv.unmapped(
+                p[1], p[0], "output option: ssdkit results have no periodic response-time log", cause="output_only"
+            )
 
     # Seeds, preconditioning.
     p = D("Seed")
     conv.int(p)
     if p[2]:
         conv.unmapped(
-            p[1], p[0], "ssdkit derives every random stream from run.seed; MQSim's seeds cannot be reproduced"
+            p[1],
+            p[0],
+            "ssdkit derives every random stream from run.seed; MQSim's seeds cannot be reproduced",
+            cause="random_seed",
         )
     p = D("Enabled_Preconditioning")
     if conv.bool(p):
@@ -488,10 +564,12 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         if tag not in ("Caching_Mechanism", "Data_Cache_Sharing_Mode"):
             conv.int(p, 0)
         if p[2]:
-            conv.unmapped(p[1], p[0], _NO_CACHE)
+            conv.unmapped(p[1], p[0], _NO_CACHE, cause="not_modelled")
     p = D("Address_Mapping")
     if conv.enum(p, ("PAGE_LEVEL", "HYBRID")) == "HYBRID":
-        conv.unmapped(p[1], p[0], "MQSim's HYBRID mapping is an empty stub; converted as PAGE_LEVEL")
+        conv.unmapped(
+            p[1], p[0], "MQSim's HYBRID mapping is an empty stub; converted as PAGE_LEVEL", cause="value_changed"
+        )
     p = D("Ideal_Mapping_Table")
     ideal = conv.bool(p)
     if not ideal:
@@ -501,13 +579,14 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
             "ssdkit keeps the whole mapping table in controller DRAM (as Ideal_Mapping_Table = true): "
             "no mapping-table misses or mapping reads/writes",
             present=p[2],
+            cause="not_modelled",
         )
     conv.int(D("CMT_Capacity"), 0)
     conv.enum(D("CMT_Sharing_Mode"), ("SHARED", "EQUAL_PARTITIONING"))
     for tag in ("CMT_Capacity", "CMT_Sharing_Mode"):
         p = D(tag)
         if p[2]:
-            conv.unmapped(p[1], p[0], "ssdkit has no cached mapping table (CMT)")
+            conv.unmapped(p[1], p[0], "ssdkit has no cached mapping table (CMT)", cause="not_modelled")
 
     # FTL.
     p = D("Plane_Allocation_Scheme")
@@ -551,6 +630,7 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
             p[0],
             "MQSim parses it but never passes it to its GC/WL unit (no effect); ftl.wl_dynamic left at ssdkit's "
             "default",
+            cause="no_effect",
         )
     for tag in ("Static_Wearleveling_Enabled", "Static_Wearleveling_Threshold"):
         p = D(tag)
@@ -560,6 +640,7 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
                 p[1],
                 p[0],
                 "MQSim parses it but never uses it (no effect); ssdkit's static wear levelling stays off (its default)",
+                cause="no_effect",
             )
     for tag in (
         "Prefered_suspend_erase_time_for_read",
@@ -569,7 +650,7 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         p = D(tag)
         conv.int(p, 0)
         if p[2]:
-            conv.unmapped(p[1], p[0], _NO_SUSPEND)
+            conv.unmapped(p[1], p[0], _NO_SUSPEND, cause="not_modelled")
 
     # Back end.
     for param, key in (
@@ -598,7 +679,7 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
                 vals.append(ns / 1000)
                 conv.src(f"flash.{key}", p)
             elif p[2]:
-                conv.unmapped(p[1], p[0], f"{cell} has no {t} pages (MQSim ignores it too)")
+                conv.unmapped(p[1], p[0], f"{cell} has no {t} pages (MQSim ignores it too)", cause="no_effect")
         flash[key] = vals
     p = F("Block_Erase_Latency")
     flash["erase_us"] = conv.float(p, 0.0) / 1000
@@ -606,24 +687,30 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
     flash["multiplane"] = True
     p = F("CMD_Suspension_Support")
     if conv.enum(p, ("NONE", "PROGRAM", "PROGRAM_ERASE", "ERASE")) != "NONE":
-        conv.unmapped(p[1], p[0], _NO_SUSPEND, present=p[2])
-    for tag, reason in (
-        ("Block_PE_Cycles_Limit", "ssdkit has no endurance limit (erase counts are reported in the result)"),
-        ("Suspend_Erase_Time", _NO_SUSPEND),
-        ("Suspend_Program_Time", _NO_SUSPEND),
-        ("Page_Metadat_Capacity", "MQSim parses it but never uses it (no effect)"),
+        conv.unmapped(p[1], p[0], _NO_SUSPEND, present=p[2], cause="not_modelled")
+    for tag, reason, cause in (
+        (
+            "Block_PE_Cycles_Limit",
+            "ssdkit has no endurance limit (erase counts are reported in the result)",
+            "not_modelled",
+        ),
+        ("Suspend_Erase_Time", _NO_SUSPEND, "not_modelled"),
+        ("Suspend_Program_Time", _NO_SUSPEND, "not_modelled"),
+        ("Page_Metadat_Capacity", "MQSim parses it but never uses it (no effect)", "no_effect"),
     ):
         p = F(tag)
         conv.int(p, 0)
         if p[2]:
-            conv.unmapped(p[1], p[0], reason)
+            conv.unmapped(p[1], p[0], reason, cause=cause)
     p = D("Flash_Channel_Width")
     width = conv.int(p, 1)
     if width in (1, 2):
         bus["width_bits"] = 8 * width
         conv.src("flash.bus.width_bits", p)
     else:
-        conv.unmapped(p[1], width, "ssdkit's channel is 8 or 16 bits wide; left at 8", present=p[2])
+        conv.unmapped(
+            p[1], width, "ssdkit's channel is 8 or 16 bits wide; left at 8", present=p[2], cause="value_changed"
+        )
     p = D("Channel_Transfer_Rate")
     bus["rate_mts"] = conv.float(p, 0.0)
     conv.src("flash.bus.rate_mts", p)
@@ -733,7 +820,7 @@ def _flow(
         prio = conv.enum(p, ("URGENT", "HIGH", "MEDIUM", "LOW"))
     p = sec.get("Device_Level_Data_Caching_Mode", None)
     if p[2] and conv.enum(p, ("TURNED_OFF", "WRITE_CACHE", "READ_CACHE", "WRITE_READ_CACHE")) != "TURNED_OFF":
-        conv.unmapped(p[1], p[0], _NO_CACHE)
+        conv.unmapped(p[1], p[0], _NO_CACHE, cause="not_modelled")
     geometry = facts["geometry"]
     pinned = False
     for tag, k, count in zip(
@@ -758,6 +845,7 @@ def _flow(
             p[1],
             p[0],
             "ssdkit preconditions the whole logical space (precondition.mode); a partial occupancy has no equivalent",
+            cause="not_modelled",
         )
 
     # The flow's share of the logical space, in sectors (MQSim: capacity / flows each).
@@ -782,9 +870,13 @@ def _flow(
         p_relay = sec.get("Relay_Count", "1")
         relay = conv.int(p_relay, 0)
         if relay != 1:
-            conv.unmapped(p_relay[1], relay, "ssdkit replays a trace once (no Relay_Count repeats)")
+            conv.unmapped(
+                p_relay[1], relay, "ssdkit replays a trace once (no Relay_Count repeats)", cause="value_changed"
+            )
         if pct != 100:
-            conv.unmapped(p[1], pct, "ssdkit replays the whole trace (use flow.N.requests to cut it)")
+            conv.unmapped(
+                p[1], pct, "ssdkit replays the whole trace (use flow.N.requests to cut it)", cause="value_changed"
+            )
         p = sec.get("Time_Unit", None)
         if p[2]:
             conv.enum(p, ("PICOSECOND", "NANOSECOND", "MICROSECOND"))
@@ -793,6 +885,7 @@ def _flow(
                 p[0],
                 "MQSim parses it but always reads trace timestamps as nanoseconds; converted as nanoseconds "
                 "(trace_format mqsim)",
+                cause="no_effect",
             )
         return f, prio
 
@@ -800,7 +893,9 @@ def _flow(
     wsp = conv.int(p)
     if not 1 <= wsp <= 100:
         wsp = 100  # as MQSim does, silently there
-        conv.approx(p[1], p[0], "outside 1..100: MQSim uses 100 (the whole share); so does this conversion")
+        conv.approx(
+            p[1], p[0], "outside 1..100: MQSim uses 100 (the whole share); so does this conversion", cause="no_effect"
+        )
     p = sec.get("Synthetic_Generator_Type", None)
     gen = conv.enum(p, ("QUEUE_DEPTH", "BANDWIDTH"))
     p = sec.get("Read_Percentage", None)
@@ -872,7 +967,12 @@ def _flow(
     p = sec.get("Seed", None)
     if p[2]:
         conv.int(p)
-        conv.unmapped(p[1], p[0], "ssdkit derives every flow's random stream from run.seed and the flow index")
+        conv.unmapped(
+            p[1],
+            p[0],
+            "ssdkit derives every flow's random stream from run.seed and the flow index",
+            cause="random_seed",
+        )
 
     p_stop = sec.get("Stop_Time", "0")
     stop_ns = conv.int(p_stop, 0)
@@ -979,7 +1079,10 @@ def import_mqsim(
             continue
         if child.tag != "IO_Scenario":
             wextra.unmapped(
-                f"{WORKLOAD_ROOT}/{child.tag}", (child.text or "").strip(), _unknown_reason(child.tag, ["IO_Scenario"])
+                f"{WORKLOAD_ROOT}/{child.tag}",
+                (child.text or "").strip(),
+                _unknown_reason(child.tag, ["IO_Scenario"]),
+                cause="no_effect",
             )
             continue
         k += 1
@@ -995,7 +1098,9 @@ def import_mqsim(
             if fe.tag in (_SYNTH, _TRACE):
                 flows_xml.append((fe, fpath))
             else:
-                conv.unmapped(fpath, (fe.text or "").strip(), _unknown_reason(fe.tag, [_SYNTH, _TRACE]))
+                conv.unmapped(
+                    fpath, (fe.text or "").strip(), _unknown_reason(fe.tag, [_SYNTH, _TRACE]), cause="no_effect"
+                )
         if not flows_xml:
             raise MqsimError(f"{wlabel}: <{spath}> has no <{_SYNTH}> or <{_TRACE}>")
         flows, prios = [], []
@@ -1024,7 +1129,9 @@ def _priorities(conv: _Conv, doc: dict, flows: list[dict], prios: list, facts: d
     given = [(p, path) for p, path in prios if p is not None]
     if facts["kind"] != "NVME":
         for p, path in given:
-            conv.unmapped(f"{path}/Priority_Class", p, "NVMe only: no effect with HostInterface_Type SATA")
+            conv.unmapped(
+                f"{path}/Priority_Class", p, "NVMe only: no effect with HostInterface_Type SATA", cause="no_effect"
+            )
         return
     if facts["tsp"] == "OUT_OF_ORDER":
         for p, path in given:
@@ -1033,6 +1140,7 @@ def _priorities(conv: _Conv, doc: dict, flows: list[dict], prios: list, facts: d
                 p,
                 "no effect with Transaction_Scheduling_Policy OUT_OF_ORDER (MQSim uses the classes in "
                 "PRIORITY_OUT_OF_ORDER and FLIN); left at the default",
+                cause="no_effect",
             )
         return
     doc["interface"]["arbitration"] = "weighted"
@@ -1069,9 +1177,15 @@ def _finish(
         header.append("No workload.xml: add [[flow]] tables (or use this file as the device for --fio).")
     if apply_overrides and ov:
         header.append("Overrides applied: " + " ".join(ov))
-    header += [e.line() for e in entries]
+    # Most consequential first, here, in the CLI's warning and in MqsimScenario.unmapped.
+    rank = {c: i for i, c in enumerate(CAUSES)}
+    entries = sorted(entries, key=lambda e: rank[e.cause])
+    n = sum(len(es) for _, es in group_by_cause(entries))
+    if n:
+        header.append(f"{n} MQSim parameters are not reproduced exactly; by cause, most consequential first:")
+        header += warning_lines(entries)
     return MqsimScenario(
-        index=k, toml=toml_dumps(doc, header), doc=doc, unmapped=list(entries), capacity_bytes=cap, sources=sources
+        index=k, toml=toml_dumps(doc, header), doc=doc, unmapped=entries, capacity_bytes=cap, sources=sources
     )
 
 

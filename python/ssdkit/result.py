@@ -10,6 +10,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -386,6 +389,40 @@ class Precondition:
         return self.summary()
 
 
+@dataclass(frozen=True, eq=False)
+class TimeSeries:
+    """Figures per window of ``run.timeseries_window_ms`` (docs/results.md, "Time
+    series"): window ``i`` covers ``[start_ps[i], start_ps[i+1])``, the last one ends at
+    ``end_ps``. ``flows[k]`` and ``device`` map each column name to one value per window.
+    :meth:`Result.to_pandas` with ``kind="timeseries"`` gives them as one tidy frame."""
+
+    window_ps: int
+    end_ps: int
+    start_ps: list[int] = field(repr=False)
+    flows: list[dict[str, list[Any]]] = field(repr=False)
+    device: dict[str, list[Any]] = field(repr=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TimeSeries:
+        ts = cls(
+            window_ps=_get(d, "window_ps"),
+            end_ps=_get(d, "end_ps"),
+            start_ps=list(_get(d, "start_ps")),
+            flows=[dict(f) for f in _get(d, "flows")],
+            device=dict(_get(d, "device")),
+        )
+        n = len(ts.start_ps)
+        for where, cols in [(f"flows[{i}]", f) for i, f in enumerate(ts.flows)] + [("device", ts.device)]:
+            for k, v in cols.items():
+                if len(v) != n:
+                    raise SsdkitError(f"result document: timeseries.{where}.{k} has {len(v)} values for {n} windows")
+        return ts
+
+    @property
+    def windows(self) -> int:
+        return len(self.start_ps)
+
+
 # eq=False: equality of two runs is a question about their JSON (see the tests), and the
 # dict fields would make a generated __hash__ raise anyway.
 @dataclass(frozen=True, eq=False)
@@ -412,6 +449,8 @@ class Result:
     #: Every completed request, when the run was asked for it (``ssdkit.run(...,
     #: request_log=True)``); otherwise None. Not part of the JSON document.
     request_log: pandas.DataFrame | None = field(default=None, repr=False)
+    #: Figures per window, when ``run.timeseries_window_ms`` > 0; otherwise None.
+    timeseries: TimeSeries | None = field(default=None, repr=False)
 
     @classmethod
     def from_json(cls, text: str) -> Result:
@@ -430,6 +469,7 @@ class Result:
             device=DeviceResult.from_dict(_get(d, "device")),
             flows=[FlowResult.from_dict(f) for f in _get(d, "flows")],
             raw=d,
+            timeseries=None if d.get("timeseries") is None else TimeSeries.from_dict(d["timeseries"]),
         )
 
     @property
@@ -455,61 +495,180 @@ class Result:
         scopes.append(("device", None, self.device.stats))
         return [(name, idx, op, getattr(st, op)) for name, idx, st in scopes for op in ops]
 
-    def to_pandas(self) -> pandas.DataFrame:
-        """One row per (scope, op): scope is a flow name or ``"device"``, op is read, write,
-        all (= read + write) and, when the run completed any TRIM request (flush), trim (flush);
-        bandwidth in MB/s (10^6 B/s), latencies in microseconds."""
-        import pandas as pd  # deferred: the CLI should not pay pandas' import time
+    def to_pandas(self, kind: str = "summary", config_keys: Iterable[str] = ()) -> pandas.DataFrame:
+        """The result as a tidy DataFrame.
 
-        records = []
-        for scope, idx, op, s in self.rows():
-            lat = s.latency
-            records.append(
-                {
-                    "scope": scope,
-                    "flow_index": idx,
-                    "op": op,
-                    "count": s.count,
-                    "bytes": s.bytes,
-                    "iops": s.iops,
-                    "bandwidth_MBps": s.bandwidth_MBps,
-                    "mean_us": lat.mean,
-                    "min_us": lat.min,
-                    "p50_us": lat.p50,
-                    "p90_us": lat.p90,
-                    "p99_us": lat.p99,
-                    "p99_9_us": lat.p99_9,
-                    "p99_99_us": lat.p99_99,
-                    "max_us": lat.max,
-                }
-            )
-        df = pd.DataFrame.from_records(records)
-        # object dtype keeps the device row's index as None instead of turning the column to float
-        df["flow_index"] = pd.Series([r["flow_index"] for r in records], dtype=object)
+        ``kind="summary"`` (the default): one row per (scope, op); scope is a flow name or
+        ``"device"``, op is read, write, all (= read + write) and, when the run completed any
+        TRIM request (flush), trim (flush). Bandwidth in MB/s (10^6 B/s), latencies in
+        microseconds; the latencies of an op that completed no request are NaN (its count,
+        bytes, IOPS and bandwidth are a true 0).
+
+        ``kind="timeseries"``: one row per (scope, window) from ``run.timeseries_window_ms``:
+        ``window``, ``start_ms``, ``end_ms``, then per flow ``completed``, ``bytes``, ``iops``,
+        ``bandwidth_MBps``, ``mean_latency_us`` and ``max_latency_us`` (NaN in a window
+        without completions), ``queue_depth`` (time-averaged). The ``device`` rows hold the
+        flows together (counts, rates and queue depth summed, mean latency weighted by
+        count, maximum of maxima) and the device's ``free_blocks`` (at the window's end),
+        ``gc_runs``, ``gc_page_moves``, ``user_page_writes``, ``page_programs`` and
+        ``write_amplification`` (NaN without user writes), which are <NA>/NaN on flow rows.
+        A run without a time series raises :class:`SsdkitError` saying how to record one.
+
+        Both start with the columns ``config_hash`` and ``seed``, then one column per dotted
+        key in ``config_keys`` (its value in this run's configuration, e.g.
+        ``"flash.channels"`` or ``"flow.0.queue_depth"``); counts are nullable integers
+        (``Int64``), names strings. :func:`ssdkit.combine` stacks several results this way.
+        """
+        if kind == "summary":
+            df = self._summary_frame()
+        elif kind == "timeseries":
+            df = self._timeseries_frame()
+        else:
+            raise ValueError(f"to_pandas: unknown kind {kind!r}; allowed: 'summary', 'timeseries'")
+        import pandas as pd
+
+        df.insert(0, "config_hash", pd.Series([self.config_hash] * len(df), dtype="string"))
+        df.insert(1, "seed", pd.Series([self.seed] * len(df), dtype="UInt64"))
+        for i, key in enumerate(config_keys):
+            df.insert(2 + i, key, [self.config_value(key)] * len(df))
         return df
 
-    def summary(self) -> str:
-        """A fixed-width text report: per-flow and device rows, flash and GC counters, times."""
+    def config_value(self, key: str) -> Any:
+        """The value of a dotted configuration key in this run (``"flash.channels"``,
+        ``"flow.0.queue_depth"``); KeyError naming the key if the configuration has none."""
+        node: Any = self.config
+        for part in key.split("."):
+            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            elif isinstance(node, dict) and part in node:
+                node = node[part]
+            else:
+                raise KeyError(f"configuration key `{key}`: `{part}` is not in this run's configuration")
+        return node
+
+    def _summary_frame(self) -> pandas.DataFrame:
+        import numpy as np
+        import pandas as pd  # deferred: the CLI should not pay pandas' import time
+
+        rows = self.rows()
+        nan = float("nan")
+
+        def lat(s: OpStats, name: str) -> float:
+            return getattr(s.latency, name) if s.count else nan
+
+        cols: dict[str, Any] = {
+            "scope": pd.Series([r[0] for r in rows], dtype="string"),
+            "flow_index": pd.Series([r[1] for r in rows], dtype="Int64"),
+            "op": pd.Series([r[2] for r in rows], dtype="string"),
+            "count": pd.Series([r[3].count for r in rows], dtype="Int64"),
+            "bytes": pd.Series([r[3].bytes for r in rows], dtype="Int64"),
+            "iops": np.array([r[3].iops for r in rows], dtype=float),
+            "bandwidth_MBps": np.array([r[3].bandwidth_MBps for r in rows], dtype=float),
+        }
+        for name in ("mean", "min", "p50", "p90", "p99", "p99_9", "p99_99", "max"):
+            cols[f"{name}_us"] = np.array([lat(r[3], name) for r in rows], dtype=float)
+        return pd.DataFrame(cols)
+
+    def _timeseries_frame(self) -> pandas.DataFrame:
+        import numpy as np
+        import pandas as pd
+
+        ts = self.timeseries
+        if ts is None:
+            raise SsdkitError(
+                "this result has no time series: run with run.timeseries_window_ms > 0 "
+                "(CLI: --timeseries MS; Python: ssdkit.run(..., run__timeseries_window_ms=1))"
+            )
+        n = ts.windows
+        start = np.asarray(ts.start_ps, dtype=np.float64)
+        end = np.append(start[1:], float(ts.end_ps)) if n else start
+
+        def f64(v: list[Any]) -> np.ndarray:
+            return np.array([np.nan if x is None else x for x in v], dtype=float)
+
+        parts = []
+        per_flow = []
+        for i, f in enumerate(ts.flows):
+            d = {
+                "completed": np.asarray(f["completed"], dtype=np.int64),
+                "bytes": np.asarray(f["bytes"], dtype=np.int64),
+                "iops": f64(f["iops"]),
+                "bandwidth_MBps": f64(f["bandwidth_bytes_per_s"]) / 1e6,
+                "mean_latency_us": f64(f["mean_latency_us"]),
+                "max_latency_us": f64(f["max_latency_us"]),
+                "queue_depth": f64(f["queue_depth"]),
+            }
+            per_flow.append(d)
+            name = self.flows[i].name if i < len(self.flows) else str(i)
+            parts.append((name, i, d))
+        dev: dict[str, np.ndarray] = {}
+        for k in ("completed", "bytes", "iops", "bandwidth_MBps", "queue_depth"):
+            dev[k] = np.sum([d[k] for d in per_flow], axis=0) if per_flow else np.zeros(n)
+        lat_sum = np.zeros(n)
+        lat_max = np.full(n, np.nan)
+        for d in per_flow:
+            lat_sum += np.where(d["completed"] > 0, np.nan_to_num(d["mean_latency_us"]) * d["completed"], 0.0)
+            lat_max = np.fmax(lat_max, d["max_latency_us"])  # fmax ignores NaN
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dev["mean_latency_us"] = np.where(dev["completed"] > 0, lat_sum / np.maximum(dev["completed"], 1), np.nan)
+        dev["max_latency_us"] = lat_max
+        parts.append(("device", None, dev))
+        dev_cols = ("free_blocks", "gc_runs", "gc_page_moves", "user_page_writes", "page_programs")
+        frames = []
+        for name, idx, d in parts:
+            fr = pd.DataFrame(
+                {
+                    "scope": pd.Series([name] * n, dtype="string"),
+                    "flow_index": pd.Series([idx] * n, dtype="Int64"),
+                    "window": np.arange(n, dtype=np.int64),
+                    "start_ms": start / 1e9,
+                    "end_ms": end / 1e9,
+                    "completed": pd.Series(d["completed"], dtype="Int64"),
+                    "bytes": pd.Series(d["bytes"], dtype="Int64"),
+                    "iops": d["iops"],
+                    "bandwidth_MBps": d["bandwidth_MBps"],
+                    "mean_latency_us": d["mean_latency_us"],
+                    "max_latency_us": d["max_latency_us"],
+                    "queue_depth": d["queue_depth"],
+                }
+            )
+            for c in dev_cols:
+                fr[c] = pd.Series(ts.device[c] if idx is None else [None] * n, dtype="Int64")
+            fr["write_amplification"] = f64(ts.device["write_amplification"]) if idx is None else np.full(n, np.nan)
+            frames.append(fr)
+        return pd.concat(frames, ignore_index=True)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the headline facts and the summary frame as a table."""
+        import html
+
+        head = (
+            f"<p><b>ssdkit {html.escape(self.ssdkit_version)}</b> &middot; seed {self.seed} &middot; "
+            f"config {html.escape(self.config_hash)} &middot; {self.completed:,} requests in "
+            f"{html.escape(_duration(self.simulated_time_s))} simulated &middot; write amplification "
+            f"{self.device.ftl.write_amplification:.3f}</p>"
+        )
+        shown = self.to_pandas().drop(columns=["config_hash", "seed", "flow_index"])
+        return head + shown.to_html(index=False, na_rep="", float_format=lambda v: f"{v:,.1f}")
+
+    def summary(self, width: int | None = None) -> str:
+        """A fixed-width text report: per-flow and device rows, flash and GC counters, times.
+        The table fits ``width`` columns (default: 80, or the terminal's width when standard
+        output is a wider terminal), leaving out the p50 and then the p99.9 latency where it
+        would not fit."""
         shown = _rows_worth_showing(self.rows())
-        name_w = max([len("scope")] + [len(r[0]) for r in shown])
-        left = f"{'scope':<{name_w}}  {'op':<5} {'ops':>10} {'IOPS':>11} {'MB/s':>9}  "
-        head = left + f"{'mean':>9} {'p50':>9} {'p99':>9} {'p99.9':>9} {'max':>9}"
+        if width is None:
+            width = 80
+            if sys.stdout.isatty():
+                width = max(80, shutil.get_terminal_size((80, 24)).columns)
         lines = [
             (
                 f"ssdkit {self.ssdkit_version}  seed {self.seed}  config {self.config_hash}"
                 f"  capacity {self.device.capacity_bytes / 2**30:.1f} GiB"
             ),
             "",
-            " " * len(left) + "latency (us)",
-            head,
-            "-" * len(head),
         ]
-        for scope, op, s in shown:
-            lat = s.latency
-            lines.append(
-                f"{scope:<{name_w}}  {op:<5} {s.count:>10,} {s.iops:>11,.0f} {s.bandwidth_MBps:>9,.1f}"
-                f"  {lat.mean:>9.1f} {lat.p50:>9.1f} {lat.p99:>9.1f} {lat.p99_9:>9.1f} {lat.max:>9.1f}"
-            )
+        lines += _table(shown, width)
         dev = self.device
         fl, ftl = dev.flash, dev.ftl
         wa = f"{ftl.write_amplification:.3f}" if ftl.user_page_writes else "- (no user writes)"
@@ -677,3 +836,90 @@ def _pick(cls: Any, d: dict[str, Any], **given: Any) -> Any:
 
 def _has_default(f: dataclasses.Field) -> bool:
     return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+
+
+def combine(
+    results: Iterable[Result], kind: str = "summary", config_keys: Iterable[str] | None = None
+) -> pandas.DataFrame:
+    """Several results as one tidy frame: each result's :meth:`Result.to_pandas` (``kind``
+    ``"summary"`` or ``"timeseries"``) with its ``config_hash`` and ``seed``, and a column per
+    configuration key in ``config_keys``: by default every dotted key whose value differs
+    between the results (the swept keys, e.g. ``flash.channels`` or ``flow.0.queue_depth``),
+    sorted; a key a result's configuration lacks is None there."""
+    import pandas as pd
+
+    results = list(results)
+    if not results:
+        raise ValueError("combine: no results given")
+    for i, r in enumerate(results):
+        if not isinstance(r, Result):
+            raise TypeError(f"combine: results[{i}] is a {type(r).__name__}, not an ssdkit Result")
+    flat = [_flatten(r.config) for r in results]
+    if config_keys is None:
+        keys = sorted({k for f in flat for k in f if any(g.get(k, _MISSING) != f[k] for g in flat)})
+    else:
+        keys = list(config_keys)
+    frames = []
+    for r, f in zip(results, flat):
+        df = r.to_pandas(kind)
+        for i, k in enumerate(keys):
+            df.insert(2 + i, k, [f.get(k)] * len(df))
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+_MISSING = object()
+
+
+def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+    """A configuration as ``{dotted key: leaf value}``; lists of tables (flows) by index."""
+    out: dict[str, Any] = {}
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+    elif isinstance(node, list) and node and all(isinstance(x, dict) for x in node):
+        for i, v in enumerate(node):
+            out.update(_flatten(v, f"{prefix}{i}."))
+    else:
+        out[prefix[:-1]] = tuple(node) if isinstance(node, list) else node
+    return out
+
+
+#: The latency columns of the summary table, and the order in which they give way when the
+#: table would be wider than the terminal.
+_LATENCY_COLUMNS = ("mean", "p50", "p99", "p99_9", "max")
+_DROPPABLE = ("p50", "p99_9")
+
+
+def _table(shown: list[tuple[str, str, OpStats]], width: int) -> list[str]:
+    """The summary's table, each column as wide as its widest cell, within ``width``."""
+
+    def cells(s: OpStats, col: str) -> str:
+        if col in _LATENCY_COLUMNS:
+            return f"{getattr(s.latency, col):.1f}" if s.count else "-"
+        return {"ops": f"{s.count:,}", "IOPS": f"{s.iops:,.0f}", "MB/s": f"{s.bandwidth_MBps:,.1f}"}[col]
+
+    heads = {"p99_9": "p99.9"}
+    dropped: list[str] = []
+    while True:
+        lat = [c for c in _LATENCY_COLUMNS if c not in dropped]
+        cols = ["ops", "IOPS", "MB/s", *lat]
+        body = [[scope, op] + [cells(s, c) for c in cols] for scope, op, s in shown]
+        head = ["scope", "op"] + [heads.get(c, c) for c in cols]
+        w = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+        # Two spaces between the name columns, the rates and the latencies; one elsewhere.
+        gaps = ["", "  ", "  ", " ", " ", "  "] + [" "] * (len(lat) - 1)
+
+        lines = [_line(r, w, gaps) for r in [head, *body]]
+        total = len(lines[0])
+        if total <= width or len(dropped) == len(_DROPPABLE):
+            break
+        dropped.append(_DROPPABLE[len(dropped)])
+    lat_start = sum(w[:5]) + sum(len(g) for g in gaps[:6])
+    caption = " " * lat_start + "latency (us)"
+    return [caption, lines[0], "-" * total, *lines[1:]]
+
+
+def _line(cells: list[str], w: list[int], gaps: list[str]) -> str:
+    """Name columns left-aligned, figures right-aligned, each after its gap."""
+    return "".join(gaps[i] + (c.ljust(w[i]) if i < 2 else c.rjust(w[i])) for i, c in enumerate(cells))

@@ -9,6 +9,8 @@ from ssdkit.api import toml_literal
 from ssdkit.result import Result
 
 COLUMNS = [
+    "config_hash",
+    "seed",
     "scope",
     "flow_index",
     "op",
@@ -90,7 +92,7 @@ def test_to_pandas(small_result):
     assert df.shape == (6, len(COLUMNS))
     assert list(df["scope"]) == ["randread-qd32"] * 3 + ["device"] * 3
     assert list(df["op"]) == ["read", "write", "all"] * 2
-    assert list(df["flow_index"]) == [0, 0, 0, None, None, None]
+    assert df["flow_index"].tolist()[:3] == [0, 0, 0] and df["flow_index"].isna().tolist() == [False] * 3 + [True] * 3
     dev_all = df[(df.scope == "device") & (df.op == "all")].iloc[0]
     assert dev_all["count"] == 2000
     assert dev_all["p50_us"] == small_result.device.stats.all.latency.p50

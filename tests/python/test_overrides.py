@@ -1,6 +1,8 @@
 """Python values survive the trip through an override: rendered by `toml_literal`, parsed as
 TOML by the core."""
 
+import sys
+
 import pytest
 
 pytest.importorskip("hypothesis")
@@ -8,7 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ssdkit.api import toml_literal
 
-tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from 3.11")
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # a dependency of ssdkit on Python < 3.11
+    import tomli as tomllib
 
 scalars = st.one_of(
     st.booleans(),

@@ -143,6 +143,9 @@ impl From<Error> for Failure {
             Error::Trace(_) => SSDKIT_ERR_TRACE,
             Error::Simulation(_) => SSDKIT_ERR_SIMULATION,
             Error::Request(_) => SSDKIT_ERR_REQUEST,
+            // Only a batch run's progress hook or log sink raises it; the C API drives a
+            // device step by step and has neither.
+            Error::Interrupted(_) => SSDKIT_ERR_SIMULATION,
         };
         Failure {
             code,

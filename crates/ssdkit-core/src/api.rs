@@ -2,7 +2,7 @@
 
 use crate::config::{preset_toml, Config};
 use crate::error::Error;
-use crate::sim::{RunOutput, Simulator};
+use crate::sim::{RunHooks, RunOutput, Simulator};
 use std::path::Path;
 use std::time::Instant;
 
@@ -29,6 +29,20 @@ pub fn load(source: Source<'_>, overrides: &[String]) -> Result<Config, Error> {
 pub fn run(c: &Config, progress: bool, keep_log: bool) -> Result<RunOutput, Error> {
     let sim = Simulator::new(c)?;
     Ok(sim.run(c, progress, keep_log)?.0)
+}
+
+/// Runs a validated configuration, from the device state of `snapshot` if given, with every
+/// option of a batch run (progress hook, streamed request log).
+pub fn run_with(
+    c: &Config,
+    snapshot: Option<&Path>,
+    hooks: RunHooks<'_>,
+) -> Result<RunOutput, Error> {
+    let sim = match snapshot {
+        Some(path) => simulator_from_snapshot(c, path)?,
+        None => Simulator::new(c)?,
+    };
+    Ok(sim.run_with(c, hooks)?.0)
 }
 
 /// Runs a validated configuration on the device state saved in `snapshot` (the

@@ -127,7 +127,7 @@ impl Device {
         self.check(at_ps, op, offset_bytes, bytes, queue)?;
         // Everything strictly before the submission happens first.
         if at_ps > 0 {
-            self.sim.run_through(at_ps - 1, |_| {})?;
+            self.sim.run_through(at_ps - 1, |_| Ok(()))?;
         }
         self.sim.q.advance_to(at_ps);
         let id = self.next_id;
@@ -210,7 +210,7 @@ impl Device {
     /// Runs until every submitted request has completed (and GC queued meanwhile is done).
     /// A device that cannot finish is an error naming its state.
     pub fn run_to_idle(&mut self) -> Result<(), Error> {
-        self.sim.run_through(Picoseconds::MAX, |_| {})?;
+        self.sim.run_through(Picoseconds::MAX, |_| Ok(()))?;
         if self.outstanding() > 0 {
             return Err(Error::Simulation(format!(
                 "device stalled at {} ps with {} requests outstanding and no event pending; {}",

@@ -23,6 +23,10 @@ pub enum Error {
     /// The model reached a state it cannot leave (a bug, reported instead of hanging).
     #[error("{0}")]
     Simulation(String),
+    /// The caller stopped the run from its progress hook (Ctrl-C in Python) or its request-log
+    /// sink failed; the message says which.
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl Error {
@@ -34,6 +38,7 @@ impl Error {
             Error::Trace(_) => "trace",
             Error::Simulation(_) => "simulation",
             Error::Request(_) => "request",
+            Error::Interrupted(_) => "interrupted",
         }
     }
 }

@@ -45,6 +45,10 @@ pub struct RunResult {
     pub device: DeviceResult,
     /// One per configured flow (or queue pair of a step-by-step device), in order.
     pub flows: Vec<FlowResult>,
+    /// Figures over windows of `run.timeseries_window_ms`; absent when that is 0 (the
+    /// default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<TimeSeries>,
     /// The whole resolved configuration, every default written out.
     pub config: Config,
 }
@@ -192,6 +196,57 @@ pub struct EraseHistogram {
     pub bin_start: Vec<u32>,
     pub bin_width: u32,
     pub count: Vec<u64>,
+}
+
+/// Windows of simulated time: window `i` covers `[start_ps[i], start_ps[i+1])`, the last one
+/// `[start_ps[n-1], end_ps]` (shorter than `window_ps` unless the run ended on a boundary).
+/// Every column has one value per window; counts sum over the windows to the run's totals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TimeSeries {
+    /// Window length (`run.timeseries_window_ms` in picoseconds).
+    pub window_ps: u64,
+    /// End of the last window: the end of the run (the last event).
+    pub end_ps: u64,
+    pub start_ps: Vec<u64>,
+    /// One per flow, in flow order.
+    pub flows: Vec<FlowSeries>,
+    pub device: DeviceSeries,
+}
+
+/// A flow's figures per window. Requests count in the window in which they complete.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FlowSeries {
+    /// Requests completed in the window (every op).
+    pub completed: Vec<u64>,
+    /// Bytes of those requests.
+    pub bytes: Vec<u64>,
+    /// completed / window length in seconds.
+    pub iops: Vec<f64>,
+    /// bytes / window length in seconds.
+    pub bandwidth_bytes_per_s: Vec<f64>,
+    /// Mean latency of the requests completed in the window; null when none completed.
+    pub mean_latency_us: Vec<Option<f64>>,
+    /// Largest latency of those requests; null when none completed.
+    pub max_latency_us: Vec<Option<f64>>,
+    /// Time-averaged requests outstanding (submitted, not completed) over the window.
+    pub queue_depth: Vec<f64>,
+}
+
+/// The device's figures per window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DeviceSeries {
+    /// Free blocks over all planes at the end of the window.
+    pub free_blocks: Vec<u64>,
+    /// Victim blocks whose collection finished in the window.
+    pub gc_runs: Vec<u64>,
+    /// Valid pages GC moved in the window.
+    pub gc_page_moves: Vec<u64>,
+    /// Pages programmed for host writes in the window.
+    pub user_page_writes: Vec<u64>,
+    /// Pages programmed in the window (host, GC and wear levelling).
+    pub page_programs: Vec<u64>,
+    /// page_programs / user_page_writes in the window; null without user writes.
+    pub write_amplification: Vec<Option<f64>>,
 }
 
 /// JSON Schema of the result document, for `docs/result.schema.json`.

@@ -627,5 +627,6 @@ fn prefixed(e: Error, pre: &str, post: &str) -> Error {
         Error::Simulation(m) => Error::Simulation(wrap(m)),
         Error::Trace(m) => Error::Trace(wrap(m)),
         Error::Request(m) => Error::Request(wrap(m)),
+        Error::Interrupted(m) => Error::Interrupted(wrap(m)),
     }
 }

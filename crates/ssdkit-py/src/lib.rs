@@ -67,6 +67,7 @@ pub(crate) fn to_py(e: Error) -> PyErr {
         Error::Simulation(m) => SimulationError::new_err(m),
         Error::Trace(m) => TraceError::new_err(m),
         Error::Request(m) => RequestError::new_err(m),
+        Error::Interrupted(m) => pyo3::exceptions::PyKeyboardInterrupt::new_err(m),
     }
 }
 
@@ -106,8 +107,14 @@ pub(crate) fn guarded<T: Send>(
 
 /// Loads, validates and runs a configuration; returns the result document as JSON text.
 /// With `snapshot`, the device starts from that saved state instead of preconditioning.
+/// `on_progress(fraction, requests, simulated_ns, elapsed_s)` is called every 100 ms of wall
+/// time (`fraction` None where the workload has no known end); `log_sink(columns)` receives
+/// the request log in batches as the run goes (the columns of `run_with_log`). Every 100 ms
+/// the run also lets Python handle signals: Ctrl-C stops it with KeyboardInterrupt, and an
+/// exception from either callback stops it with that exception.
 #[pyfunction]
-#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new(), progress=false, snapshot=None))]
+#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new(), progress=false, snapshot=None, on_progress=None, log_sink=None))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     toml_text: Option<String>,
@@ -116,17 +123,18 @@ fn run(
     overrides: Vec<String>,
     progress: bool,
     snapshot: Option<std::path::PathBuf>,
+    on_progress: Option<PyObject>,
+    log_sink: Option<PyObject>,
 ) -> PyResult<String> {
     let src = source(&toml_text, &origin, &preset)?;
-    guarded(py, || {
-        let cfg = api::load(src, &overrides)?;
-        let out = match &snapshot {
-            Some(path) => api::run_from_snapshot(&cfg, path, progress, false)?,
-            None => api::run(&cfg, progress, false)?,
-        };
-        serde_json::to_string(&out.result)
-            .map_err(|e| Error::Simulation(format!("result serialisation: {e}")))
-    })
+    let opts = Hooked {
+        bar: progress,
+        on_progress,
+        log_sink,
+        keep_log: false,
+    };
+    let out = run_hooked(py, src, overrides, snapshot, opts)?;
+    Ok(out.0)
 }
 
 /// Like `run`, keeping the request log: returns the result document as JSON text and the
@@ -134,7 +142,8 @@ fn run(
 /// `queue`, `op` codes, `offset_bytes`, `bytes`, `submit_ns`, `complete_ns`, `latency_ns`,
 /// `submit_ps`, `complete_ps`; see `device::columns`).
 #[pyfunction]
-#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new(), progress=false, snapshot=None))]
+#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new(), progress=false, snapshot=None, on_progress=None))]
+#[allow(clippy::too_many_arguments)]
 fn run_with_log<'py>(
     py: Python<'py>,
     toml_text: Option<String>,
@@ -143,19 +152,93 @@ fn run_with_log<'py>(
     overrides: Vec<String>,
     progress: bool,
     snapshot: Option<std::path::PathBuf>,
+    on_progress: Option<PyObject>,
 ) -> PyResult<(String, Bound<'py, pyo3::types::PyDict>)> {
     let src = source(&toml_text, &origin, &preset)?;
-    let (text, log) = guarded(py, || {
-        let cfg = api::load(src, &overrides)?;
-        let out = match &snapshot {
-            Some(path) => api::run_from_snapshot(&cfg, path, progress, true)?,
-            None => api::run(&cfg, progress, true)?,
-        };
-        let text = serde_json::to_string(&out.result)
-            .map_err(|e| Error::Simulation(format!("result serialisation: {e}")))?;
-        Ok((text, out.log.unwrap_or_default()))
-    })?;
+    let opts = Hooked {
+        bar: progress,
+        on_progress,
+        log_sink: None,
+        keep_log: true,
+    };
+    let (text, log) = run_hooked(py, src, overrides, snapshot, opts)?;
     Ok((text, device::columns(py, &log)?))
+}
+
+/// The Python side of a batch run's hooks.
+struct Hooked {
+    bar: bool,
+    on_progress: Option<PyObject>,
+    log_sink: Option<PyObject>,
+    keep_log: bool,
+}
+
+/// Runs with the GIL released; every 100 ms (the core's progress hook) takes the GIL to let
+/// Python handle signals and call `on_progress`, and hands each batch of the request log to
+/// `log_sink`. The first Python exception raised there stops the run and is re-raised as is.
+fn run_hooked(
+    py: Python<'_>,
+    src: Source<'_>,
+    overrides: Vec<String>,
+    snapshot: Option<std::path::PathBuf>,
+    opts: Hooked,
+) -> PyResult<(String, Vec<ssdkit_core::sim::CompletionRecord>)> {
+    use ssdkit_core::sim::{CompletionRecord, LogMode, Progress, RunHooks};
+    use std::cell::RefCell;
+    let (outcome, raised) = guarded(py, move || {
+        let raised: RefCell<Option<PyErr>> = RefCell::new(None);
+        let stop = |e: PyErr, what: &str| {
+            raised.borrow_mut().get_or_insert(e);
+            Error::Interrupted(format!("the run was stopped by {what}"))
+        };
+        let mut on_progress = |p: &Progress| -> Result<(), Error> {
+            Python::with_gil(|py| {
+                py.check_signals().map_err(|e| stop(e, "a signal"))?;
+                if let Some(cb) = &opts.on_progress {
+                    let args = (p.fraction, p.requests, p.simulated_ps / 1000, p.elapsed_s);
+                    cb.call1(py, args)
+                        .map_err(|e| stop(e, "the progress callback"))?;
+                }
+                Ok(())
+            })
+        };
+        let mut sink = |recs: &[CompletionRecord]| -> Result<(), Error> {
+            if recs.is_empty() {
+                return Ok(());
+            }
+            Python::with_gil(|py| {
+                let cb = opts.log_sink.as_ref().expect("sink set");
+                device::columns(py, recs)
+                    .and_then(|cols| cb.call1(py, (cols,)))
+                    .map(|_| ())
+                    .map_err(|e| stop(e, "the request-log writer"))
+            })
+        };
+        let log = if opts.log_sink.is_some() {
+            LogMode::Stream(&mut sink)
+        } else if opts.keep_log {
+            LogMode::Keep
+        } else {
+            LogMode::Off
+        };
+        let hooks = RunHooks {
+            bar: opts.bar,
+            on_progress: Some(&mut on_progress),
+            log,
+        };
+        let run = (|| {
+            let cfg = api::load(src, &overrides)?;
+            let out = api::run_with(&cfg, snapshot.as_deref(), hooks)?;
+            let text = serde_json::to_string(&out.result)
+                .map_err(|e| Error::Simulation(format!("result serialisation: {e}")))?;
+            Ok((text, out.log.unwrap_or_default()))
+        })();
+        Ok((run, raised.into_inner()))
+    })?;
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    outcome.map_err(to_py)
 }
 
 /// Preconditions the configured device and saves it as a snapshot at `output`; returns the

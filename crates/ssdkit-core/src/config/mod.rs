@@ -63,12 +63,18 @@ pub struct RunConfig {
     pub seed: u64,
     /// Hard cap on simulated time in milliseconds; 0 means no cap. Default 0; >= 0.
     pub max_simulated_ms: f64,
+    /// Length in milliseconds of the windows of the result's time series (per-flow IOPS,
+    /// bandwidth, latency and queue depth; the device's free blocks, GC and write
+    /// amplification); 0 records none. Default 0; 0 or [0.000001, 1e12] (1 ns to ~31
+    /// years); a run may record at most 10,000,000 windows.
+    pub timeseries_window_ms: f64,
 }
 impl Default for RunConfig {
     fn default() -> Self {
         Self {
             seed: 1,
             max_simulated_ms: 0.0,
+            timeseries_window_ms: 0.0,
         }
     }
 }

@@ -43,6 +43,8 @@ pub struct Settings {
     pub firmware_transaction_ps: Picoseconds,
     /// Simulated-time cap (u64::MAX = none).
     pub max_simulated_ps: Picoseconds,
+    /// `run.timeseries_window_ms`; 0 = no time series.
+    pub timeseries_window_ps: Picoseconds,
     pub sata: bool,
     pub flows: Vec<FlowSettings>,
 }
@@ -96,6 +98,7 @@ impl Settings {
             } else {
                 u64::MAX
             },
+            timeseries_window_ps: (c.run.timeseries_window_ms * PS_PER_MS as f64).round() as u64,
             sata: c.interface.kind == InterfaceType::Sata,
             flows,
         }

@@ -178,6 +178,10 @@ impl Ftl {
     pub fn erase_counts(&self) -> &[u32] {
         &self.erase_count
     }
+    /// Free blocks over every plane.
+    pub fn total_free_blocks(&self) -> u64 {
+        self.planes.iter().map(|p| p.free.len() as u64).sum()
+    }
     /// Free blocks in a plane's pool.
     pub fn free_blocks(&self, plane: PlaneId) -> usize {
         self.planes[plane.idx()].free.len()

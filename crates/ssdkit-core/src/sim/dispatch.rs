@@ -85,6 +85,9 @@ impl Simulator {
         let (id, t) = self.host.submit(self.q.now(), flow, arrived, r);
         self.host.request_mut(id).seq = self.submitted;
         self.submitted += 1;
+        if self.series.on() {
+            self.series.submitted(flow.idx(), self.q.now());
+        }
         self.at(t, Ev::Doorbell(id));
         id
     }
@@ -126,6 +129,9 @@ impl Simulator {
                 submit_ps: req.submit_ps,
                 complete_ps: now,
             });
+        }
+        if self.series.on() {
+            self.series.completed(req.flow.idx(), now, lat, bytes);
         }
         self.progress_at = self.q.processed();
         self.completed[req.flow.idx()] += 1;

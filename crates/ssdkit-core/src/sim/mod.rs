@@ -14,7 +14,7 @@ mod result;
 mod run;
 
 pub use result::SCHEMA_VERSION;
-pub use run::{CompletionRecord, RunOutput, WATCHDOG_EVENTS};
+pub use run::{CompletionRecord, LogMode, Progress, RunHooks, RunOutput, WATCHDOG_EVENTS};
 
 use crate::config::{Config, Settings};
 use crate::engine::{EventQueue, Picoseconds};
@@ -23,6 +23,7 @@ use crate::frontend::Firmware;
 use crate::ftl::Ftl;
 use crate::host::Host;
 use crate::ids::{DieId, FlowId, Lpn, Ppn, ReqId};
+use crate::stats::timeseries::{DeviceSample, Recorder};
 use crate::stats::RwStats;
 use crate::tsu::{SchedulingPolicy, Tsu};
 use crate::workload::flow::Flow;
@@ -83,6 +84,8 @@ pub struct Simulator {
     pub(crate) precondition: serde_json::Value,
     /// Where each random stream came from, for the result.
     pub(crate) random_streams: serde_json::Value,
+    /// The time series of `run.timeseries_window_ms` (off when 0).
+    pub(crate) series: Recorder,
 }
 
 impl Simulator {
@@ -149,7 +152,15 @@ impl Simulator {
             "flows": "run.seed (one stream per flow for sizes and addresses, one for arrivals)",
             "gc_victims": "run.seed",
         });
+        let start = DeviceSample {
+            free_blocks: ftl.total_free_blocks(),
+            gc_runs: ftl.stats().gc_runs,
+            gc_page_moves: ftl.stats().gc_page_moves,
+            user_page_writes: ftl.stats().user_page_writes,
+            page_programs: 0,
+        };
         Self {
+            series: Recorder::new(s.timeseries_window_ps, n, start),
             q: EventQueue::new(),
             host: Host::new(c, &s),
             firmware: Firmware::new(&s),
@@ -194,6 +205,29 @@ impl Simulator {
         self.failure.get_or_insert(crate::Error::Simulation(format!(
             "{e} while handling {ev:?}"
         )));
+    }
+
+    /// The device's cumulative counters now, for the time series.
+    pub(crate) fn device_sample(&self) -> DeviceSample {
+        let f = self.ftl.stats();
+        DeviceSample {
+            free_blocks: self.ftl.total_free_blocks(),
+            gc_runs: f.gc_runs,
+            gc_page_moves: f.gc_page_moves,
+            user_page_writes: f.user_page_writes,
+            page_programs: self.backend.stats.page_programs,
+        }
+    }
+
+    /// Closes the time-series windows that ended at or before `t` (the time of the event
+    /// about to be handled).
+    #[cold]
+    #[inline(never)]
+    fn close_windows(&mut self, t: Picoseconds) {
+        let sample = self.device_sample();
+        if let Err(e) = self.series.close_through(t, sample) {
+            self.failure.get_or_insert(e);
+        }
     }
 
     /// Requests inside the simulator (submitted, not completed).

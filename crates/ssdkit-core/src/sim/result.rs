@@ -101,6 +101,7 @@ impl Simulator {
                 random_streams: self.random_streams.clone(),
             },
             flows,
+            timeseries: self.series.series(self.q.now(), self.device_sample()),
             config: c.clone(),
         }
     }

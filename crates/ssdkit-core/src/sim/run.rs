@@ -51,6 +51,9 @@ impl Simulator {
         let Some((t, ev)) = self.q.pop() else {
             return Ok(None);
         };
+        if t >= self.series.next_end {
+            self.close_windows(t);
+        }
         self.handle(ev);
         self.after_event()?;
         Ok(Some(t))
@@ -64,7 +67,7 @@ impl Simulator {
                 self.q.now()
             )));
         }
-        self.run_through(t, |_| {})?;
+        self.run_through(t, |_| Ok(()))?;
         self.q.advance_to(t);
         Ok(())
     }
@@ -76,13 +79,16 @@ impl Simulator {
     pub(crate) fn run_through(
         &mut self,
         limit: Picoseconds,
-        mut tick: impl FnMut(&Self),
+        mut tick: impl FnMut(&mut Self) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        while let Some((_, ev)) = self.q.pop_through(limit) {
+        while let Some((t, ev)) = self.q.pop_through(limit) {
+            if t >= self.series.next_end {
+                self.close_windows(t);
+            }
             self.handle(ev);
             if self.failure.is_some() || self.q.processed() & 0xFFFF == 0 {
                 self.after_event()?;
-                tick(self);
+                tick(self)?;
             }
         }
         Ok(())
@@ -118,17 +124,58 @@ impl Simulator {
         self.q.now()
     }
 
-    /// Runs the configured workload to its end and returns the result document. Never inlined,
-    /// so that profilers (callgrind's --toggle-collect) can count the simulation alone.
-    #[inline(never)]
+    /// Runs the configured workload to its end and returns the result document: the batch
+    /// run with a progress bar (`progress`, on a terminal) and the request log in memory
+    /// (`keep_log`). [`Simulator::run_with`] takes every option.
     pub fn run(
-        mut self,
+        self,
         c: &Config,
         progress: bool,
         keep_log: bool,
     ) -> Result<(RunOutput, Simulator), Error> {
+        self.run_with(
+            c,
+            RunHooks {
+                bar: progress,
+                log: if keep_log {
+                    LogMode::Keep
+                } else {
+                    LogMode::Off
+                },
+                ..RunHooks::default()
+            },
+        )
+    }
+
+    /// How far the run is: the least advanced flow (the run ends with the last one), or the
+    /// time cap's fraction if that is further. None when neither is known.
+    pub fn progress_fraction(&self) -> Option<f64> {
+        let now = self.q.now();
+        let mut least: Option<f64> = Some(1.0);
+        for (i, f) in self.flows.iter().enumerate() {
+            least = match (least, f.progress(now, self.completed[i])) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                _ => None,
+            };
+        }
+        let cap = self.settings.max_simulated_ps;
+        let by_cap = (cap != Picoseconds::MAX).then(|| now as f64 / cap.max(1) as f64);
+        match (least, by_cap) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Runs the configured workload to its end with `hooks`. Never inlined, so that profilers
+    /// (callgrind's --toggle-collect) can count the simulation alone.
+    #[inline(never)]
+    pub fn run_with(
+        mut self,
+        c: &Config,
+        mut hooks: RunHooks<'_>,
+    ) -> Result<(RunOutput, Simulator), Error> {
         let wall = Instant::now();
-        if keep_log {
+        if !matches!(hooks.log, LogMode::Off) {
             self.log = Some(Vec::new());
         }
         for f in 0..self.flows.len() {
@@ -138,41 +185,40 @@ impl Simulator {
             return Err(e);
         }
         let cap = self.settings.max_simulated_ps;
-        let total: u64 = self
-            .flows
-            .iter()
-            .map(|f| f.limit())
-            .fold(0u64, |a, b| a.saturating_add(b));
-        let show = progress && std::io::stderr().is_terminal();
-        let mut shown = false;
-        let mut tick = |sim: &Self| {
-            if !show || wall.elapsed().as_secs_f64() <= 1.0 {
-                return;
+        let mut bar = Bar::new(hooks.bar);
+        let mut last_report = wall;
+        let mut tick = |sim: &mut Self| -> Result<(), Error> {
+            if let LogMode::Stream(sink) = &mut hooks.log {
+                sink(sim.log.as_deref().unwrap_or_default())?;
+                if let Some(l) = sim.log.as_mut() {
+                    l.clear();
+                }
             }
-            let done: u64 = sim.completed.iter().sum();
-            let frac = if total == u64::MAX {
-                0.0
-            } else {
-                done as f64 / total as f64
+            let now = Instant::now();
+            if now.duration_since(last_report) < REPORT_EVERY {
+                return Ok(());
+            }
+            last_report = now;
+            let p = Progress {
+                fraction: sim.progress_fraction(),
+                requests: sim.completed.iter().sum(),
+                simulated_ps: sim.q.now(),
+                elapsed_s: now.duration_since(wall).as_secs_f64(),
             };
-            let width = 30;
-            let fill = (frac * width as f64) as usize;
-            eprint!(
-                "\r[{}{}] {:5.1}%  {} requests  {:.3} ms simulated",
-                "#".repeat(fill.min(width)),
-                " ".repeat(width - fill.min(width)),
-                frac * 100.0,
-                done,
-                sim.q.now() as f64 / PS_PER_MS as f64
-            );
-            shown = true;
+            bar.show(&p);
+            match hooks.on_progress.as_mut() {
+                Some(f) => f(&p),
+                None => Ok(()),
+            }
         };
-        self.run_through(cap, &mut tick)?;
-        let capped = self.q.peek_time().is_some();
-        if shown {
-            eprint!("\r{}\r", " ".repeat(80));
-            let _ = std::io::stderr().flush();
+        let ran = self.run_through(cap, &mut tick);
+        bar.clear();
+        ran?;
+        if let LogMode::Stream(sink) = &mut hooks.log {
+            sink(self.log.as_deref().unwrap_or_default())?;
+            self.log = None;
         }
+        let capped = self.q.peek_time().is_some();
         if !capped && self.outstanding() > 0 {
             return Err(Error::Simulation(format!(
                 "simulation stalled at {} ps with {} requests outstanding and no event pending; {}",
@@ -195,3 +241,114 @@ impl Simulator {
         ))
     }
 }
+
+/// How often, in wall time, the progress hook and bar are updated (and so how soon a host's
+/// interrupt is noticed).
+const REPORT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A run's progress, as handed to [`RunHooks::on_progress`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// Fraction done in [0, 1] where the workload has a known end: the least advanced flow by
+    /// its requests, bytes, duration or trace bytes read (or the time cap's fraction if
+    /// further). None otherwise.
+    pub fraction: Option<f64>,
+    /// Requests completed.
+    pub requests: u64,
+    /// Simulated time now.
+    pub simulated_ps: Picoseconds,
+    /// Wall time since the run started.
+    pub elapsed_s: f64,
+}
+
+/// What happens to the request log of a batch run.
+#[derive(Default)]
+pub enum LogMode<'a> {
+    #[default]
+    Off,
+    /// Every completion kept in [`RunOutput::log`].
+    Keep,
+    /// Completions handed to the sink in completion order, in batches of at most 65,536 as
+    /// the run goes (memory stays bounded); an error from the sink stops the run with it.
+    Stream(&'a mut LogSink<'a>),
+}
+
+/// A progress hook: an error stops the run with it.
+pub type ProgressHook<'a> = dyn FnMut(&Progress) -> Result<(), Error> + 'a;
+/// A request-log sink: an error stops the run with it.
+pub type LogSink<'a> = dyn FnMut(&[CompletionRecord]) -> Result<(), Error> + 'a;
+
+/// What a batch run does besides simulating.
+#[derive(Default)]
+pub struct RunHooks<'a> {
+    /// Draw a progress bar on stderr when it is a terminal (after the first half second).
+    pub bar: bool,
+    /// Called with the progress every 100 ms of wall time; an error stops the run with that
+    /// error. A host program interrupts a run this way (Python's Ctrl-C).
+    pub on_progress: Option<&'a mut ProgressHook<'a>>,
+    pub log: LogMode<'a>,
+}
+
+/// The terminal progress bar: fits the terminal's width, shows the fraction and an ETA where
+/// the workload has a known end and a spinner where it has not; hidden when stderr is not a
+/// terminal, and until the run has taken half a second (short runs stay quiet).
+struct Bar {
+    on: bool,
+    bar: Option<(indicatif::ProgressBar, bool)>,
+}
+
+impl Bar {
+    fn new(on: bool) -> Self {
+        Self {
+            on: on && std::io::stderr().is_terminal(),
+            bar: None,
+        }
+    }
+
+    fn show(&mut self, p: &Progress) {
+        if !self.on || p.elapsed_s < 0.5 {
+            return;
+        }
+        let known = p.fraction.is_some();
+        let (bar, styled_known) = self.bar.get_or_insert_with(|| {
+            let b = indicatif::ProgressBar::with_draw_target(
+                Some(BAR_STEPS),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            (b, !known)
+        });
+        if *styled_known != known {
+            let template = if known {
+                "{spinner} {elapsed_precise} [{wide_bar}] {percent:>3}%  {msg}  ETA {eta}"
+            } else {
+                "{spinner} {elapsed_precise}  {wide_msg}"
+            };
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(template)
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            *styled_known = known;
+        }
+        if let Some(f) = p.fraction {
+            bar.set_position((f * BAR_STEPS as f64) as u64);
+        } else {
+            bar.tick();
+        }
+        bar.set_message(format!(
+            "{} requests, {:.1} ms simulated",
+            p.requests,
+            p.simulated_ps as f64 / PS_PER_MS as f64
+        ));
+    }
+
+    fn clear(&mut self) {
+        if let Some((b, _)) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        let _ = std::io::stderr().flush();
+    }
+}
+
+/// Positions of the bar: fine enough that the ETA moves smoothly.
+const BAR_STEPS: u64 = 1_000_000;

@@ -2,6 +2,8 @@
 //! so every percentile is within 0.1 % of the true value); the mean, minimum and maximum are
 //! kept exactly beside them.
 
+pub mod timeseries;
+
 use crate::engine::{Picoseconds, PS_PER_S};
 use crate::result::{LatencyHistogram, LatencySummary, OpResult, RwResult};
 use hdrhistogram::Histogram;

@@ -172,6 +172,33 @@ impl Flow {
         self.limit
     }
 
+    /// How far the flow is towards its end at `now`, in [0, 1], after `completed` requests:
+    /// the furthest of its limits (requests, bytes, duration, the trace file read). None
+    /// when it has no known end (a host program's queue, a flow bounded by nothing).
+    pub fn progress(&self, now: Picoseconds, completed: u64) -> Option<f64> {
+        if self.exhausted && self.outstanding == 0 {
+            return Some(1.0);
+        }
+        let mut best: Option<f64> = None;
+        let mut see = |f: f64| best = Some(best.map_or(f, |b: f64| b.max(f)));
+        if self.limit != u64::MAX {
+            see(completed as f64 / self.limit as f64);
+        }
+        if self.byte_limit != u64::MAX {
+            see(self.issued_bytes as f64 / self.byte_limit as f64);
+        }
+        if self.stop_ps != Picoseconds::MAX {
+            let span = (self.stop_ps - self.start_ps) as f64;
+            see(now.saturating_sub(self.start_ps) as f64 / span.max(1.0));
+        }
+        if let Source::Trace(t) = &self.source {
+            if let Some((read, size)) = t.input_progress() {
+                see(read as f64 / size as f64);
+            }
+        }
+        best.map(|b| b.clamp(0.0, 1.0))
+    }
+
     /// What the flow can submit at `now`, given that its queue has room.
     #[inline]
     pub fn next(&mut self, now: Picoseconds) -> Result<Next, Error> {

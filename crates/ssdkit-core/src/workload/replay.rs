@@ -253,7 +253,7 @@ impl TraceReplay {
     pub fn summary(&self) -> Value {
         let r = self.reader.counters();
         let c = &self.counters;
-        json!({
+        let mut v = json!({
             "path": self.path,
             "format": self.format(),
             "lines": r.lines,
@@ -265,7 +265,16 @@ impl TraceReplay {
             "folded": c.folded,
             "aligned": c.aligned,
             "backwards_clamped": c.backwards_clamped,
-        })
+        });
+        if let Some(why) = self.reader.detection() {
+            v["detection"] = json!(why);
+        }
+        v
+    }
+
+    /// Bytes of the trace file read so far and its size, for progress.
+    pub fn input_progress(&self) -> Option<(u64, u64)> {
+        self.reader.input_progress()
     }
 }
 

@@ -74,5 +74,11 @@ pub fn validate(c: &Config) -> Result<(), String> {
 
 /// `[run]`.
 fn validate_run(r: &RunConfig) -> Result<(), String> {
-    float_range("run.max_simulated_ms", r.max_simulated_ms, 0.0, 1e12, false)
+    float_range("run.max_simulated_ms", r.max_simulated_ms, 0.0, 1e12, false)?;
+    let w = r.timeseries_window_ms;
+    if w != 0.0 {
+        float_range("run.timeseries_window_ms", w, 1e-6, 1e12, false)
+            .map_err(|m| format!("{m} (or 0 for no time series)"))?;
+    }
+    Ok(())
 }

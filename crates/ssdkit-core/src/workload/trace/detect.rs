@@ -57,23 +57,43 @@ pub(crate) fn first_line(prefix: &[u8], complete: bool) -> Option<&[u8]> {
     })
 }
 
+#[cfg(test)]
 pub(crate) fn detect(prefix: &[u8], complete: bool) -> Option<TraceFormat> {
+    detect_explained(prefix, complete).map(|(f, _)| f)
+}
+
+/// The format and, in words, the rule that chose it (reported on stderr and in the result,
+/// since a trace of five numbers per line reads two ways).
+pub(crate) fn detect_explained(prefix: &[u8], complete: bool) -> Option<(TraceFormat, String)> {
     let mut lines = candidate_lines(prefix, complete).take(LOOK_LINES);
     let first = lines.next()?;
     let t = trim(first);
+    let by = |f: TraceFormat, why: &str| Some((f, why.to_string()));
     if t.starts_with(b"fio version 2 iolog") {
-        return Some(TraceFormat::FioV2);
+        return by(
+            TraceFormat::FioV2,
+            "the first line is `fio version 2 iolog`",
+        );
     }
     if t.starts_with(b"fio version 3 iolog") {
-        return Some(TraceFormat::FioV3);
+        return by(
+            TraceFormat::FioV3,
+            "the first line is `fio version 3 iolog`",
+        );
     }
     if t.eq_ignore_ascii_case(b"version,time,op,size,lbn") {
-        return Some(TraceFormat::Cloudphysics);
+        return by(
+            TraceFormat::Cloudphysics,
+            "the first line is the CloudPhysics header `version,time,op,size,lbn`",
+        );
     }
     let mut w: [&[u8]; 9] = [&[]; 9];
     let nw = split_ws(t, &mut w);
     if nw >= 7 && is_blk_device(w[0]) {
-        return Some(TraceFormat::Blkparse);
+        return by(
+            TraceFormat::Blkparse,
+            "the first field is a `major,minor` device and a line has at least 7 fields (blkparse)",
+        );
     }
     let mut c: [&[u8]; 7] = [&[]; 7];
     let nc = split_byte(t, b',', &mut c);
@@ -81,21 +101,33 @@ pub(crate) fn detect(prefix: &[u8], complete: bool) -> Option<TraceFormat> {
         && (c[3].eq_ignore_ascii_case(b"read") || c[3].eq_ignore_ascii_case(b"write"))
         && parse_u64(c[0]).is_some()
     {
-        return Some(TraceFormat::Msr);
+        return by(
+            TraceFormat::Msr,
+            "7 comma-separated fields with Read/Write in the 4th (MSR Cambridge)",
+        );
     }
     if nc >= 5
         && matches!(c[3], b"r" | b"R" | b"w" | b"W")
         && c[..3].iter().all(|f| parse_u64(f).is_some())
     {
-        return Some(TraceFormat::Spc);
+        return by(
+            TraceFormat::Spc,
+            "comma-separated numeric ASU, LBA and size with r/w in the 4th field (SPC)",
+        );
     }
     if nw == 8 && (w[1] == b"D" || w[1] == b"C") {
-        return Some(TraceFormat::Wiscsee);
+        return by(
+            TraceFormat::Wiscsee,
+            "8 fields with D or C in the 2nd (WiscSee)",
+        );
     }
     if nw == 8 {
         if let (Some(sectors), Some(bytes)) = (parse_u64(w[1]), parse_u64(w[2])) {
             if sectors.checked_mul(512) == Some(bytes) && sectors > 0 {
-                return Some(TraceFormat::Biotracer);
+                return by(
+                    TraceFormat::Biotracer,
+                    "8 fields with the 3rd 512 times the 2nd (BIOtracer)",
+                );
             }
         }
     }
@@ -106,20 +138,38 @@ pub(crate) fn detect(prefix: &[u8], complete: bool) -> Option<TraceFormat> {
         if !numeric(&w[..5]) {
             return None;
         }
-        let mut disksim = false;
-        for l in std::iter::once(first).chain(lines) {
+        let mut looked = 0;
+        let mut disksim: Option<String> = None;
+        for (i, l) in std::iter::once(first).chain(lines).enumerate() {
+            looked += 1;
             let mut f: [&[u8]; 5] = [&[]; 5];
-            if split_ws(l, &mut f) == 5
-                && numeric(&f)
-                && (parse_u64(f[0]).is_none() || !matches!(f[4], b"0" | b"1"))
-            {
-                disksim = true;
+            if disksim.is_none() && split_ws(l, &mut f) == 5 && numeric(&f) {
+                let n = i + 1;
+                if parse_u64(f[0]).is_none() {
+                    disksim = Some(format!(
+                        "candidate line {n} has a decimal time, as DiskSim's milliseconds"
+                    ));
+                } else if !matches!(f[4], b"0" | b"1") {
+                    disksim = Some(format!(
+                        "candidate line {n} has flags {} (MQSim's last field is 0 or 1)",
+                        String::from_utf8_lossy(f[4])
+                    ));
+                }
             }
         }
-        return Some(if disksim {
-            TraceFormat::Disksim
-        } else {
-            TraceFormat::Mqsim
+        return Some(match disksim {
+            Some(why) => (
+                TraceFormat::Disksim,
+                format!(
+                    "5 numbers per line, read as DiskSim (times in ms, sizes in 512 B sectors): {why}; if sizes are 4 KiB pages (FlashSim traces) set trace_format = \"disksim_pages\", if it is an MQSim trace set trace_format = \"mqsim\""
+                ),
+            ),
+            None => (
+                TraceFormat::Mqsim,
+                format!(
+                    "5 numbers per line, read as MQSim (times in ns, sizes in 512 B sectors): the first {looked} lines have integer times and a last field of 0 or 1; if it is a DiskSim trace set trace_format = \"disksim\""
+                ),
+            ),
         });
     }
     None

@@ -4,11 +4,13 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, Cursor, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::delimited::{
     biotracer_config, cloudphysics_config, validate_delimited, wiscsee_config, DelimSpec,
 };
-use super::detect::{detect, first_line};
+use super::detect::{detect_explained, first_line};
 use super::formats::{
     parse_blkparse, parse_disksim, parse_fio, parse_mqsim, parse_msr, parse_spc, trim, ParseResult,
     Parsed,
@@ -79,6 +81,25 @@ pub struct TraceReader {
     rec_line_no: u64,
     rec_text: Vec<u8>,
     done: bool,
+    /// Bytes of the file read so far and its size (a file opened by path), for progress.
+    input: Option<(Arc<AtomicU64>, u64)>,
+    /// Why auto-detection chose the format; None when the format was named.
+    detection: Option<String>,
+}
+
+/// Counts the bytes read through it, for a progress display (shared with the reader's owner:
+/// the decompressor owns the stream).
+struct Counting<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
 }
 
 impl std::fmt::Debug for TraceReader {
@@ -104,7 +125,30 @@ impl TraceReader {
         let name = path.display().to_string();
         let file = File::open(path)
             .map_err(|e| Error::Io(format!("cannot open trace file {name}: {e}")))?;
-        Self::from_reader(&name, Box::new(file), format, delimited, skip_malformed)
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let read = Arc::new(AtomicU64::new(0));
+        let counted = Counting {
+            inner: file,
+            read: read.clone(),
+        };
+        let mut r = Self::from_reader(&name, Box::new(counted), format, delimited, skip_malformed)?;
+        if size > 0 {
+            r.input = Some((read, size));
+        }
+        Ok(r)
+    }
+
+    /// Bytes of the file read so far and the file's size (compressed bytes for a compressed
+    /// file); None for a reader not opened from a regular file.
+    pub fn input_progress(&self) -> Option<(u64, u64)> {
+        self.input
+            .as_ref()
+            .map(|(read, size)| (read.load(Ordering::Relaxed), *size))
+    }
+
+    /// Why auto-detection read the file as it did; None when the format was named.
+    pub fn detection(&self) -> Option<&str> {
+        self.detection.as_deref()
     }
 
     /// Same over any reader; `name` is used in messages.
@@ -156,11 +200,15 @@ impl TraceReader {
                 )));
             }
         }
+        let mut detection = None;
         let format = match format {
             TraceFormat::Auto => {
                 let prefix = lines.prefix();
-                match detect(prefix, complete) {
-                    Some(f) => f,
+                match detect_explained(prefix, complete) {
+                    Some((f, why)) => {
+                        detection = Some(why);
+                        f
+                    }
                     None => return Err(undetected(name, first_line(prefix, complete))),
                 }
             }
@@ -204,6 +252,8 @@ impl TraceReader {
             rec_line_no: 0,
             rec_text: Vec::with_capacity(TEXT_BYTES),
             done: false,
+            input: None,
+            detection,
         })
     }
 

@@ -1,0 +1,149 @@
+"""The per-request latency log written as the run goes (``ssdkit run --latency-log FILE``,
+``ssdkit.run(..., latency_log=FILE)``): the core hands completions over in batches of at most
+65,536 and each batch is appended to the file, so memory stays bounded however long the run.
+
+The format follows the suffix: ``.parquet`` (or ``.pq``) for Parquet, ``.csv`` for CSV, both
+through pyarrow. The file appears only when the run succeeds: batches go to a temporary file
+beside it, renamed over the path at the end and removed on any error or interrupt."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from typing import Any
+
+from ._native import ConfigError, SsdkitIoError
+
+#: Columns of the log, in order.
+COLUMNS = ("id", "flow", "op", "offset_bytes", "bytes", "submit_ns", "complete_ns", "latency_ns")
+
+_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+
+
+def log_format(path: str) -> str:
+    """``"parquet"`` or ``"csv"`` from the suffix of ``path``; anything else raises
+    :class:`ConfigError` naming the allowed suffixes."""
+    suffix = os.path.splitext(path)[1].lower()
+    try:
+        return _FORMATS[suffix]
+    except KeyError:
+        raise ConfigError(
+            f"latency log `{path}`: unknown suffix `{suffix}`; allowed: .parquet or .pq (Parquet), .csv (CSV)"
+        ) from None
+
+
+def check_path(path: str) -> None:
+    """Refuses, before the run, a path whose format is unknown or whose directory is missing
+    or not writable, or that is a directory."""
+    if os.path.isdir(path):
+        raise SsdkitIoError(f"cannot write latency log `{path}`: it is a directory")
+    log_format(path)
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise SsdkitIoError(f"cannot write latency log `{path}`: directory `{d}` does not exist")
+    if not os.access(d, os.W_OK):
+        raise SsdkitIoError(f"cannot write latency log `{path}`: directory `{d}` is not writable")
+
+
+class LatencyLogWriter:
+    """Appends batches of the native log columns to a Parquet or CSV file; :meth:`close`
+    publishes it, :meth:`abort` removes what was written. Use as a context manager: an
+    exception (KeyboardInterrupt included) aborts."""
+
+    def __init__(self, path: str):
+        check_path(path)
+        try:
+            import pyarrow  # noqa: F401 - checked here so the error comes before the run
+        except ImportError:
+            raise SsdkitIoError(
+                f"latency log `{path}`: writing Parquet or CSV needs pyarrow (pip install pyarrow)"
+            ) from None
+        self.path = path
+        self.format = log_format(path)
+        final = os.path.realpath(path)
+        self._final = final
+        self._tmp = os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.{secrets.token_hex(4)}.tmp")
+        self._writer: Any = None
+        self.rows = 0
+
+    def _table(self, cols: dict[str, bytearray]):
+        import pyarrow as pa
+
+        from .device import _arrays
+
+        a = _arrays(cols)
+        return pa.table(
+            {
+                "id": a["id"],
+                "flow": a["queue"],
+                "op": pa.array(a["op"].astype(str)),
+                "offset_bytes": a["offset_bytes"],
+                "bytes": a["bytes"],
+                "submit_ns": a["submit_ns"],
+                "complete_ns": a["complete_ns"],
+                "latency_ns": a["latency_ns"],
+            }
+        )
+
+    def write(self, cols: dict[str, bytearray]) -> None:
+        """Appends one batch (the columns the core hands over)."""
+        table = self._table(cols)
+        try:
+            if self._writer is None:
+                if self.format == "parquet":
+                    import pyarrow.parquet as pq
+
+                    self._writer = pq.ParquetWriter(self._tmp, table.schema)
+                else:
+                    import pyarrow.csv as pcsv
+
+                    self._writer = pcsv.CSVWriter(self._tmp, table.schema)
+            self._writer.write_table(table)
+        except OSError as e:
+            raise SsdkitIoError(f"cannot write latency log `{self.path}`: {e.strerror or e}") from None
+        self.rows += table.num_rows
+
+    def close(self) -> None:
+        """Finishes the file and moves it to its path (an empty log still gets its header)."""
+        try:
+            if self._writer is None:
+                self.write({name: bytearray() for name in _NATIVE_COLUMNS})
+            self._writer.close()
+            self._writer = None
+            os.replace(self._tmp, self._final)
+        except OSError as e:
+            self.abort()
+            raise SsdkitIoError(f"cannot write latency log `{self.path}`: {e.strerror or e}") from None
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+            self._writer = None
+        with contextlib.suppress(OSError):
+            os.unlink(self._tmp)
+
+    def __enter__(self) -> LatencyLogWriter:  # noqa: PYI034 - no typing_extensions dependency
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+# The buffers `_native.run(log_sink=...)` passes (see ssdkit.device._arrays).
+_NATIVE_COLUMNS = (
+    "id",
+    "queue",
+    "offset_bytes",
+    "bytes",
+    "submit_ns",
+    "complete_ns",
+    "latency_ns",
+    "submit_ps",
+    "complete_ps",
+    "op",
+)
