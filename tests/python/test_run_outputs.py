@@ -312,3 +312,37 @@ def test_trace_detection_says_what_it_chose_and_why(tmp_path, text, fmt, words):
     assert f"trace of flow 0 ({trace})" in p.stderr and words[0] in p.stderr
     named = ssdkit.run("mqsim-paper", overrides={**SMALL, "flow.0.trace": str(trace), "flow.0.trace_format": fmt})
     assert "detection" not in named.flows[0].trace
+
+
+def test_the_progress_bar_fits_the_terminal_and_shows_an_eta(tmp_path):
+    """On a terminal 80 columns wide the core's bar never draws a longer line, and shows the
+    fraction done and an ETA for a request-bounded flow."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    argv = [sys.executable, "-m", "ssdkit", "run", "mqsim-paper", "--set", "flash.blocks_per_plane=128"]
+    argv += ["--set", "flow.0.requests=3000000"]
+    p = subprocess.Popen(argv, stdin=slave, stdout=subprocess.DEVNULL, stderr=slave, cwd=tmp_path)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert p.wait(timeout=120) == 0
+    text = out.decode("utf-8", "replace")
+    import re
+
+    drawn = [s for s in re.split(r"\r|\n|\x1b\[[0-9;]*[A-Za-z]", text) if s.strip()]
+    assert drawn, "a run of more than half a second draws a bar"
+    assert max(len(s) for s in drawn) <= 80, max(drawn, key=len)
+    assert any("%" in s and "ETA" in s for s in drawn), drawn[:3]

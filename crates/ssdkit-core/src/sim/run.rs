@@ -318,10 +318,12 @@ impl Bar {
             (b, !known)
         });
         if *styled_known != known {
+            // Elapsed time and ETA are computed here from the run's start: the bar appears
+            // half a second in, so its own clock and rate estimate would be wrong.
             let template = if known {
-                "{spinner} {elapsed_precise} [{wide_bar}] {percent:>3}%  {msg}  ETA {eta}"
+                "{spinner} {prefix} [{wide_bar}] {percent:>3}%  {msg}"
             } else {
-                "{spinner} {elapsed_precise}  {wide_msg}"
+                "{spinner} {prefix}  {wide_msg}"
             };
             bar.set_style(
                 indicatif::ProgressStyle::with_template(template)
@@ -330,16 +332,27 @@ impl Bar {
             );
             *styled_known = known;
         }
-        if let Some(f) = p.fraction {
-            bar.set_position((f * BAR_STEPS as f64) as u64);
-        } else {
-            bar.tick();
-        }
-        bar.set_message(format!(
+        bar.set_prefix(clock(p.elapsed_s));
+        let done = format!(
             "{} requests, {:.1} ms simulated",
             p.requests,
             p.simulated_ps as f64 / PS_PER_MS as f64
-        ));
+        );
+        match p.fraction {
+            Some(f) => {
+                bar.set_position((f * BAR_STEPS as f64) as u64);
+                let eta = if f > 0.0 {
+                    clock(p.elapsed_s * (1.0 - f) / f)
+                } else {
+                    "?".into()
+                };
+                bar.set_message(format!("{done}, ETA {eta}"));
+            }
+            None => {
+                bar.set_message(done);
+                bar.tick();
+            }
+        }
     }
 
     fn clear(&mut self) {
@@ -350,5 +363,15 @@ impl Bar {
     }
 }
 
-/// Positions of the bar: fine enough that the ETA moves smoothly.
+/// Positions of the bar: fine enough that the percentage moves smoothly.
 const BAR_STEPS: u64 = 1_000_000;
+
+/// Seconds as `m:ss` (or `h:mm:ss`).
+fn clock(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}

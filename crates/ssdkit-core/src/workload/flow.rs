@@ -193,7 +193,9 @@ impl Flow {
         }
         if let Source::Trace(t) = &self.source {
             if let Some((read, size)) = t.input_progress() {
-                see(read as f64 / size as f64);
+                // The reader reads ahead, so a small file is read whole at the start: short of
+                // 1 until the flow has ended (handled above).
+                see((read as f64 / size as f64).min(0.99));
             }
         }
         best.map(|b| b.clamp(0.0, 1.0))
