@@ -346,3 +346,45 @@ def test_the_progress_bar_fits_the_terminal_and_shows_an_eta(tmp_path):
     assert drawn, "a run of more than half a second draws a bar"
     assert max(len(s) for s in drawn) <= 80, max(drawn, key=len)
     assert any("%" in s and "ETA" in s for s in drawn), drawn[:3]
+
+
+PRECONDITIONING = textwrap.dedent(
+    """
+    import sys, ssdkit
+    print("calling", flush=True)
+    try:
+        # Write-mode preconditioning of the 512 GiB device: minutes of page writes.
+        ssdkit.run("mqsim-paper", precondition__mode="write", flow__0__read_fraction=0.0)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", flush=True)
+        sys.exit(3)
+    """
+)
+
+
+def test_ctrl_c_stops_preconditioning_within_a_second(tmp_path):
+    p = subprocess.Popen(
+        [sys.executable, "-c", PRECONDITIONING], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        assert "calling" in p.stdout.readline()
+        time.sleep(2.5)  # past building the mapping table, inside the page writes
+        assert p.poll() is None, "preconditioning should still be running"
+        t = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=30)
+        took = time.monotonic() - t
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 3 and "KeyboardInterrupt" in out, out
+    assert took < 1.0, f"took {took:.2f} s to stop"
+
+
+def test_in_a_notebook_progress_is_a_tqdm_bar(monkeypatch, capsys):
+    pytest.importorskip("tqdm", reason="tqdm is in the test extras: pip install '.[test]'")
+    monkeypatch.setattr(ssdkit.api, "_in_notebook", lambda: True)
+    r = ssdkit.run("mqsim-paper", overrides={**SMALL, "flow.0.requests": 1_500_000}, progress=True)
+    err = capsys.readouterr().err
+    assert "requests" in err and "ms simulated" in err and "%" in err, err[-500:]
+    assert r.completed == 1_500_000

@@ -36,11 +36,14 @@ pub fn run(c: &Config, progress: bool, keep_log: bool) -> Result<RunOutput, Erro
 pub fn run_with(
     c: &Config,
     snapshot: Option<&Path>,
-    hooks: RunHooks<'_>,
+    mut hooks: RunHooks<'_>,
 ) -> Result<RunOutput, Error> {
     let sim = match snapshot {
         Some(path) => simulator_from_snapshot(c, path)?,
-        None => Simulator::new(c)?,
+        None => match hooks.while_building.take() {
+            Some(check) => Simulator::new_checked(c, check)?,
+            None => Simulator::new(c)?,
+        },
     };
     Ok(sim.run_with(c, hooks)?.0)
 }
@@ -83,8 +86,18 @@ pub fn load_snapshot(
 /// Preconditions the device of `c` and saves it to `output`. Returns the preconditioning
 /// record with the file size and the time taken to save.
 pub fn precondition_to_snapshot(c: &Config, output: &Path) -> Result<serde_json::Value, Error> {
+    precondition_to_snapshot_checked(c, output, &mut || Ok(()))
+}
+
+/// [`precondition_to_snapshot`], calling `check` while preconditioning (an error from it
+/// stops before anything is written).
+pub fn precondition_to_snapshot_checked(
+    c: &Config,
+    output: &Path,
+    check: &mut dyn FnMut() -> Result<(), Error>,
+) -> Result<serde_json::Value, Error> {
     let mut ftl = crate::ftl::Ftl::new(c, &crate::config::Settings::resolve(c));
-    let mut rec = crate::ftl::precondition::run(&mut ftl, c)?;
+    let mut rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
     let t = Instant::now();
     let bytes = crate::ftl::snapshot::save(&ftl, c, &rec, output)?;
     rec["snapshot_bytes"] = serde_json::json!(bytes);

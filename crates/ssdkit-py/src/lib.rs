@@ -214,6 +214,7 @@ fn run_hooked(
                     .map_err(|e| stop(e, "the request-log writer"))
             })
         };
+        let mut building = signal_check(|e| stop(e, "a signal"));
         let log = if opts.log_sink.is_some() {
             LogMode::Stream(&mut sink)
         } else if opts.keep_log {
@@ -225,6 +226,7 @@ fn run_hooked(
             bar: opts.bar,
             on_progress: Some(&mut on_progress),
             log,
+            while_building: Some(&mut building),
         };
         let run = (|| {
             let cfg = api::load(src, &overrides)?;
@@ -233,12 +235,27 @@ fn run_hooked(
                 .map_err(|e| Error::Simulation(format!("result serialisation: {e}")))?;
             Ok((text, out.log.unwrap_or_default()))
         })();
+        drop(building);
         Ok((run, raised.into_inner()))
     })?;
     if let Some(e) = raised {
         return Err(e);
     }
     outcome.map_err(to_py)
+}
+
+/// A check for long core work that does not report progress (preconditioning): every 100 ms of
+/// wall time it takes the GIL and lets Python handle signals; a raised exception goes to
+/// `stop`, which returns the error that ends the work.
+fn signal_check(stop: impl Fn(PyErr) -> Error) -> impl FnMut() -> Result<(), Error> {
+    let mut last = std::time::Instant::now();
+    move || {
+        if last.elapsed() < std::time::Duration::from_millis(100) {
+            return Ok(());
+        }
+        last = std::time::Instant::now();
+        Python::with_gil(|py| py.check_signals()).map_err(&stop)
+    }
 }
 
 /// Preconditions the configured device and saves it as a snapshot at `output`; returns the
@@ -254,12 +271,25 @@ fn precondition(
     overrides: Vec<String>,
 ) -> PyResult<String> {
     let src = source(&toml_text, &origin, &preset)?;
-    guarded(py, || {
-        let cfg = api::load(src, &overrides)?;
-        let rec = api::precondition_to_snapshot(&cfg, &output)?;
-        serde_json::to_string(&rec)
-            .map_err(|e| Error::Simulation(format!("record serialisation: {e}")))
-    })
+    let (outcome, raised) = guarded(py, || {
+        let raised: std::cell::RefCell<Option<PyErr>> = std::cell::RefCell::new(None);
+        let mut check = signal_check(|e| {
+            raised.borrow_mut().get_or_insert(e);
+            Error::Interrupted("preconditioning was stopped by a signal".into())
+        });
+        let run = (|| {
+            let cfg = api::load(src, &overrides)?;
+            let rec = api::precondition_to_snapshot_checked(&cfg, &output, &mut check)?;
+            serde_json::to_string(&rec)
+                .map_err(|e| Error::Simulation(format!("record serialisation: {e}")))
+        })();
+        drop(check);
+        Ok((run, raised.into_inner()))
+    })?;
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    outcome.map_err(to_py)
 }
 
 /// The validated configuration, every default written out, as TOML.

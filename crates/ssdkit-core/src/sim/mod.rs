@@ -14,7 +14,10 @@ mod result;
 mod run;
 
 pub use result::SCHEMA_VERSION;
-pub use run::{CompletionRecord, LogMode, Progress, RunHooks, RunOutput, WATCHDOG_EVENTS};
+pub use run::{
+    BuildCheck, CompletionRecord, LogMode, LogSink, Progress, ProgressHook, RunHooks, RunOutput,
+    WATCHDOG_EVENTS,
+};
 
 use crate::config::{Config, Settings};
 use crate::engine::{EventQueue, Picoseconds};
@@ -91,11 +94,20 @@ pub struct Simulator {
 impl Simulator {
     /// A simulator whose device is preconditioned as configured.
     pub fn new(c: &Config) -> Result<Self, crate::Error> {
+        Self::new_checked(c, &mut || Ok(()))
+    }
+
+    /// [`Simulator::new`], calling `check` while preconditioning (see
+    /// `ftl::precondition::run_checked`).
+    pub fn new_checked(
+        c: &Config,
+        check: &mut dyn FnMut() -> Result<(), crate::Error>,
+    ) -> Result<Self, crate::Error> {
         let s = Settings::resolve(c);
         // Open the traces first: a missing file should not cost a preconditioning.
         let flows = Self::make_flows(c, &s)?;
         let mut ftl = Ftl::new(c, &s);
-        let rec = crate::ftl::precondition::run(&mut ftl, c)?;
+        let rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
         Ok(Self::assemble_with(c, s, ftl, rec, flows))
     }
 

@@ -287,7 +287,13 @@ pub struct RunHooks<'a> {
     /// error. A host program interrupts a run this way (Python's Ctrl-C).
     pub on_progress: Option<&'a mut ProgressHook<'a>>,
     pub log: LogMode<'a>,
+    /// Called every 65,536 page writes while `api::run_with` preconditions the device in
+    /// `write` mode; an error stops it (Python's Ctrl-C before the run starts).
+    pub while_building: Option<&'a mut BuildCheck<'a>>,
 }
+
+/// A check called while the device is built; an error stops it.
+pub type BuildCheck<'a> = dyn FnMut() -> Result<(), Error> + 'a;
 
 /// The terminal progress bar: fits the terminal's width, shows the fraction and an ETA where
 /// the workload has a known end and a spinner where it has not; hidden when stderr is not a

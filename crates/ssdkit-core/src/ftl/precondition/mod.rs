@@ -111,6 +111,17 @@ fn pattern_name(c: &Config) -> &'static str {
 /// Brings an erased `ftl` to the configured initial state and returns the record of what was
 /// done (it goes into the result). Statistics start from zero afterwards; erase counts stay.
 pub fn run(ftl: &mut Ftl, c: &Config) -> Result<Value, Error> {
+    run_checked(ftl, c, &mut || Ok(()))
+}
+
+/// [`run`], calling `check` every 65,536 page writes of `write` mode (the mode that can take
+/// minutes): an error from it stops preconditioning with that error (how a host program
+/// interrupts it).
+pub fn run_checked(
+    ftl: &mut Ftl,
+    c: &Config,
+    check: &mut dyn FnMut() -> Result<(), Error>,
+) -> Result<Value, Error> {
     let wall = Instant::now();
     let p = &c.precondition;
     let fp = footprint(c, ftl.logical_pages as u64);
@@ -127,7 +138,7 @@ pub fn run(ftl: &mut Ftl, c: &Config) -> Result<Value, Error> {
         PreconditionMode::Write => {
             ftl.fill_sequential();
             ftl.rebuild_planes();
-            write_overwrites(ftl, c, &fp)?
+            write_overwrites(ftl, c, &fp, check)?
         }
         PreconditionMode::Fast => fast::run(ftl, c, &fp)?,
     };
@@ -144,7 +155,12 @@ pub fn run(ftl: &mut Ftl, c: &Config) -> Result<Value, Error> {
 
 /// Write mode: random page overwrites of the footprint through the untimed FTL, in windows,
 /// until two consecutive windows' write amplification agree within the tolerance.
-fn write_overwrites(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
+fn write_overwrites(
+    ftl: &mut Ftl,
+    c: &Config,
+    fp: &Footprint,
+    check: &mut dyn FnMut() -> Result<(), Error>,
+) -> Result<Value, Error> {
     let p = &c.precondition;
     let n = fp.pages();
     let mut rec = json!({
@@ -167,7 +183,10 @@ fn write_overwrites(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, 
     let mut stable = false;
     loop {
         let before = ftl.stats.user_page_writes + ftl.stats.gc_page_moves;
-        for _ in 0..window {
+        for i in 0..window {
+            if i & 0xFFFF == 0 {
+                check()?;
+            }
             let lpa = fp.nth(rng.gen_range(0..n)) as u32;
             if !write_now(ftl, crate::ids::Lpn(lpa)) {
                 return Err(Error::Simulation(format!(
