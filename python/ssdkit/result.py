@@ -451,6 +451,19 @@ class Result:
     request_log: pandas.DataFrame | None = field(default=None, repr=False)
     #: Figures per window, when ``run.timeseries_window_ms`` > 0; otherwise None.
     timeseries: TimeSeries | None = field(default=None, repr=False)
+    #: Time of the last request's completion (``simulated_time_ps`` ends the measured window:
+    #: the device going idle with ``run.end = "idle"``).
+    last_completion_ps: int = 0
+    #: When the device went idle after the last completion; None when the run stopped at the
+    #: last completion (``run.end = "last_completion"``) or by the time cap.
+    device_idle_ps: int | None = None
+    #: Work done after the last completion (``time_ps``, ``page_reads``, ``page_programs``,
+    #: ``block_erases``, ``gc_runs``, ``gc_page_moves``), with ``run.end = "idle"``.
+    after_last_completion: dict[str, int] | None = field(default=None, repr=False)
+    #: GC work left when the run stopped at its last completion (``free_blocks``,
+    #: ``planes_below_gc_start``, ``free_pages_short_of_gc_start``, ``planes_collecting``,
+    #: ``gc_moves_pending``); None otherwise.
+    backlog: dict[str, int] | None = field(default=None, repr=False)
 
     @classmethod
     def from_json(cls, text: str) -> Result:
@@ -704,8 +717,33 @@ class Result:
             facts.append(
                 ("erase count", f"min {ec.min:,}  mean {ec.mean:,.1f}  max {ec.max:,}  ({ec.blocks:,} blocks)")
             )
+        facts.append(("simulated time", _duration(self.simulated_time_s)))
+        after = self.after_last_completion
+        if after and after.get("time_ps"):
+            facts.append(("last completion", _duration(self.last_completion_ps / 1e12)))
+            facts.append(
+                (
+                    "after it",
+                    (
+                        f"{_duration(after['time_ps'] / 1e12)} of GC: {after['page_programs']:,} programs, "
+                        f"{after['block_erases']:,} erases"
+                    ),
+                )
+            )
+        bl = self.backlog
+        if bl and (bl.get("free_pages_short_of_gc_start") or bl.get("gc_moves_pending")):
+            facts.append(
+                (
+                    "warning",
+                    (
+                        f"stopped at the last completion with GC owed: {bl['planes_below_gc_start']:,} planes "
+                        f"{bl['free_pages_short_of_gc_start']:,} free pages short of their GC start point, "
+                        f"{bl['gc_moves_pending']:,} moves pending; rates and WA exclude that work "
+                        '(run.end = "idle" includes it)'
+                    ),
+                )
+            )
         facts += [
-            ("simulated time", _duration(self.simulated_time_s)),
             ("wall time", f"{self.wall_time_s:.3f} s"),
             ("events", f"{self.events:,}"),
             ("events/s", f"{self.events_per_wall_s:,.0f}"),

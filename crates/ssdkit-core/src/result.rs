@@ -26,10 +26,27 @@ pub struct RunResult {
     pub seed: u64,
     /// FNV-1a 64 of the canonical JSON of `config`, as 16 hex digits.
     pub config_hash: String,
-    /// Time of the last completion, in picoseconds.
+    /// End of the measured window, in picoseconds: with `run.end = "idle"` the time the device
+    /// went idle (every request completed, GC and erases done); with `"last_completion"`, a
+    /// time cap, or a step-by-step device, the last completion. Device rates and write
+    /// amplification are over this window.
     pub simulated_time_ps: u64,
     /// The same in seconds.
     pub simulated_time_s: f64,
+    /// Time of the last request's completion.
+    #[serde(default)]
+    pub last_completion_ps: u64,
+    /// When the device went idle after the last completion (`run.end = "idle"`); null when the
+    /// run stopped at the last completion or by the time cap.
+    #[serde(default)]
+    pub device_idle_ps: Option<u64>,
+    /// Work the device did after the last completion (`run.end = "idle"`): GC catching up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_last_completion: Option<AfterLast>,
+    /// GC work left undone when the run stopped at the last completion
+    /// (`run.end = "last_completion"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog: Option<Backlog>,
     /// `run.max_simulated_ms` cut the run short.
     pub stopped_by_time_cap: bool,
     /// Wall time of the simulation loop (excludes building and preconditioning the device).
@@ -196,6 +213,33 @@ pub struct EraseHistogram {
     pub bin_start: Vec<u32>,
     pub bin_width: u32,
     pub count: Vec<u64>,
+}
+
+/// Work between the last completion and the device going idle.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AfterLast {
+    /// device_idle_ps - last_completion_ps.
+    pub time_ps: u64,
+    pub page_reads: u64,
+    pub page_programs: u64,
+    pub block_erases: u64,
+    pub gc_runs: u64,
+    pub gc_page_moves: u64,
+}
+
+/// GC work owed at the end of a run stopped at its last completion.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Backlog {
+    /// Free blocks over all planes.
+    pub free_blocks: u64,
+    /// Planes with fewer free pages than their GC start point.
+    pub planes_below_gc_start: u64,
+    /// Free pages those planes lack to reach their GC start point.
+    pub free_pages_short_of_gc_start: u64,
+    /// Planes with a victim being collected (moving or erasing).
+    pub planes_collecting: u64,
+    /// Valid pages of those victims not yet moved.
+    pub gc_moves_pending: u64,
 }
 
 /// Windows of simulated time: window `i` covers `[start_ps[i], start_ps[i+1])`, the last one

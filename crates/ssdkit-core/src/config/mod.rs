@@ -68,6 +68,22 @@ pub struct RunConfig {
     /// amplification); 0 records none. Default 0; 0 or [0.000001, 1e12] (1 ns to ~31
     /// years); a run may record at most 10,000,000 windows.
     pub timeseries_window_ms: f64,
+    /// When the run ends: `idle` (default) once every request has completed and the device
+    /// has finished the GC and erase work it owes, so that work counts in simulated time,
+    /// rates and write amplification; `last_completion` at the last request's completion,
+    /// reporting the work left (`backlog` in the result).
+    pub end: RunEnd,
+}
+
+/// `run.end`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunEnd {
+    /// Every request completed and the device idle: no event left.
+    #[default]
+    Idle,
+    /// The last request's completion; GC work still owed is reported, not done.
+    LastCompletion,
 }
 impl Default for RunConfig {
     fn default() -> Self {
@@ -75,6 +91,7 @@ impl Default for RunConfig {
             seed: 1,
             max_simulated_ms: 0.0,
             timeseries_window_ms: 0.0,
+            end: RunEnd::Idle,
         }
     }
 }

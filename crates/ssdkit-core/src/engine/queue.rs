@@ -71,6 +71,9 @@ pub struct EventQueue<E> {
     now: Picoseconds,
     next_seq: u64,
     processed: u64,
+    /// Events processed and the clock when `advance_to` last moved the clock with no event
+    /// since: the last event's time is then that clock, not `now`.
+    advanced_from: Option<(u64, Picoseconds)>,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -84,6 +87,7 @@ impl<E> EventQueue<E> {
         Self {
             heap: BinaryHeap::with_capacity(1024),
             cancelled: HashSet::new(),
+            advanced_from: None,
             now: 0,
             next_seq: 0,
             processed: 0,
@@ -187,8 +191,21 @@ impl<E> EventQueue<E> {
         if t < self.now || self.peek_time().is_some_and(|e| e < t) {
             return false;
         }
+        let fresh = !matches!(self.advanced_from, Some((n, _)) if n == self.processed);
+        if t > self.now && fresh {
+            self.advanced_from = Some((self.processed, self.now));
+        }
         self.now = t;
         true
+    }
+
+    /// Time of the last event processed: the clock, unless `advance_to` moved it since
+    /// (0 before any event).
+    pub fn last_event_time(&self) -> Picoseconds {
+        match self.advanced_from {
+            Some((n, t)) if n == self.processed => t,
+            _ => self.now,
+        }
     }
 }
 

@@ -140,6 +140,9 @@ impl Simulator {
         self.try_fetch();
         self.flows[req.flow.idx()].outstanding -= 1;
         self.pump(req.flow);
+        if self.host.outstanding() == 0 {
+            self.maybe_last_completion(now);
+        }
     }
 
     // ----- front end -----

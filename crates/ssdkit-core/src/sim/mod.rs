@@ -19,7 +19,7 @@ pub use run::{
     WATCHDOG_EVENTS,
 };
 
-use crate::config::{Config, Settings};
+use crate::config::{Config, RunEnd, Settings};
 use crate::engine::{EventQueue, Picoseconds};
 use crate::flash::{Backend, Dies};
 use crate::frontend::Firmware;
@@ -89,6 +89,22 @@ pub struct Simulator {
     pub(crate) random_streams: serde_json::Value,
     /// The time series of `run.timeseries_window_ms` (off when 0).
     pub(crate) series: Recorder,
+    /// `run.end`.
+    end_mode: RunEnd,
+    /// Stop the run loop: `run.end = "last_completion"` reached it.
+    pub(crate) halt: bool,
+    /// The device's counters when the last request completed (every flow ended, nothing
+    /// outstanding), to report the work done after it.
+    pub(crate) at_last: Option<AtLast>,
+}
+
+/// The state of the counters at the last completion of a batch run.
+#[derive(Debug, Clone)]
+pub(crate) struct AtLast {
+    pub time: Picoseconds,
+    pub flash: crate::flash::BackendStats,
+    pub gc_runs: u64,
+    pub gc_page_moves: u64,
 }
 
 impl Simulator {
@@ -173,6 +189,9 @@ impl Simulator {
         };
         Self {
             series: Recorder::new(s.timeseries_window_ps, n, start),
+            end_mode: c.run.end,
+            halt: false,
+            at_last: None,
             q: EventQueue::new(),
             host: Host::new(c, &s),
             firmware: Firmware::new(&s),
@@ -239,6 +258,27 @@ impl Simulator {
         let sample = self.device_sample();
         if let Err(e) = self.series.close_through(t, sample) {
             self.failure.get_or_insert(e);
+        }
+    }
+
+    /// Called when a completion leaves nothing outstanding: if no flow will submit again, this
+    /// was the run's last completion. Records the counters (for the work done after it) and,
+    /// with `run.end = "last_completion"`, stops the run loop.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn maybe_last_completion(&mut self, now: Picoseconds) {
+        if self.at_last.is_some() || !self.flows.iter().all(|f| f.ended(now)) {
+            return;
+        }
+        let f = self.ftl.stats();
+        self.at_last = Some(AtLast {
+            time: now,
+            flash: self.backend.stats.clone(),
+            gc_runs: f.gc_runs,
+            gc_page_moves: f.gc_page_moves,
+        });
+        if self.end_mode == RunEnd::LastCompletion {
+            self.halt = true;
         }
     }
 

@@ -4,7 +4,7 @@
 use super::Simulator;
 use crate::config::Config;
 use crate::engine::PS_PER_S;
-use crate::result::{DeviceResult, FlowResult, FtlCounts, RunResult};
+use crate::result::{AfterLast, DeviceResult, FlowResult, FtlCounts, RunResult};
 use crate::stats::{RwStats, HISTOGRAM_SIGNIFICANT_DIGITS};
 use serde_json::Value;
 
@@ -22,7 +22,36 @@ impl Simulator {
     }
 
     pub(crate) fn result(&self, c: &Config, wall_s: f64, capped: bool) -> RunResult {
-        let elapsed = self.last_completion;
+        // The measured window ends when the device went idle, unless the run stopped at its
+        // last completion (run.end, the time cap) or is driven step by step (no last
+        // completion is known: `at_last` stays None).
+        // A step-by-step device with nothing pending and nothing outstanding is idle since its
+        // last event, so its window ends there as a batch run's does.
+        let device_idle = self.at_last.is_none()
+            && self.flows.iter().any(|f| f.issued > 0)
+            && self.q.is_empty()
+            && self.outstanding() == 0;
+        let idle = match &self.at_last {
+            Some(_) if !capped && !self.halt => Some(self.q.now().max(self.last_completion)),
+            None if device_idle => Some(self.q.last_event_time().max(self.last_completion)),
+            _ => None,
+        };
+        let elapsed = idle.unwrap_or(self.last_completion);
+        let after_last_completion = match (&self.at_last, idle) {
+            (Some(a), Some(end)) => {
+                let (b, f) = (&self.backend.stats, self.ftl.stats());
+                Some(AfterLast {
+                    time_ps: end - a.time,
+                    page_reads: b.page_reads - a.flash.page_reads,
+                    page_programs: b.page_programs - a.flash.page_programs,
+                    block_erases: b.block_erases - a.flash.block_erases,
+                    gc_runs: f.gc_runs - a.gc_runs,
+                    gc_page_moves: f.gc_page_moves - a.gc_page_moves,
+                })
+            }
+            _ => None,
+        };
+        let backlog = self.halt.then(|| self.ftl.backlog());
         let mut device = RwStats::default();
         let flows: Vec<FlowResult> = self
             .flow_stats
@@ -73,6 +102,10 @@ impl Simulator {
             config_hash: c.hash_hex(),
             simulated_time_ps: elapsed,
             simulated_time_s: elapsed as f64 / PS_PER_S as f64,
+            last_completion_ps: self.last_completion,
+            device_idle_ps: idle,
+            after_last_completion,
+            backlog,
             stopped_by_time_cap: capped,
             wall_time_s: wall_s,
             events,

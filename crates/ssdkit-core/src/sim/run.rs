@@ -86,9 +86,12 @@ impl Simulator {
                 self.close_windows(t);
             }
             self.handle(ev);
-            if self.failure.is_some() || self.q.processed() & 0xFFFF == 0 {
+            if self.failure.is_some() || self.halt || self.q.processed() & 0xFFFF == 0 {
                 self.after_event()?;
                 tick(self)?;
+                if self.halt {
+                    break;
+                }
             }
         }
         Ok(())
@@ -218,7 +221,7 @@ impl Simulator {
             sink(self.log.as_deref().unwrap_or_default())?;
             self.log = None;
         }
-        let capped = self.q.peek_time().is_some();
+        let capped = !self.halt && self.q.peek_time().is_some();
         if !capped && self.outstanding() > 0 {
             return Err(Error::Simulation(format!(
                 "simulation stalled at {} ps with {} requests outstanding and no event pending; {}",

@@ -172,6 +172,21 @@ impl Flow {
         self.limit
     }
 
+    /// Whether the flow will submit nothing more after `now` (and holds nothing back). A host
+    /// program's queue never ends: more may come.
+    pub fn ended(&self, now: Picoseconds) -> bool {
+        if self.pending.is_some() {
+            return false;
+        }
+        if matches!(self.source, Source::External(_)) {
+            return false;
+        }
+        self.exhausted
+            || self.issued >= self.limit
+            || self.issued_bytes >= self.byte_limit
+            || (!self.open_loop && now >= self.stop_ps)
+    }
+
     /// How far the flow is towards its end at `now`, in [0, 1], after `completed` requests:
     /// the furthest of its limits (requests, bytes, duration, the trace file read). None
     /// when it has no known end (a host program's queue, a flow bounded by nothing).

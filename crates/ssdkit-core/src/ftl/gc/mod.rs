@@ -60,6 +60,29 @@ impl Ftl {
         self.planes[plane.idx()].gc
     }
 
+    /// The GC work a device still owes: what `run.end = "last_completion"` reports.
+    pub fn backlog(&self) -> crate::result::Backlog {
+        let mut b = crate::result::Backlog::default();
+        for p in 0..self.geo.planes() {
+            let plane = PlaneId(p);
+            let free = self.free_pages(plane);
+            if free < self.gc_start_free_pages {
+                b.planes_below_gc_start += 1;
+                b.free_pages_short_of_gc_start += self.gc_start_free_pages - free;
+            }
+            match self.planes[p as usize].gc {
+                GcPhase::Idle => {}
+                GcPhase::Moving { pending, .. } => {
+                    b.planes_collecting += 1;
+                    b.gc_moves_pending += pending as u64;
+                }
+                GcPhase::Erasing { .. } => b.planes_collecting += 1,
+            }
+        }
+        b.free_blocks = self.total_free_blocks();
+        b
+    }
+
     /// Whether `plane` is idle and below its GC start point (checked after each allocation).
     #[inline]
     pub fn gc_wanted(&self, plane: PlaneId) -> bool {
