@@ -207,6 +207,7 @@ impl Simulator {
                 requests: sim.completed.iter().sum(),
                 simulated_ps: sim.q.now(),
                 elapsed_s: now.duration_since(wall).as_secs_f64(),
+                draining: sim.at_last.is_some(),
             };
             bar.show(&p);
             match hooks.on_progress.as_mut() {
@@ -262,6 +263,8 @@ pub struct Progress {
     pub simulated_ps: Picoseconds,
     /// Wall time since the run started.
     pub elapsed_s: f64,
+    /// Every request has completed; the device is doing the GC it owes (`run.end = "idle"`).
+    pub draining: bool,
 }
 
 /// What happens to the request log of a batch run.
@@ -342,11 +345,19 @@ impl Bar {
             *styled_known = known;
         }
         bar.set_prefix(clock(p.elapsed_s));
-        let done = format!(
-            "{} requests, {:.1} ms simulated",
-            p.requests,
-            p.simulated_ps as f64 / PS_PER_MS as f64
-        );
+        let done = if p.draining {
+            format!(
+                "all {} requests done, GC catching up: {:.1} ms simulated",
+                p.requests,
+                p.simulated_ps as f64 / PS_PER_MS as f64
+            )
+        } else {
+            format!(
+                "{} requests, {:.1} ms simulated",
+                p.requests,
+                p.simulated_ps as f64 / PS_PER_MS as f64
+            )
+        };
         match p.fraction {
             Some(f) => {
                 bar.set_position((f * BAR_STEPS as f64) as u64);
@@ -355,7 +366,12 @@ impl Bar {
                 } else {
                     "?".into()
                 };
-                bar.set_message(format!("{done}, ETA {eta}"));
+                if p.draining {
+                    // The owed GC has no known length: no ETA.
+                    bar.set_message(done);
+                } else {
+                    bar.set_message(format!("{done}, ETA {eta}"));
+                }
             }
             None => {
                 bar.set_message(done);
