@@ -77,6 +77,12 @@ pub struct FtlConfig {
     pub gc_preemptible: bool,
     /// User operations a die may run in a row while GC transactions wait. Default 8; >= 1.
     pub gc_starvation_limit: u32,
+    /// Order of user transactions at a die: `reads_first` (default: a queued read goes before
+    /// any queued write, as MQSim's schedulers and most firmware do, since a read is short
+    /// and a host waits on it) or `arrival` (reads and writes in the order they reached the
+    /// die, as classic simulators and simple firmware do; a write whose plane is at its GC
+    /// reserve does not hold back later operations). GC's place is set by `gc_preemptible`.
+    pub user_order: UserOrder,
     /// Copyback: GC moves a page inside its plane (read into the page register, program
     /// from it) without the channel. GC always writes into the victim's plane, which is the
     /// copyback constraint. Default false.
@@ -114,6 +120,7 @@ impl Default for FtlConfig {
             gc_background_threshold: 0.06,
             gc_preemptible: true,
             gc_starvation_limit: 8,
+            user_order: UserOrder::ReadsFirst,
             gc_copyback: false,
             wl_dynamic: true,
             wl_static: false,
@@ -123,6 +130,17 @@ impl Default for FtlConfig {
             firmware_transaction_us: 0.25,
         }
     }
+}
+
+/// `ftl.user_order`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum UserOrder {
+    /// Queued reads before queued writes.
+    #[default]
+    ReadsFirst,
+    /// Reads and writes in the order they reached the die.
+    Arrival,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]

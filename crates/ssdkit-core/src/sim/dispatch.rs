@@ -281,11 +281,11 @@ impl Simulator {
                 if self.start_gc_op(die) {
                     (true, true)
                 } else {
-                    (self.start_reads(die) || self.start_writes(die), false)
+                    (self.start_user(die), false)
                 }
             }
             Choice::UserFirst => {
-                if self.start_reads(die) || self.start_writes(die) {
+                if self.start_user(die) {
                     (true, false)
                 } else {
                     (self.start_gc_op(die), true)
@@ -300,8 +300,19 @@ impl Simulator {
         }
     }
 
+    /// Starts the next user operation: reads first, or (`ftl.user_order = "arrival"`) a write
+    /// first when the oldest queued write is older than the oldest read.
+    #[inline]
+    fn start_user(&mut self, die: DieId) -> bool {
+        let writes_first = self.arrival_order && self.tsu.queues(die).write_is_older();
+        if writes_first && self.start_writes(die) {
+            return true;
+        }
+        self.start_reads(die) || (!writes_first && self.start_writes(die))
+    }
+
     fn start_reads(&mut self, die: DieId) -> bool {
-        let Some(t0) = self.tsu.queues[die.idx()].reads.pop_front() else {
+        let Some((_, t0)) = self.tsu.queues[die.idx()].reads.pop_front() else {
             return false;
         };
         let geo = self.settings.geo;
@@ -317,14 +328,15 @@ impl Simulator {
             while i < self.tsu.queues[die.idx()].reads.len().min(4 * ppd as usize)
                 && n < ppd as usize
             {
-                let tx = *self.tsu.get(self.tsu.queues[die.idx()].reads[i]);
+                let tx = *self.tsu.get(self.tsu.queues[die.idx()].reads[i].1);
                 let bit = 1 << (tx.plane.0 % ppd);
                 if used & bit == 0 && geo.page_in_block(tx.ppn.0) == page {
                     used |= bit;
                     batch[n] = self.tsu.queues[die.idx()]
                         .reads
                         .remove(i)
-                        .expect("index in range");
+                        .expect("index in range")
+                        .1;
                     n += 1;
                 } else {
                     i += 1;

@@ -61,6 +61,8 @@ pub struct Simulator {
     pub(crate) backend: Backend,
     dies: Dies,
     multiplane: bool,
+    /// `ftl.user_order = "arrival"`.
+    arrival_order: bool,
     gc_copyback: bool,
     gc_background: bool,
     pub(crate) flows: Vec<Flow>,
@@ -200,6 +202,7 @@ impl Simulator {
             tsu: Tsu::new(geo.dies(), geo.planes_per_die, policy),
             dies: Dies::new(geo.dies()),
             multiplane: c.flash.multiplane && geo.planes_per_die > 1,
+            arrival_order: c.ftl.user_order == crate::config::UserOrder::Arrival,
             gc_copyback: c.ftl.gc_copyback,
             gc_background: c.ftl.gc_background,
             flows,

@@ -9,7 +9,8 @@ use std::collections::VecDeque;
 
 #[derive(Debug, Clone)]
 pub struct DieQueues {
-    pub reads: VecDeque<TxId>,
+    /// User reads (and read-modify-write pre-reads): (arrival sequence, transaction).
+    pub reads: VecDeque<(u64, TxId)>,
     /// User writes per plane of the die: (arrival sequence, transaction).
     writes: Vec<VecDeque<(u64, TxId)>>,
     write_count: usize,
@@ -37,7 +38,10 @@ impl DieQueues {
 
     pub(super) fn push(&mut self, t: TxId, tx: &Tx, planes_per_die: u32) {
         match tx.kind {
-            TxKind::UserRead | TxKind::RmwRead => self.reads.push_back(t),
+            TxKind::UserRead | TxKind::RmwRead => {
+                self.reads.push_back((self.next_seq, t));
+                self.next_seq += 1;
+            }
             TxKind::UserWrite => {
                 let local = (tx.plane.0 % planes_per_die) as usize;
                 self.writes[local].push_back((self.next_seq, t));
@@ -68,6 +72,18 @@ impl DieQueues {
             + self.gc_reads.len()
             + self.gc_writes.len()
             + self.gc_erases.len()
+    }
+
+    /// Whether the oldest queued user write arrived before the oldest queued read (false when
+    /// either queue is empty).
+    pub fn write_is_older(&self) -> bool {
+        let Some(&(read, _)) = self.reads.front() else {
+            return false;
+        };
+        self.writes
+            .iter()
+            .filter_map(|q| q.front())
+            .any(|&(w, _)| w < read)
     }
 
     /// Removes and returns the earliest queued write whose plane (local index) `ok` accepts.
@@ -152,5 +168,27 @@ impl DieQueues {
             q.push_front(e);
         }
         self.write_count += kept.len();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::PlaneId;
+
+    #[test]
+    fn reads_and_writes_share_one_arrival_sequence() {
+        let mut q = DieQueues::new(2);
+        let tx = |kind, plane| Tx::new(kind, PlaneId(plane));
+        assert!(!q.write_is_older(), "nothing queued");
+        q.push(TxId(0), &tx(TxKind::UserWrite, 1), 2);
+        assert!(!q.write_is_older(), "no read queued");
+        q.push(TxId(1), &tx(TxKind::UserRead, 0), 2);
+        assert!(q.write_is_older());
+        assert_eq!(q.pop_first_write(|_| true), Some(TxId(0)));
+        q.push(TxId(2), &tx(TxKind::UserWrite, 0), 2);
+        assert!(!q.write_is_older(), "the read came first now");
+        q.push(TxId(3), &tx(TxKind::RmwRead, 1), 2);
+        assert_eq!(q.reads.iter().map(|&(s, _)| s).collect::<Vec<_>>(), [1, 3]);
     }
 }
