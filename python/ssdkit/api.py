@@ -212,19 +212,10 @@ def _progress_hooks(progress: Any) -> tuple[bool, Callable[..., None] | None, Ca
 
 
 def _concat_columns(parts: list[dict[str, bytearray]]) -> dict[str, bytearray]:
-    names = (
-        "id",
-        "queue",
-        "offset_bytes",
-        "bytes",
-        "submit_ns",
-        "complete_ns",
-        "latency_ns",
-        "submit_ps",
-        "complete_ps",
-        "op",
-    )
-    return {n: bytearray(b"".join(p[n] for p in parts)) for n in names}
+    """Batches of native log columns joined into one set."""
+    from .device import NATIVE_COLUMNS
+
+    return {n: bytearray(b"".join(p[n] for p in parts)) for n in NATIVE_COLUMNS}
 
 
 def _request_log(cols: dict[str, bytearray]) -> pandas.DataFrame:

@@ -245,15 +245,23 @@ class Device:
         )
 
 
+# The columns the core hands over (Device.drain_arrays, _native.run_with_log, a run's log
+# sink), by element type.
+_INT64_COLUMNS = ("id", "queue", "offset_bytes", "bytes", "submit_ns", "complete_ns", "latency_ns")
+_UINT64_COLUMNS = ("submit_ps", "complete_ps")
+#: Every native column: the int64 and uint64 ones, and ``op`` (uint8 codes).
+NATIVE_COLUMNS = (*_INT64_COLUMNS, *_UINT64_COLUMNS, "op")
+
+
 def _arrays(cols: dict[str, bytearray]) -> dict[str, np.ndarray]:
     """The native columns (native-endian buffers) as numpy arrays, without copying."""
     out = {}
-    for name in ("id", "queue", "offset_bytes", "bytes", "submit_ns", "complete_ns", "latency_ns"):
+    for name in _INT64_COLUMNS:
         out[name] = np.frombuffer(cols[name], dtype=np.int64)
     codes = np.frombuffer(cols["op"], dtype=np.uint8)
     out["op"] = _OP_NAMES[codes]
     out["op_code"] = codes
-    for name in ("submit_ps", "complete_ps"):
+    for name in _UINT64_COLUMNS:
         out[name] = np.frombuffer(cols[name], dtype=np.uint64)
     return out
 

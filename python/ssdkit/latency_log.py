@@ -108,7 +108,9 @@ class LatencyLogWriter:
         """Finishes the file and moves it to its path (an empty log still gets its header)."""
         try:
             if self._writer is None:
-                self.write({name: bytearray() for name in _NATIVE_COLUMNS})
+                from .device import NATIVE_COLUMNS
+
+                self.write({name: bytearray() for name in NATIVE_COLUMNS})
             self._writer.close()
             self._writer = None
             os.replace(self._tmp, self._final)
@@ -132,18 +134,3 @@ class LatencyLogWriter:
             self.close()
         else:
             self.abort()
-
-
-# The buffers `_native.run(log_sink=...)` passes (see ssdkit.device._arrays).
-_NATIVE_COLUMNS = (
-    "id",
-    "queue",
-    "offset_bytes",
-    "bytes",
-    "submit_ns",
-    "complete_ns",
-    "latency_ns",
-    "submit_ps",
-    "complete_ps",
-    "op",
-)

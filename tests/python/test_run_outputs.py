@@ -189,13 +189,16 @@ INTERRUPTED = textwrap.dedent(
 )
 
 
-def _interrupt(argv, tmp_path):
-    """Starts `argv`, waits for its first progress line, sends SIGINT; returns (seconds to
-    exit, exit code, output)."""
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path)
+def _interrupt(argv, cwd, first_line="running", wait_s=0.0):
+    """Starts `argv` in `cwd`, waits for its first output line (`first_line`) and then
+    `wait_s` more seconds, checks it still runs, sends SIGINT; returns (seconds to exit, exit
+    code, output: stdout and stderr together)."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
     try:
         first = p.stdout.readline()
-        assert "running" in first, first + p.stdout.read()
+        assert first_line in first, first + p.stdout.read()
+        time.sleep(wait_s)
+        assert p.poll() is None, "it should still be running"
         t = time.monotonic()
         p.send_signal(signal.SIGINT)
         out, _ = p.communicate(timeout=30)
@@ -230,18 +233,9 @@ def test_ctrl_c_stops_the_cli_without_a_partial_output(tmp_path):
         "-o",
         "out.json",
     ]
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    try:
-        assert "running" in p.stdout.readline()
-        time.sleep(3)  # building the device and preconditioning, then the run
-        t = time.monotonic()
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=30)
-        took = time.monotonic() - t
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 130, (p.returncode, err)
+    # 3 s: building the device and preconditioning, then the run.
+    took, code, out = _interrupt(argv, tmp_path, wait_s=3)
+    assert code == 130, (code, out)
     assert took < 1.0, f"took {took:.2f} s to stop"
     assert sorted(os.listdir(tmp_path)) == [], "neither the log nor the result is left"
 
@@ -363,21 +357,9 @@ PRECONDITIONING = textwrap.dedent(
 
 
 def test_ctrl_c_stops_preconditioning_within_a_second(tmp_path):
-    p = subprocess.Popen(
-        [sys.executable, "-c", PRECONDITIONING], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    try:
-        assert "calling" in p.stdout.readline()
-        time.sleep(2.5)  # past building the mapping table, inside the page writes
-        assert p.poll() is None, "preconditioning should still be running"
-        t = time.monotonic()
-        p.send_signal(signal.SIGINT)
-        out, _ = p.communicate(timeout=30)
-        took = time.monotonic() - t
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 3 and "KeyboardInterrupt" in out, out
+    # 2.5 s: past building the mapping table, inside the page writes.
+    took, code, out = _interrupt([sys.executable, "-c", PRECONDITIONING], tmp_path, "calling", wait_s=2.5)
+    assert code == 3 and "KeyboardInterrupt" in out, out
     assert took < 1.0, f"took {took:.2f} s to stop"
 
 

@@ -2,25 +2,16 @@
 //! work counts in time, rates and write amplification; optionally at the last completion,
 //! reporting the backlog. The two runs are the same run cut at two points, so their counters
 //! add up exactly.
-use ssdkit_core::api::{load, run, Source};
+mod common;
+
+use common::{preset, run_cfg, TINY};
 use ssdkit_core::result::RunResult;
 
 fn writes(extra: &[&str]) -> RunResult {
-    let mut o: Vec<String> = [
-        "flash.channels=2",
-        "flash.chips_per_channel=1",
-        "flash.dies_per_chip=1",
-        "flash.planes_per_die=1",
-        "flash.blocks_per_plane=128",
-        "flash.pages_per_block=64",
-        "flow.0.read_fraction=0",
-        "flow.0.requests=20000",
-    ]
-    .map(String::from)
-    .to_vec();
-    o.extend(extra.iter().map(|s| s.to_string()));
-    let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
-    serde_json::from_value(run(&c, false, false).unwrap().result).unwrap()
+    let mut o = TINY.to_vec();
+    o.extend(["flow.0.read_fraction=0", "flow.0.requests=20000"]);
+    o.extend(extra);
+    serde_json::from_value(run_cfg(&preset("mqsim-paper", &o))).unwrap()
 }
 
 #[test]

@@ -1,19 +1,17 @@
 //! A batch run's outputs besides the result: the time series sums to the run's totals in
 //! every window layout, recording it changes no other figure, the streamed request log is the
 //! kept one cut into batches, and a progress hook can stop the run.
-use ssdkit_core::api::{load, run, run_with, Source};
+mod common;
+
+use common::TINY;
+use ssdkit_core::api::{run, run_with};
 use ssdkit_core::result::RunResult;
 use ssdkit_core::sim::{CompletionRecord, LogMode, Progress, RunHooks};
 use ssdkit_core::Error;
 
 fn cfg(extra: &[&str]) -> ssdkit_core::config::Config {
-    let mut o: Vec<String> = [
-        "flash.channels=2",
-        "flash.chips_per_channel=1",
-        "flash.dies_per_chip=1",
-        "flash.planes_per_die=1",
-        "flash.blocks_per_plane=128",
-        "flash.pages_per_block=64",
+    let mut o = TINY.to_vec();
+    o.extend([
         "flow.0.read_fraction=0.3",
         "flow.0.trim_fraction=0.05",
         "flow.0.requests=5000",
@@ -21,11 +19,9 @@ fn cfg(extra: &[&str]) -> ssdkit_core::config::Config {
         "flow.1.arrival=exponential",
         "flow.1.rate_iops=20000",
         "flow.1.requests=3000",
-    ]
-    .map(String::from)
-    .to_vec();
-    o.extend(extra.iter().map(|s| s.to_string()));
-    load(Source::Preset("mqsim-paper"), &o).unwrap()
+    ]);
+    o.extend(extra);
+    common::preset("mqsim-paper", &o)
 }
 
 fn result(extra: &[&str]) -> RunResult {

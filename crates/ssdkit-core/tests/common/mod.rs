@@ -3,6 +3,17 @@ use serde_json::Value;
 use ssdkit_core::api::{load, run, Source};
 use ssdkit_core::config::Config;
 
+/// A 64 MiB device (2 planes x 128 blocks x 64 pages of 4 KiB) with the mqsim-paper timing:
+/// a few thousand writes keep its GC busy.
+pub const TINY: [&str; 6] = [
+    "flash.channels=2",
+    "flash.chips_per_channel=1",
+    "flash.dies_per_chip=1",
+    "flash.planes_per_die=1",
+    "flash.blocks_per_plane=128",
+    "flash.pages_per_block=64",
+];
+
 pub fn preset(name: &str, overrides: &[&str]) -> Config {
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     load(Source::Preset(name), &o).unwrap_or_else(|e| panic!("{e}"))
