@@ -157,16 +157,19 @@ fn defaults_of_unused_features_are_not_validated() {
     assert!(e.contains("ftl.gc_d"), "{e}");
     dc.push("ftl.gc_d=4");
     preset_ok("mqsim-paper", &dc);
-    // The background threshold is still checked when background GC is on.
+    // The background threshold is still checked when background GC is on: it must be above
+    // the GC reserve (0.005 of the blocks).
     let e = preset_err(
         "mqsim-paper",
         &[
-            "ftl.spare_factor=0.2",
-            "ftl.gc_threshold=0.1",
             "ftl.gc_background=true",
+            "ftl.gc_background_threshold=0.004",
         ],
     );
-    assert!(e.contains("ftl.gc_background_threshold"), "{e}");
+    assert!(
+        e.contains("ftl.gc_background_threshold") && e.contains("reserve"),
+        "{e}"
+    );
 }
 
 #[test]

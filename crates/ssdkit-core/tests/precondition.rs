@@ -65,10 +65,30 @@ fn p99_write_us(r: &Value) -> f64 {
 
 #[test]
 fn fast_and_write_preconditioning_agree() {
-    for policy in ["greedy", "fifo"] {
+    // The free pool at the reserve (what `auto` picks) for two policies, and at the GC start
+    // threshold with GC that refills it.
+    for (policy, pool) in [
+        ("greedy", "reserve"),
+        ("fifo", "reserve"),
+        ("greedy", "gc_start"),
+    ] {
         let pol = format!("ftl.gc_policy={policy}");
-        let fast_c = small(&[&pol, "precondition.mode=fast", "flow.0.requests=150000"]);
-        let write_c = small(&[&pol, "precondition.mode=write", "flow.0.requests=150000"]);
+        let fp = format!("precondition.free_pool={pool}");
+        let refill = format!("ftl.gc_refill={}", pool == "gc_start");
+        let fast_c = small(&[
+            &pol,
+            &fp,
+            &refill,
+            "precondition.mode=fast",
+            "flow.0.requests=150000",
+        ]);
+        let write_c = small(&[
+            &pol,
+            &fp,
+            &refill,
+            "precondition.mode=write",
+            "flow.0.requests=150000",
+        ]);
         let mut fast = Ftl::from_config(&fast_c);
         let fast_rec = precondition::run(&mut fast, &fast_c).unwrap();
         let mut write = Ftl::from_config(&write_c);
@@ -80,7 +100,7 @@ fn fast_and_write_preconditioning_agree() {
         let hw = valid_histogram(&write);
         let tv: f64 = hf.iter().zip(&hw).map(|(a, b)| (a - b).abs()).sum::<f64>() / 2.0;
         println!(
-            "{policy}: valid pages per closed block: mean fast {:.2}, write {:.2}; TV distance {tv:.4}; WA predicted {:.3}, write-mode {:.3}",
+            "{policy}, pool at {pool}: valid pages per closed block: mean fast {:.2}, write {:.2}; TV distance {tv:.4}; WA predicted {:.3}, write-mode {:.3}",
             mean_of(&hf),
             mean_of(&hw),
             fast_rec["predicted_write_amplification"],
@@ -95,7 +115,7 @@ fn fast_and_write_preconditioning_agree() {
         let b = run_cfg(&write_c);
         let wa = |r: &Value| r["device"]["ftl"]["write_amplification"].as_f64().unwrap();
         println!(
-            "{policy}: next run: WA fast {:.3} write {:.3}; mean write {:.1} vs {:.1} us; p99 {:.1} vs {:.1} us",
+            "{policy}, pool at {pool}: next run: WA fast {:.3} write {:.3}; mean write {:.1} vs {:.1} us; p99 {:.1} vs {:.1} us",
             wa(&a),
             wa(&b),
             mean_us(&a, "write"),

@@ -57,20 +57,39 @@ pub struct FtlConfig {
     pub gc_policy: GcPolicy,
     /// Candidates drawn by "d_choices". Default 10; 1..=blocks per plane minus the GC reserve.
     pub gc_d: u32,
-    /// GC starts in a plane when its free pages fall below this fraction of its pages (and
-    /// in any case one block before user writes would reach the GC reserve).
+    /// GC start threshold: while a plane's free pages are below this fraction of its pages,
+    /// each block a write frontier opens starts a collection (one victim) if none runs in the
+    /// plane, as MQSim's GC_Exec_Threshold does; with `gc_refill`, GC instead collects victim
+    /// after victim until the plane is back above it. It is never later than one block before
+    /// user writes would reach the GC reserve.
     /// Default 0.05 (MQSim's GC_Exec_Threshold); (0, 0.5], and above `gc_hard_threshold`.
     pub gc_threshold: f64,
-    /// User writes to a plane wait when its free pages fall below this fraction; the rest is
-    /// kept for GC. Default 0.005 (MQSim's GC_Hard_Threshold); [0, 0.5]. At least two blocks
+    /// GC reserve: when a plane's free blocks fall to this fraction of its blocks, GC becomes
+    /// foreground (its transactions go before user ones on the die) and user writes to the
+    /// plane wait until a collection frees a block; the reserve is kept for GC's moves. Default 0.005 (MQSim's GC_Hard_Threshold); [0, 0.5]. At least two blocks
     /// per plane are always kept back, whatever this value.
     pub gc_hard_threshold: f64,
     /// Background GC: a die with no queued work collects in its planes whose free pages are
     /// below `gc_background_threshold`. Default false (MQSim has none).
     pub gc_background: bool,
     /// Free-page fraction under which idle-time GC runs. Default 0.06 (just above MQSim's
-    /// 0.05 `gc_threshold`); [`gc_threshold`, 0.5], and it must leave spare blocks to collect.
+    /// 0.05 `gc_threshold`); (`gc_hard_threshold`, 0.5], and it must leave spare blocks to
+    /// collect. Below `gc_threshold` it makes idle dies keep a small margin above the reserve
+    /// without refilling the whole start threshold.
     pub gc_background_threshold: f64,
+    /// Refill: after a collection ends, a plane still below `gc_threshold` collects the
+    /// next victim at once, so GC running beside user I/O refills the pool to the threshold
+    /// whenever the dies have time (hysteresis firmware). The spare it holds free is lost to
+    /// the data, which raises write amplification, and under a load just below saturation
+    /// the pool drifts for a long time. Default false: one collection per block opened below
+    /// the threshold (MQSim), so under sustained writes the pool settles at the reserve.
+    pub gc_refill: bool,
+    /// Foreground GC, as simple firmware and classic simulators run it: a plane collects only
+    /// when a user write has taken the last page it may use (the plane is at its reserve,
+    /// `gc_hard_threshold`), and the cycle (victim moves and erase) goes before user operations
+    /// on its die, so the next write to that plane waits for the whole cycle. `gc_threshold`
+    /// does not apply. Default false: GC starts at `gc_threshold` and runs beside user I/O.
+    pub gc_foreground: bool,
     /// Preemptible GC: user transactions go before GC transactions on a die, except when a
     /// plane is at its reserve or GC has waited `gc_starvation_limit` user operations. When
     /// false, queued GC transactions go first. Default true.
@@ -118,6 +137,8 @@ impl Default for FtlConfig {
             gc_hard_threshold: 0.005,
             gc_background: false,
             gc_background_threshold: 0.06,
+            gc_refill: false,
+            gc_foreground: false,
             gc_preemptible: true,
             gc_starvation_limit: 8,
             user_order: UserOrder::ReadsFirst,
@@ -172,6 +193,25 @@ pub enum PreconditionPattern {
     Sequential,
 }
 
+/// `precondition.free_pool`: the free space per plane the preconditioned state keeps, that
+/// is which steady state it builds (docs/ftl.md, "Steady state and the GC thresholds").
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FreePool {
+    /// `reserve` when the flows write faster than GC can refill the pool at the GC start
+    /// threshold (a back-end load estimate, recorded in the result), else `gc_start`.
+    #[default]
+    Auto,
+    /// The pool a saturating writer holds: user writes wait at the GC reserve
+    /// (`ftl.gc_hard_threshold`), so each plane keeps its reserve blocks plus the
+    /// partly written user and GC frontiers, about one block (seed 000 section 4.4: "only
+    /// very few flash blocks are assumed to remain free").
+    Reserve,
+    /// The pool GC refills when the load leaves it time: the GC start threshold
+    /// (`ftl.gc_threshold`) plus half a victim's gain.
+    GcStart,
+}
+
 /// `[precondition]`: the device state at time zero.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -181,6 +221,11 @@ pub struct PreconditionConfig {
     /// Write pattern whose steady state is built: "auto", "uniform" or "sequential".
     /// Default "auto".
     pub pattern: PreconditionPattern,
+    /// Fast and write modes: the free pool of the steady state built, "auto", "reserve" or
+    /// "gc_start" (see `FreePool`). It sets the spare really left to hold data, so the
+    /// write amplification: on mqsim-paper (7 % spare) greedy's is about 6 at the reserve
+    /// and about 20 at the 5 % GC start threshold. Default "auto".
+    pub free_pool: FreePool,
     /// Fast mode: drive writes of history assumed when setting erase counts (their mean is
     /// history x write amplification x logical / physical pages). Default 10; [0, 1e6].
     pub history_drive_writes: f64,
@@ -201,6 +246,7 @@ impl Default for PreconditionConfig {
         Self {
             mode: PreconditionMode::Fast,
             pattern: PreconditionPattern::Auto,
+            free_pool: FreePool::Auto,
             history_drive_writes: 10.0,
             write_window_drive_writes: 0.5,
             write_tolerance: 0.01,

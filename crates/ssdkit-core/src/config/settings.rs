@@ -59,8 +59,13 @@ impl Settings {
         let planes = geo.planes() as u64;
         let share_blocks = logical_pages.div_ceil(planes).div_ceil(ppb);
         let reserve_blocks = reserve_blocks(c);
-        let configured =
-            (c.ftl.gc_threshold * f.blocks_per_plane as f64 * ppb as f64).ceil() as u64;
+        // Foreground GC starts only when user writes are blocked, which this floor always
+        // admits (`Ftl::gc_wanted` adds the blocked test).
+        let configured = if c.ftl.gc_foreground {
+            0
+        } else {
+            (c.ftl.gc_threshold * f.blocks_per_plane as f64 * ppb as f64).ceil() as u64
+        };
         // Never later than one block before user writes would have to wait for the reserve,
         // else a small plane could block its writers without ever starting GC.
         let gc_start_free_pages = configured.max((reserve_blocks as u64 + 1) * ppb + 1);

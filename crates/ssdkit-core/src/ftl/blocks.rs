@@ -105,13 +105,19 @@ impl Ftl {
                     free.push(b, self.erase_count[b as usize]);
                 }
             }
-            let user_open = (first..first + bpp)
-                .find(|&b| self.block_state[b as usize] == BlockState::Open)
-                .unwrap_or(NONE);
+            // A built state's open blocks: the user frontier first, then the GC one.
+            let mut open =
+                (first..first + bpp).filter(|&b| self.block_state[b as usize] == BlockState::Open);
+            let user_open = open.next().unwrap_or(NONE);
+            let gc_open = open.next().unwrap_or(NONE);
+            debug_assert!(
+                open.next().is_none(),
+                "plane {p}: more than two open blocks"
+            );
             self.planes.push(PlaneState {
                 free,
                 user_open,
-                gc_open: NONE,
+                gc_open,
                 gc: GcPhase::Idle,
                 runs_since_wl: 0,
             });

@@ -94,6 +94,11 @@ pub struct Ftl {
     rr_cursor: u32,
     reserve_blocks: u32,
     gc_start_free_pages: u64,
+    /// When a plane below its GC start point starts a collection.
+    gc_trigger: gc::Trigger,
+    /// The free pool the untimed writer (`gc::write_now`) keeps: the level preconditioning
+    /// resolved.
+    untimed_pool: precondition::pool::PoolLevel,
     /// Planes below their GC start point, idle, whose first closed block just lost a valid
     /// page: GC could not start there before (nothing to gain) and can now. A plane whose
     /// user writes wait at the reserve allocates nothing, so no allocation would wake it.
@@ -133,6 +138,14 @@ impl Ftl {
             rr_cursor: 0,
             reserve_blocks: s.reserve_blocks,
             gc_start_free_pages: s.gc_start_free_pages,
+            gc_trigger: if c.ftl.gc_foreground {
+                gc::Trigger::Foreground
+            } else if c.ftl.gc_refill {
+                gc::Trigger::Refill
+            } else {
+                gc::Trigger::PerBlock
+            },
+            untimed_pool: Default::default(),
             gc_wake: Vec::new(),
             stats: FtlStats::default(),
         };
@@ -164,6 +177,13 @@ impl Ftl {
     /// Free pages below which a plane starts GC.
     pub fn gc_start_free_pages(&self) -> u64 {
         self.gc_start_free_pages
+    }
+    /// The free pool the untimed writer keeps (set by preconditioning).
+    pub fn untimed_pool(&self) -> precondition::pool::PoolLevel {
+        self.untimed_pool
+    }
+    pub fn set_untimed_pool(&mut self, level: precondition::pool::PoolLevel) {
+        self.untimed_pool = level;
     }
     pub fn placement(&self) -> Placement {
         self.placement

@@ -36,7 +36,7 @@ impl Simulator {
         // A plane stuck below its GC start with nothing to collect can become collectable
         // through an overwrite or TRIM handled anywhere above; its own die may be idle.
         while let Some(p) = self.ftl.next_gc_wake() {
-            if self.ftl.gc_wanted(p) {
+            if self.ftl.gc_wanted(p, false) {
                 self.start_gc(p, true);
             }
         }
@@ -439,7 +439,7 @@ impl Simulator {
             let ppn = self.ftl.program(tx.lpn, tx.plane, Stream::User);
             self.ftl.stats_mut().user_page_writes += 1;
             self.tsu.get_mut(t).ppn = ppn;
-            self.after_allocation(tx.plane);
+            self.after_allocation(tx.plane, ppn);
         }
         let t = self
             .backend

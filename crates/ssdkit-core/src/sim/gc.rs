@@ -7,9 +7,12 @@ use crate::ids::{DieId, PlaneId, TxId};
 use crate::tsu::{Tx, TxKind};
 
 impl Simulator {
-    /// After a page of `plane` was allocated: start GC if the plane fell below its start point.
-    pub(super) fn after_allocation(&mut self, plane: PlaneId) {
-        if self.ftl.gc_wanted(plane) {
+    /// After page `ppn` of `plane` was allocated: start GC if the plane is below its start
+    /// point and the trigger says so (a page at offset 0 opened a block).
+    #[inline]
+    pub(super) fn after_allocation(&mut self, plane: PlaneId, ppn: crate::ids::Ppn) {
+        let new_block = self.settings.geo.page_in_block(ppn.0) == 0;
+        if self.ftl.gc_wanted(plane, new_block) {
             self.start_gc(plane, true);
         }
     }
@@ -70,11 +73,12 @@ impl Simulator {
         }
     }
 
-    /// The victim's erase ended: the plane is idle, and collects again if still short of
-    /// space (or if static wear levelling is due).
+    /// The victim's erase ended: the plane is idle, and collects again if the trigger asks
+    /// for it (refilling, or user writes still blocked at the reserve) or static wear
+    /// levelling is due.
     pub(super) fn gc_erased(&mut self, plane: PlaneId) {
         self.ftl.gc_erased(plane);
-        let needed = self.ftl.gc_wanted(plane);
+        let needed = self.ftl.gc_wanted(plane, false);
         self.start_gc(plane, needed);
         // Writes that waited for space on other dies' planes never wait here: a plane belongs
         // to one die, whose scheduler runs right after this.
@@ -130,7 +134,7 @@ impl Simulator {
                         self.gc_move_done(tx.plane, false);
                         continue;
                     };
-                    self.after_allocation(tx.plane);
+                    self.after_allocation(tx.plane, ppn);
                     let end = self
                         .backend
                         .start_program(now, die.0, geo.page_in_block(ppn.0), 1);
@@ -189,7 +193,7 @@ impl Simulator {
             self.schedule_die(die);
             return;
         };
-        self.after_allocation(tx.plane);
+        self.after_allocation(tx.plane, ppn);
         let w = self.tsu.get_mut(t);
         w.kind = TxKind::GcWrite;
         w.ppn = ppn;

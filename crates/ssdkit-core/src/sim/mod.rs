@@ -189,7 +189,7 @@ impl Simulator {
             user_page_writes: ftl.stats().user_page_writes,
             page_programs: 0,
         };
-        Self {
+        let mut sim = Self {
             series: Recorder::new(s.timeseries_window_ps, n, start),
             end_mode: c.run.end,
             halt: false,
@@ -221,7 +221,17 @@ impl Simulator {
             precondition,
             random_streams,
             settings: s,
+        };
+        // A state whose user writes are blocked at a reserve with GC idle (a snapshot or
+        // untimed writes that stopped there) would wait for a trigger that never comes:
+        // collect there from the start, as the timed run would have.
+        for p in 0..geo.planes() {
+            let plane = crate::ids::PlaneId(p);
+            if sim.ftl.gc_wanted(plane, false) {
+                sim.start_gc(plane, true);
+            }
         }
+        sim
     }
 
     /// Schedules an event; a time before the clock is a model error that stops the run.

@@ -195,7 +195,7 @@ pub(super) fn validate_ftl(t: &FtlConfig) -> Result<(), String> {
         0.5,
         false,
     )?;
-    if t.gc_hard_threshold >= t.gc_threshold {
+    if !t.gc_foreground && t.gc_hard_threshold >= t.gc_threshold {
         return Err(format!(
             "key `ftl.gc_hard_threshold` = {} must be below `ftl.gc_threshold` = {}",
             t.gc_hard_threshold, t.gc_threshold
@@ -298,6 +298,14 @@ pub(super) fn validate_ftl_blocks(c: &Config, s: &Settings) -> Result<(), String
             why,
         )?;
     }
+    if t.gc_foreground {
+        unused(
+            "ftl.gc_threshold",
+            t.gc_threshold != dt.gc_threshold,
+            t.gc_threshold,
+            "does not apply with `ftl.gc_foreground` = true: GC starts only when user writes reach the reserve (`ftl.gc_hard_threshold`)",
+        )?;
+    }
     if !t.gc_background {
         unused(
             "ftl.gc_background_threshold",
@@ -309,11 +317,11 @@ pub(super) fn validate_ftl_blocks(c: &Config, s: &Settings) -> Result<(), String
         float_range(
             "ftl.gc_background_threshold",
             t.gc_background_threshold,
-            t.gc_threshold,
+            t.gc_hard_threshold,
             0.5,
-            false,
+            true,
         )
-        .map_err(|m| format!("{m} (it must not be below `ftl.gc_threshold`)"))?;
+        .map_err(|m| format!("{m} (it must be above `ftl.gc_hard_threshold`, the GC reserve)"))?;
         let bg_blocks = (t.gc_background_threshold * f.blocks_per_plane as f64).ceil() as u64;
         if bg_blocks + share_blocks + 2 >= f.blocks_per_plane as u64 {
             return Err(format!(

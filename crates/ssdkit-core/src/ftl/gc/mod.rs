@@ -20,6 +20,18 @@ use super::blocks::{BlockState, Stream};
 use super::Ftl;
 use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
 
+/// When a plane below its GC start point starts a collection (`ftl.gc_refill`,
+/// `ftl.gc_foreground`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// Each block a frontier opens starts one (MQSim).
+    PerBlock,
+    /// Back to back until the plane is above the start point.
+    Refill,
+    /// Only when user writes to the plane are blocked at the reserve.
+    Foreground,
+}
+
 /// Where a plane is in its GC lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GcPhase {
@@ -83,11 +95,19 @@ impl Ftl {
         b
     }
 
-    /// Whether `plane` is idle and below its GC start point (checked after each allocation).
+    /// Whether `plane` should start a collection now: it is idle, below its GC start point,
+    /// and by the trigger, a frontier just opened a block (`new_block`; checked after each
+    /// allocation), or it is refilling, or its user writes are blocked at the reserve (which
+    /// always collects: nothing else would free their space).
     #[inline]
-    pub fn gc_wanted(&self, plane: PlaneId) -> bool {
+    pub fn gc_wanted(&self, plane: PlaneId, new_block: bool) -> bool {
         self.planes[plane.idx()].gc == GcPhase::Idle
             && self.free_pages(plane) < self.gc_start_free_pages
+            && match self.gc_trigger {
+                Trigger::Refill => true,
+                Trigger::PerBlock if new_block => true,
+                _ => self.next_page_offset(plane, Stream::User).is_none(),
+            }
     }
 
     /// Starts collecting in an idle `plane`: the static wear-levelling victim if one is due,
@@ -180,7 +200,7 @@ impl Ftl {
     /// A closed block of `plane` gained its first invalid page: if the plane waits below its
     /// GC start point with GC idle (it found nothing worth collecting), it is woken.
     pub(in crate::ftl) fn note_collectable(&mut self, plane: PlaneId) {
-        if self.gc_wanted(plane) && !self.gc_wake.contains(&plane) {
+        if self.gc_wanted(plane, false) && !self.gc_wake.contains(&plane) {
             self.gc_wake.push(plane);
         }
     }

@@ -4,6 +4,7 @@
 use super::super::blocks::Stream;
 use super::super::Ftl;
 use super::GcPhase;
+use crate::ftl::precondition::pool::PoolLevel;
 use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
 
 /// Collects `victim` (a closed block of `plane`) at once: moves its valid pages to the plane's
@@ -23,12 +24,36 @@ pub fn collect_now(ftl: &mut Ftl, plane: PlaneId, victim: BlockId) {
     ftl.gc_erased(plane);
 }
 
-/// Untimed write of one logical page: GC in the target plane until it is above its start
-/// threshold (as the timed simulator's GC would keep it), then program the page. Returns
-/// false if the plane cannot free space (every closed block fully valid).
+/// Untimed write of one logical page: GC in the target plane, then program the page. GC
+/// keeps the pool the timed run would hold (`Ftl::untimed_pool`): at `GcStart`, it collects
+/// until the plane is at its start threshold (GC that keeps up with the load); at `Reserve`,
+/// only when the user write cannot take a page (GC behind a saturating writer, or
+/// foreground GC). Returns false if the plane cannot free space (every closed block fully
+/// valid).
 pub fn write_now(ftl: &mut Ftl, lpn: Lpn) -> bool {
     let plane = ftl.target_plane(lpn);
-    while ftl.free_pages(plane) < ftl.gc_start_free_pages {
+    let reserve = ftl.untimed_pool == PoolLevel::Reserve;
+    if !collect_while(ftl, plane, reserve) {
+        return false;
+    }
+    ftl.program(lpn, plane, Stream::User);
+    ftl.stats.user_page_writes += 1;
+    // The timed run starts a collection as soon as user writes are blocked, so no state
+    // this writer leaves behind (the end of preconditioning) has a blocked plane.
+    if reserve {
+        collect_while(ftl, plane, true);
+    }
+    true
+}
+
+/// Collects in `plane` while it needs it for the pool kept (see `write_now`); returns whether
+/// a user write can take a page afterwards.
+fn collect_while(ftl: &mut Ftl, plane: PlaneId, reserve: bool) -> bool {
+    while if reserve {
+        ftl.next_page_offset(plane, Stream::User).is_none()
+    } else {
+        ftl.free_pages(plane) < ftl.gc_start_free_pages
+    } {
         let v = match ftl.pick_wl_victim(plane) {
             Some(v) => v,
             None => match ftl.pick_victim(plane) {
@@ -38,10 +63,5 @@ pub fn write_now(ftl: &mut Ftl, lpn: Lpn) -> bool {
         };
         collect_now(ftl, plane, v);
     }
-    if ftl.next_page_offset(plane, Stream::User).is_none() {
-        return false;
-    }
-    ftl.program(lpn, plane, Stream::User);
-    ftl.stats.user_page_writes += 1;
-    true
+    ftl.next_page_offset(plane, Stream::User).is_some()
 }

@@ -3,7 +3,8 @@
 //! Per plane (static striping makes each plane an independent GC system with uniform random
 //! writes over its share of the footprint):
 //! 1. cold pages (outside the footprint) fill whole blocks, fully valid, never collected;
-//! 2. the GC start threshold fixes the free blocks kept;
+//! 2. the free pool (`pool`: the reserve, or the GC start threshold) fixes the free blocks
+//!    kept;
 //! 3. the remaining K blocks are closed, and their valid counts are drawn from the mean-field
 //!    steady-state distribution of the policy for K blocks holding the plane's hot pages
 //!    (stratified quantiles, then a +-1 correction so they sum exactly to the hot pages);
@@ -13,8 +14,9 @@
 //! Every step streams; nothing per page lives on the heap beyond the mapping tables.
 
 use super::meanfield::{self, MfPolicy};
+use super::pool::{reserve_level_pages, PoolLevel};
 use super::{Footprint, PRECONDITION_STREAM};
-use crate::config::{Config, GcPolicy};
+use crate::config::{Config, GcPolicy, Settings};
 use crate::engine::{derive_stream, Stream as Rng};
 use crate::error::Error;
 use crate::ftl::{BlockState, Ftl, NONE};
@@ -78,6 +80,60 @@ fn draw_counts(dist: &[f64], k: usize, hot: u64, ppb: u32, rng: &mut Rng) -> Vec
     counts
 }
 
+/// FIFO's steady state under uniform random writes (Desnoyers 2012): blocks close at a steady
+/// rate, and each page of a block closed `a` of the way back to the oldest is still valid
+/// with probability exp(-lambda a), independently. `lambda` makes the expected total
+/// `pages`; counts are binomial draws, corrected by single pages to the exact total. Block
+/// j is the j-th oldest.
+fn fifo_counts(k: usize, pages: u64, ppb: u32, rng: &mut Rng) -> Vec<u32> {
+    use rand_distr::{Binomial, Distribution};
+    let target = pages as f64 / (k as f64 * ppb as f64);
+    // Mean of exp(-lambda a) over a in [0, 1] is (1 - exp(-lambda)) / lambda: decreasing in
+    // lambda from 1 to 0, so bisection finds the one with the target mean.
+    let mean = |l: f64| {
+        if l < 1e-12 {
+            1.0
+        } else {
+            (1.0 - (-l).exp()) / l
+        }
+    };
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while mean(hi) > target {
+        hi *= 2.0;
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if mean(mid) > target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let lambda = 0.5 * (lo + hi);
+    let mut counts: Vec<u32> = (0..k)
+        .map(|j| {
+            let age = 1.0 - (j as f64 + 0.5) / k as f64;
+            let p = (-lambda * age).exp().clamp(0.0, 1.0);
+            Binomial::new(ppb as u64, p)
+                .expect("p in [0, 1]")
+                .sample(rng) as u32
+        })
+        .collect();
+    let mut sum: i64 = counts.iter().map(|&c| c as i64).sum();
+    let target = pages as i64;
+    while sum != target {
+        let j = rng.gen_range(0..k);
+        if sum < target && counts[j] < ppb {
+            counts[j] += 1;
+            sum += 1;
+        } else if sum > target && counts[j] > 0 {
+            counts[j] -= 1;
+            sum -= 1;
+        }
+    }
+    counts
+}
+
 /// Roughly normal noise with unit variance (Irwin-Hall): erase counts only need to look
 /// plausible, and this is cheap and deterministic.
 fn unit_noise(rng: &mut Rng) -> f64 {
@@ -107,13 +163,23 @@ fn below(x: u64, pos: u64, planes: u64) -> u64 {
     }
 }
 
-pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
+pub fn run(
+    ftl: &mut Ftl,
+    c: &Config,
+    fp: &Footprint,
+    level: PoolLevel,
+    s: &Settings,
+) -> Result<Value, Error> {
     let g = ftl.geo;
     let planes = g.planes();
     let ppb = g.pages_per_block;
     let bpp = g.blocks_per_plane;
     let logical = ftl.logical_pages as u64;
-    let free_keep = ftl.gc_start_free_pages.div_ceil(ppb as u64) as u32;
+    let free_keep = match level {
+        PoolLevel::GcStart => ftl.gc_start_free_pages,
+        PoolLevel::Reserve => reserve_level_pages(s),
+    }
+    .div_ceil(ppb as u64) as u32;
     let (policy, model_name) = model(c.ftl.gc_policy, c.ftl.gc_d);
     let mut rng = derive_stream(c.run.seed, PRECONDITION_STREAM);
     // (closed-data blocks, hot pages) -> (distribution, WA, closed blocks, open pages).
@@ -154,10 +220,12 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
             cur.hot_end = cur.hot_block;
             continue;
         }
-        // GC keeps the free pages of a plane just at its start threshold: it collects while
-        // they are below it, one victim (a gain of ppb - v pages) at a time, so they average
-        // start + gain/2. Whole free blocks plus a partly written open user block hold that
-        // much; at low effective spare the write amplification is very sensitive to it.
+        // At `GcStart`, GC keeps the free pages of a plane just at its start threshold: it
+        // collects while they are below it, one victim (a gain of ppb - v pages) at a time,
+        // so they average start + gain/2. At `Reserve`, the pool is the reserve blocks plus
+        // about a block in the partly written frontiers. Whole free blocks plus a partly
+        // written open user block hold that much; at low effective spare the write
+        // amplification is very sensitive to it.
         let mf = |k: u32, pages: u64| -> Result<(Vec<f64>, f64), Error> {
             let err = |m: String| Error::Config(format!("fast preconditioning: {m}"));
             let dist = meanfield::valid_distribution(policy, k as u64, ppb, pages).map_err(err)?;
@@ -167,14 +235,21 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
         let k0 = bpp - cold_blocks - free_keep;
         if hot >= k0 as u64 * ppb as u64 {
             return Err(Error::Config(format!(
-                "fast preconditioning: plane {p} must hold {hot} pages of random-write data in {k0} blocks of {ppb} pages after the cold data and the {free_keep} free blocks the GC threshold keeps; raise `ftl.spare_factor` or lower `ftl.gc_threshold`"
+                "fast preconditioning: plane {p} must hold {hot} pages of random-write data in {k0} blocks of {ppb} pages after the cold data and the {free_keep} free blocks the free pool keeps (`precondition.free_pool` = \"{}\"); raise `ftl.spare_factor` or lower `ftl.gc_threshold`", level.name()
             )));
         }
         let key = (k0, hot);
         if let std::collections::hash_map::Entry::Vacant(slot) = cache.entry(key) {
             let (_, wa0) = mf(k0, hot)?;
-            let gain = ppb as f64 / wa0;
-            let free = ftl.gc_start_free_pages as f64 - 0.5 + gain / 2.0;
+            let free = match level {
+                PoolLevel::GcStart => {
+                    let gain = ppb as f64 / wa0;
+                    ftl.gc_start_free_pages as f64 - 0.5 + gain / 2.0
+                }
+                // The reserve's blocks and the user and GC frontiers, each half written on
+                // average (drawn per plane below): one block of the pool is open.
+                PoolLevel::Reserve => (reserve_level_pages(s) - ppb as u64) as f64,
+            };
             let free_blocks = (free / ppb as f64).floor() as u32;
             let open_free = (free - free_blocks as f64 * ppb as f64).round() as u32;
             // A plane whose footprint share is smaller than the open block's written part (a
@@ -184,7 +259,17 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
             } else {
                 0
             };
-            let k = bpp - cold_blocks - free_blocks - u32::from(open_written > 0);
+            let open_written = if level == PoolLevel::Reserve {
+                // Both frontiers: `ppb` written pages between them on average.
+                ppb.min(hot as u32)
+            } else {
+                open_written
+            };
+            let opens = match level {
+                PoolLevel::Reserve => 2,
+                PoolLevel::GcStart => u32::from(open_written > 0),
+            };
+            let k = bpp - cold_blocks - free_blocks - opens;
             let closed_pages = hot - open_written as u64;
             let (dist, wa) = if closed_pages == 0 {
                 // Everything sits in the open block: the closed blocks hold nothing valid.
@@ -199,7 +284,23 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
             slot.insert((dist, wa, k, open_written));
         }
         let (dist, wa, k, open_written) = cache.get(&key).expect("inserted above").clone();
-        cur.hot_end = cur.hot_block + k + u32::from(open_written > 0);
+        // Written pages of the open blocks after the closed ones: the user frontier, then
+        // (at the reserve) the GC frontier.
+        let opens: Vec<u32> = match level {
+            PoolLevel::Reserve => {
+                // Planes of a device under sustained writes are at every point of filling
+                // their frontiers: drawing them per plane keeps the planes from all reaching
+                // the reserve at once in the first blocks of a run. The closed blocks' counts
+                // keep the mean distribution, brought to the plane's total by the draw.
+                let u = rng.gen_range(1..ppb).min(hot as u32);
+                let g = rng.gen_range(1..ppb).min(hot as u32 - u);
+                vec![u, g]
+            }
+            PoolLevel::GcStart if open_written > 0 => vec![open_written],
+            PoolLevel::GcStart => vec![],
+        };
+        let open_written: u32 = opens.iter().sum();
+        cur.hot_end = cur.hot_block + k + opens.len() as u32;
         max_k = max_k.max(k);
         wa_weighted += wa * hot as f64;
         let closed_pages = hot - open_written as u64;
@@ -208,11 +309,21 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
                 "fast preconditioning: plane {p} must hold {closed_pages} pages of random-write data in {k} closed blocks of {ppb} pages; raise `ftl.spare_factor` or lower `ftl.gc_threshold`"
             )));
         }
-        let counts = draw_counts(&dist, k as usize, closed_pages, ppb, &mut rng);
         // Close order: FIFO victims are the oldest blocks, which hold the fewest valid
         // pages, so fuller blocks were closed later; cost-benefit reads the same ages.
-        let mut order: Vec<u32> = (0..k).collect();
-        order.sort_by_key(|&j| counts[j as usize]);
+        let (counts, order) = if c.ftl.gc_policy == GcPolicy::Fifo {
+            // FIFO's victim is the oldest block, not the emptiest: its count must be what a
+            // block of that age holds, with the spread independent overwrites give.
+            // Sorting quantile counts would make the oldest blocks the emptiest of all,
+            // and a short run's first victims too cheap.
+            let counts = fifo_counts(k as usize, closed_pages, ppb, &mut rng);
+            (counts, (0..k).collect::<Vec<u32>>())
+        } else {
+            let counts = draw_counts(&dist, k as usize, closed_pages, ppb, &mut rng);
+            let mut order: Vec<u32> = (0..k).collect();
+            order.sort_by_key(|&j| counts[j as usize]);
+            (counts, order)
+        };
         for (rank, &j) in order.iter().enumerate() {
             let b = (cur.hot_block + j) as usize;
             ftl.close_stamp[b] = (rank as u64 + 1) * stamp_step;
@@ -224,11 +335,11 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
             ftl.written[b] = ppb;
             ftl.block_state[b] = BlockState::Closed;
         }
-        if open_written > 0 {
-            // The open block holds the newest writes, all still valid.
-            let b = (cur.hot_block + k) as usize;
-            ftl.valid[b] = open_written;
-            ftl.written[b] = open_written;
+        for (i, &w) in opens.iter().enumerate() {
+            // The open blocks hold the newest writes, all still valid.
+            let b = (cur.hot_block + k) as usize + i;
+            ftl.valid[b] = w;
+            ftl.written[b] = w;
             ftl.block_state[b] = BlockState::Open;
         }
         cur.needed = ftl.valid[cur.hot_block as usize];
@@ -311,6 +422,7 @@ pub fn run(ftl: &mut Ftl, c: &Config, fp: &Footprint) -> Result<Value, Error> {
         "model": model_name,
         "predicted_write_amplification": predicted_wa,
         "gc_start_free_pages": ftl.gc_start_free_pages,
+        "reserve_blocks": ftl.reserve_blocks,
         "hot_pages": hot_total,
         "cold_pages": cold_total,
         "history_drive_writes": hist,

@@ -11,6 +11,7 @@
 
 pub mod fast;
 pub mod meanfield;
+pub mod pool;
 
 use super::gc::write_now;
 use super::Ftl;
@@ -125,6 +126,9 @@ pub fn run_checked(
     let wall = Instant::now();
     let p = &c.precondition;
     let fp = footprint(c, ftl.logical_pages as u64);
+    let settings = crate::config::Settings::resolve(c);
+    let (level, pool_rec) = pool::resolve(c, &settings, &fp);
+    ftl.set_untimed_pool(level);
     let mut rec = match p.mode {
         PreconditionMode::Empty => {
             ftl.rebuild_planes();
@@ -140,9 +144,13 @@ pub fn run_checked(
             ftl.rebuild_planes();
             write_overwrites(ftl, c, &fp, check)?
         }
-        PreconditionMode::Fast => fast::run(ftl, c, &fp)?,
+        PreconditionMode::Fast => fast::run(ftl, c, &fp, level, &settings)?,
     };
     if p.mode == PreconditionMode::Fast || p.mode == PreconditionMode::Write {
+        for (k, v) in pool_rec.as_object().expect("an object") {
+            rec[k] = v.clone();
+        }
+        rec["free_pages_per_plane"] = json!(free_pages_per_plane(ftl));
         rec["pattern"] = json!(pattern_name(c));
         rec["footprint_pages"] = json!(fp.pages());
         rec["footprint"] = fp.describe();
@@ -151,6 +159,15 @@ pub fn run_checked(
     rec["wall_time_s"] = json!(wall.elapsed().as_secs_f64());
     ftl.stats = Default::default();
     Ok(rec)
+}
+
+/// Mean free pages per plane (free blocks and the unwritten part of open blocks).
+fn free_pages_per_plane(ftl: &Ftl) -> f64 {
+    let planes = ftl.geometry().planes();
+    (0..planes)
+        .map(|p| ftl.free_pages(crate::ids::PlaneId(p)))
+        .sum::<u64>() as f64
+        / planes as f64
 }
 
 /// Write mode: random page overwrites of the footprint through the untimed FTL, in windows,
