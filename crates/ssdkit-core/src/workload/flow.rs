@@ -189,6 +189,14 @@ impl Flow {
         self.exhausted || self.issued >= self.limit || self.issued_bytes >= self.byte_limit
     }
 
+    /// Submits nothing more (steady-state rounds are over); a request held back (an
+    /// open-loop arrival waiting for room) is dropped, never having been issued.
+    pub fn stop(&mut self) {
+        self.exhausted = true;
+        self.pending = None;
+        self.beyond_time = None;
+    }
+
     /// How far the flow is towards its end at `now`, in [0, 1], after `completed` requests:
     /// the furthest of its limits (requests, bytes, duration, the trace file read). None
     /// when it has no known end (a host program's queue, a flow bounded by nothing).
