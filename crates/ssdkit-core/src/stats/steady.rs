@@ -156,6 +156,10 @@ impl Rounds {
     /// round).
     #[cold]
     pub fn close_through(&mut self, now: Picoseconds, sample: DeviceSample) -> Option<RoundsEnd> {
+        if !self.on() {
+            // An event at the end of time (`Picoseconds::MAX`) reaches here with rounds off.
+            return None;
+        }
         while self.ended.is_none() && self.next_end <= now {
             let end = self.next_end;
             self.push(end, true, sample);
