@@ -51,6 +51,7 @@ def run(
     snapshot: PathArg | None = None,
     request_log: bool = False,
     latency_log: PathArg | None = None,
+    steady_state: bool | Mapping[str, Any] | None = None,
     **kw: Any,
 ) -> Result:
     """Runs one simulation and returns its :class:`Result`.
@@ -78,6 +79,13 @@ def run(
     only if the run succeeds; a missing directory or unknown suffix is refused before the run
     (:class:`SsdkitIoError`, :class:`ConfigError`).
 
+    ``steady_state=True`` runs the workload in rounds and judges them by the steady-state
+    criteria of the SNIA Solid State Storage Performance Test Specification
+    (``Result.steady_state``; ``to_pandas(kind="rounds")``): shorthand for the override
+    ``steady_state.enabled = true``. A dict sets keys of ``[steady_state]`` too, e.g.
+    ``{"round_ms": 2000, "max_rounds": 60}`` (``enabled`` is true unless it says otherwise).
+    It is applied after ``overrides`` and keywords.
+
     ``progress=True`` shows a progress bar: in a Jupyter notebook a ``tqdm.auto`` bar when
     tqdm is installed, otherwise the core's bar on stderr when it is a terminal (it appears
     after half a second, fits the terminal, and shows an ETA where the workload has a known
@@ -100,7 +108,7 @@ def run(
     """
     src = _source(config, preset)
     snap = None if snapshot is None else _path(snapshot, "snapshot")
-    ov = _override_list(overrides, kw, seed)
+    ov = _override_list(overrides, kw, seed) + _steady_state_overrides(steady_state)
     bar, user_progress, done = _progress_hooks(progress)
     arm = _ArmInterrupts()
 
@@ -140,6 +148,26 @@ def run(
     finally:
         arm.restore()
         done()
+
+
+def _steady_state_overrides(steady_state: Any) -> list[str]:
+    """``run(steady_state=...)`` as overrides of ``[steady_state]``."""
+    if steady_state is None:
+        return []
+    if isinstance(steady_state, bool):
+        return [f"steady_state.enabled={toml_literal(steady_state)}"]
+    if not isinstance(steady_state, Mapping):
+        raise TypeError(
+            f"steady_state must be a bool or a dict of [steady_state] keys, not {type(steady_state).__name__}"
+        )
+    out = [] if "enabled" in steady_state else ["steady_state.enabled=true"]
+    for k, v in steady_state.items():
+        if not isinstance(k, str):
+            raise ConfigError(f"steady_state: key {_short(k)} is not a str")
+        key = f"steady_state.{k}"
+        _check_key(key)
+        out.append(f"{key}={toml_literal(v, key)}")
+    return out
 
 
 class _ArmInterrupts:

@@ -160,6 +160,15 @@ def _parser() -> argparse.ArgumentParser:
         "amplification) in windows of MS milliseconds: shortcut for --set run.timeseries_window_ms=MS",
     )
     r.add_argument(
+        "--steady-state",
+        action="store_true",
+        help="run in rounds of simulated time (steady_state.round_ms, default 50 ms; at most steady_state.max_rounds, "
+        "default 25), report each round's IOPS and mean/p99 latency, and whether the steady-state criteria of the "
+        "SNIA Solid State Storage Performance Test Specification hold over the last five rounds (IOPS range <= 20 %% "
+        "and least-squares change <= 10 %% of their average); the workload stops at steady state: shortcut for "
+        "--set steady_state.enabled=true (keys: docs/results.md)",
+    )
+    r.add_argument(
         "--snapshot",
         metavar="DEVICE.snap",
         help="start from this saved device state (see `ssdkit precondition`) instead of preconditioning",
@@ -280,6 +289,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             raise UserError(f"-o and --latency-log name the same file `{out}`")
     if args.timeseries is not None:
         args.overrides.append(f"run.timeseries_window_ms={args.timeseries!r}")
+    if args.steady_state:
+        args.overrides.append("steady_state.enabled=true")
     inputs = [("snapshot file", args.snapshot)] if args.snapshot else []
     if args.fio or args.mqsim:
         result = _run_converted(args, inputs)

@@ -423,6 +423,231 @@ class TimeSeries:
         return len(self.start_ps)
 
 
+@dataclass(frozen=True)
+class WindowCheck(_DictLike):
+    """The steady-state criteria of the SNIA Solid State Storage Performance Test
+    Specification over one measurement window (rounds ``first_round`` to ``last_round``) of
+    the tracking variable y: ``data_ok`` when max(y) - min(y) is at most
+    ``data_excursion_limit`` (20 % of the ``average``), ``slope_ok`` when the least-squares
+    line's change across the window, ``|fit_last - fit_first|``, is at most
+    ``slope_excursion_limit`` (10 % of it); ``steady`` when both hold."""
+
+    first_round: int
+    last_round: int
+    average: float
+    data_excursion: float
+    data_excursion_limit: float
+    data_ok: bool
+    #: Slope of the least-squares line, per round.
+    slope: float
+    #: The line's value at the first and the last round of the window.
+    fit_first: float
+    fit_last: float
+    slope_excursion: float
+    slope_excursion_limit: float
+    slope_ok: bool
+    steady: bool
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> WindowCheck:
+        return _pick(cls, d)
+
+
+@dataclass(frozen=True)
+class RoundFlow(_DictLike):
+    """One flow's requests in one round; latencies None when it completed none."""
+
+    completed: int
+    bytes: int
+    iops: float
+    mean_latency_us: float | None
+    p99_latency_us: float | None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RoundFlow:
+        return _pick(cls, d)
+
+
+@dataclass(frozen=True)
+class SteadyRound(_DictLike):
+    """One round, ``[start_ps, end_ps)`` of simulated time, numbered from 1: the requests
+    completed in it (all flows; every op), their rates and latencies (None without any), the
+    device's free blocks at its end, GC runs, programs and write amplification in it, the same
+    request figures per flow, and the criteria over the window ending with it (None before the
+    fifth round, for an incomplete round, or when a round of the window completed nothing)."""
+
+    round: int
+    start_ps: int
+    end_ps: int
+    #: A full round; only the last can be cut short (workload's end, time cap).
+    complete: bool
+    completed: int
+    bytes: int
+    iops: float
+    bandwidth_bytes_per_s: float
+    mean_latency_us: float | None
+    p99_latency_us: float | None
+    free_blocks: int
+    gc_runs: int
+    user_page_writes: int
+    page_programs: int
+    write_amplification: float | None
+    flows: list[RoundFlow] = field(hash=False, repr=False)
+    window: WindowCheck | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SteadyRound:
+        w = d.get("window") if isinstance(d, dict) else None
+        return _pick(
+            cls,
+            d,
+            flows=[RoundFlow.from_dict(f) for f in _get(d, "flows")],
+            window=None if w is None else WindowCheck.from_dict(w),
+        )
+
+
+@dataclass(frozen=True)
+class SteadyVerdict(_DictLike):
+    """Whether a window met both criteria: ``steady_round`` is the first round whose window
+    did (None if none did), ``window`` that window (else the last one judged; None with fewer
+    than five complete rounds). ``ended_by``: ``"steady"``, ``"max_rounds"``, ``"workload"``
+    (its own request, byte or time limit, or a trace's end) or ``"time_cap"``;
+    ``after_rounds_completed``: requests in flight when the rounds ended, completed after
+    them."""
+
+    steady: bool
+    steady_round: int | None
+    window: WindowCheck | None
+    complete_rounds: int
+    ended_by: str
+    after_rounds_completed: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SteadyVerdict:
+        w = d.get("window") if isinstance(d, dict) else None
+        return _pick(cls, d, window=None if w is None else WindowCheck.from_dict(w))
+
+
+@dataclass(frozen=True)
+class SteadyState(_DictLike):
+    """The rounds of ``[steady_state]`` (docs/results.md, "Steady state") and their verdict
+    by the steady-state criteria of the SNIA Solid State Storage Performance Test
+    Specification. :meth:`Result.to_pandas` with ``kind="rounds"`` gives the rounds as a tidy
+    frame."""
+
+    #: ``"iops"`` or ``"mean_latency"``: the tracking variable, all flows together.
+    track: str
+    round_ps: int
+    max_rounds: int
+    stop_when_steady: bool
+    #: 5, 0.2 and 0.1: the window and the limits as fractions of its average.
+    window_rounds: int
+    data_excursion_limit_fraction: float
+    slope_excursion_limit_fraction: float
+    rounds: list[SteadyRound] = field(hash=False, repr=False)
+    verdict: SteadyVerdict = field(hash=False)
+
+    @property
+    def steady(self) -> bool:
+        return self.verdict.steady
+
+    @property
+    def steady_round(self) -> int | None:
+        return self.verdict.steady_round
+
+    def tracked(self, r: SteadyRound | RoundFlow) -> float | None:
+        """The tracking variable of a round (IOPS, or mean latency in microseconds)."""
+        return r.iops if self.track == "iops" else r.mean_latency_us
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SteadyState:
+        return _pick(
+            cls,
+            d,
+            rounds=[SteadyRound.from_dict(r) for r in _get(d, "rounds")],
+            verdict=SteadyVerdict.from_dict(_get(d, "verdict")),
+        )
+
+    def summary(self) -> list[str]:
+        """The rounds as a short table (all of them up to 30; otherwise the first 3 and the
+        last 22) and the verdict, as lines of text."""
+        what = "IOPS" if self.track == "iops" else "mean latency"
+        length = _duration(self.round_ps / 1e12)
+        lines = [f"steady state (SNIA PTS criteria): {what} in rounds of {length}, window of {self.window_rounds}"]
+        head = ["round", "start ms", "requests", "IOPS", "mean us", "p99 us", "WA", "data", "slope", ""]
+        # Enough decimals that consecutive starts differ.
+        round_ms = self.round_ps / 1e9
+        decimals = next((d for d, at in enumerate((10, 1, 0.1)) if round_ms >= at), 3)
+        body: list[list[str] | None] = []
+        shown = self.rounds if len(self.rounds) <= 30 else [*self.rounds[:3], None, *self.rounds[-22:]]
+        for r in shown:
+            if r is None:
+                body.append(None)
+                continue
+            w = r.window
+            body.append(
+                [
+                    f"{r.round}" + ("" if r.complete else "*"),
+                    f"{r.start_ps / 1e9:,.{decimals}f}",
+                    f"{r.completed:,}",
+                    f"{r.iops:,.0f}",
+                    "-" if r.mean_latency_us is None else f"{r.mean_latency_us:,.1f}",
+                    "-" if r.p99_latency_us is None else f"{r.p99_latency_us:,.1f}",
+                    "-" if r.write_amplification is None else f"{r.write_amplification:.2f}",
+                    "-" if w is None else _pct(w.data_excursion, w.average),
+                    "-" if w is None else _pct(w.slope_excursion, w.average),
+                    "" if w is None else ("steady" if w.steady else ""),
+                ]
+            )
+        rows = [row for row in body if row is not None]
+        width = [max(len(x[i]) for x in [head, *rows]) for i in range(len(head))]
+
+        def line(cells: list[str]) -> str:
+            return "  ".join(c.rjust(width[i]) for i, c in enumerate(cells)).rstrip()
+
+        lines.append(" " * (sum(width[:7]) + 2 * 7) + "window excursion")
+        lines.append(line(head))
+        for row in body:
+            lines.append("  ..." if row is None else line(row))
+        if any(not r.complete for r in self.rounds):
+            lines.append("  * incomplete round, not judged")
+        lines += self._verdict_lines()
+        return lines
+
+    def _verdict_lines(self) -> list[str]:
+        v = self.verdict
+        unit, fmt = (" IOPS", ",.0f") if self.track == "iops" else (" us", ",.1f")
+        out = []
+        w = v.window
+        if w is not None:
+            figures = (
+                f"average {w.average:{fmt}}{unit}, data excursion {_pct(w.data_excursion, w.average)} "
+                f"{'<=' if w.data_ok else '>'} {self.data_excursion_limit_fraction:.0%}, slope excursion "
+                f"{_pct(w.slope_excursion, w.average)} {'<=' if w.slope_ok else '>'} "
+                f"{self.slope_excursion_limit_fraction:.0%}"
+            )
+        if v.steady and w is not None:
+            out.append(f"verdict: steady from round {v.steady_round} (window rounds {w.first_round}-{w.last_round})")
+            out.append(f"  {figures}")
+        elif w is not None:
+            out.append(f"verdict: not steady; last window, rounds {w.first_round}-{w.last_round}:")
+            out.append(f"  {figures}")
+        else:
+            out.append(
+                f"verdict: not steady: {v.complete_rounds} complete rounds, the window needs {self.window_rounds}"
+            )
+        why = {
+            "steady": "at steady state",
+            "max_rounds": f"after the last round (max_rounds {self.max_rounds})",
+            "workload": "by the workload's own end (its request, byte or time limit, or its trace)",
+            "time_cap": "by the time cap (run.max_simulated_ms)",
+        }.get(v.ended_by, v.ended_by)
+        n = v.after_rounds_completed
+        after = f"; {n:,} request{'s' * (n != 1)} in flight completed after them" if n else ""
+        out.append(f"rounds ended {why}{after}")
+        return out
+
+
 # eq=False: equality of two runs is a question about their JSON (see the tests), and the
 # dict fields would make a generated __hash__ raise anyway.
 @dataclass(frozen=True, eq=False)
@@ -464,6 +689,9 @@ class Result:
     #: ``planes_below_gc_start``, ``free_pages_short_of_gc_start``, ``planes_collecting``,
     #: ``gc_moves_pending``); None otherwise.
     backlog: dict[str, int] | None = field(default=None, repr=False)
+    #: The rounds and the SNIA PTS steady-state verdict, when ``steady_state.enabled``
+    #: (``ssdkit.run(..., steady_state=True)``, ``ssdkit run --steady-state``); otherwise None.
+    steady_state: SteadyState | None = field(default=None, repr=False)
 
     @classmethod
     def from_json(cls, text: str) -> Result:
@@ -483,6 +711,7 @@ class Result:
             flows=[FlowResult.from_dict(f) for f in _get(d, "flows")],
             raw=d,
             timeseries=None if d.get("timeseries") is None else TimeSeries.from_dict(d["timeseries"]),
+            steady_state=None if d.get("steady_state") is None else SteadyState.from_dict(d["steady_state"]),
         )
 
     @property
@@ -527,6 +756,17 @@ class Result:
         ``write_amplification`` (NaN without user writes), which are <NA>/NaN on flow rows.
         A run without a time series raises :class:`SsdkitError` saying how to record one.
 
+        ``kind="rounds"``: one row per (scope, round) of ``[steady_state]``: ``round``
+        (from 1), ``start_ms``, ``end_ms``, ``complete``, then ``completed``, ``bytes``,
+        ``iops``, ``bandwidth_MBps``, ``mean_latency_us`` and ``p99_latency_us`` (NaN without
+        completions) per flow and for the ``device``, whose rows also hold ``free_blocks``,
+        ``gc_runs``, ``user_page_writes``, ``page_programs``, ``write_amplification`` and
+        the window ending with the round: ``window_average``, ``data_excursion``,
+        ``data_excursion_limit``, ``slope_excursion``, ``slope_excursion_limit``,
+        ``fit_first``, ``fit_last`` (NaN where no window was judged) and ``window_steady``
+        (<NA> there). A run without rounds raises :class:`SsdkitError` saying how to ask
+        for them.
+
         Both start with the columns ``config_hash`` and ``seed``, then one column per dotted
         key in ``config_keys`` (its value in this run's configuration, e.g.
         ``"flash.channels"`` or ``"flow.0.queue_depth"``); counts are nullable integers
@@ -536,8 +776,10 @@ class Result:
             df = self._summary_frame()
         elif kind == "timeseries":
             df = self._timeseries_frame()
+        elif kind == "rounds":
+            df = self._rounds_frame()
         else:
-            raise ValueError(f"to_pandas: unknown kind {kind!r}; allowed: 'summary', 'timeseries'")
+            raise ValueError(f"to_pandas: unknown kind {kind!r}; allowed: 'summary', 'timeseries', 'rounds'")
         import pandas as pd
 
         df.insert(0, "config_hash", pd.Series([self.config_hash] * len(df), dtype="string"))
@@ -648,6 +890,70 @@ class Result:
             for c in dev_cols:
                 fr[c] = pd.Series(ts.device[c] if idx is None else [None] * n, dtype="Int64")
             fr["write_amplification"] = f64(ts.device["write_amplification"]) if idx is None else np.full(n, np.nan)
+            frames.append(fr)
+        return pd.concat(frames, ignore_index=True)
+
+    def _rounds_frame(self) -> pandas.DataFrame:
+        import numpy as np
+        import pandas as pd
+
+        ss = self.steady_state
+        if ss is None:
+            raise SsdkitError(
+                "this result has no steady-state rounds: run with steady_state.enabled = true "
+                "(CLI: --steady-state; Python: ssdkit.run(..., steady_state=True))"
+            )
+        rounds = ss.rounds
+        n = len(rounds)
+
+        def f64(v: list[Any]) -> np.ndarray:
+            return np.array([np.nan if x is None else x for x in v], dtype=float)
+
+        base = {
+            "round": np.array([r.round for r in rounds], dtype=np.int64),
+            "start_ms": np.array([r.start_ps for r in rounds], dtype=float) / 1e9,
+            "end_ms": np.array([r.end_ps for r in rounds], dtype=float) / 1e9,
+            "complete": np.array([r.complete for r in rounds], dtype=bool),
+        }
+        secs = (base["end_ms"] - base["start_ms"]) / 1e3
+        scopes: list[tuple[str, int | None, list[Any]]] = [
+            (self.flows[i].name if i < len(self.flows) else str(i), i, [r.flows[i] for r in rounds])
+            for i in range(len(rounds[0].flows) if rounds else 0)
+        ]
+        scopes.append(("device", None, list(rounds)))
+        dev_ints = ("free_blocks", "gc_runs", "user_page_writes", "page_programs")
+        windows = ("average", "data_excursion", "data_excursion_limit", "slope_excursion")
+        windows += ("slope_excursion_limit", "fit_first", "fit_last")
+        frames = []
+        for name, idx, rs in scopes:
+            fr = pd.DataFrame(
+                {
+                    "scope": pd.Series([name] * n, dtype="string"),
+                    "flow_index": pd.Series([idx] * n, dtype="Int64"),
+                    **base,
+                    "completed": pd.Series([r.completed for r in rs], dtype="Int64"),
+                    "bytes": pd.Series([r.bytes for r in rs], dtype="Int64"),
+                    "iops": f64([r.iops for r in rs]),
+                    "bandwidth_MBps": np.divide(
+                        np.array([r.bytes for r in rs], dtype=float) / 1e6,
+                        secs,
+                        out=np.zeros(n),
+                        where=secs > 0,
+                    ),
+                    "mean_latency_us": f64([r.mean_latency_us for r in rs]),
+                    "p99_latency_us": f64([r.p99_latency_us for r in rs]),
+                }
+            )
+            device = idx is None
+            for c in dev_ints:
+                fr[c] = pd.Series([getattr(r, c) for r in rounds] if device else [None] * n, dtype="Int64")
+            fr["write_amplification"] = f64([r.write_amplification for r in rounds] if device else [None] * n)
+            for c in windows:
+                col = "window_average" if c == "average" else c
+                fr[col] = f64([getattr(r.window, c) if device and r.window else None for r in rounds])
+            fr["window_steady"] = pd.Series(
+                [r.window.steady if device and r.window else None for r in rounds], dtype="boolean"
+            )
             frames.append(fr)
         return pd.concat(frames, ignore_index=True)
 
@@ -763,6 +1069,8 @@ class Result:
         lines.append("")
         width = max(21, max(len(k) for k, _ in facts) + 2)
         lines += [f"{k:<{width}}{v}" for k, v in facts]
+        if self.steady_state is not None:
+            lines += ["", *self.steady_state.summary()]
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -834,6 +1142,11 @@ def _describe_precondition(rec: dict[str, Any], took: bool = True) -> str:
     return ", ".join(parts)
 
 
+def _pct(part: float, whole: float) -> str:
+    """``part`` as a percentage of ``whole``."""
+    return f"{100 * part / whole:.1f}%" if whole else "-"
+
+
 def _size(n: int) -> str:
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= scale:
@@ -880,7 +1193,7 @@ def combine(
     results: Iterable[Result], kind: str = "summary", config_keys: Iterable[str] | None = None
 ) -> pandas.DataFrame:
     """Several results as one tidy frame: each result's :meth:`Result.to_pandas` (``kind``
-    ``"summary"`` or ``"timeseries"``) with its ``config_hash`` and ``seed``, and a column per
+    ``"summary"``, ``"timeseries"`` or ``"rounds"``) with its ``config_hash`` and ``seed``, and a column per
     configuration key in ``config_keys``: by default every dotted key whose value differs
     between the results (the swept keys, e.g. ``flash.channels`` or ``flow.0.queue_depth``),
     sorted; a key a result's configuration lacks is None there."""

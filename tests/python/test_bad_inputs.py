@@ -142,6 +142,7 @@ CASES = [
     toml_case("aot_flash", ["`flash`"], absent=["flash[0"]),
     toml_case("aot_ftl", ["`ftl`"], absent=["ftl[0"]),
     toml_case("aot_run", ["`run`"], absent=["run[0"]),
+    toml_case("aot_steady_state", ["`steady_state`"], absent=["steady_state[0"]),
     toml_case("table_flow", ["flow"]),
     # --- integers beyond 64 bits: the key, not a confusing type -----------------------------------
     toml_case("big_channels", ["flash.channels"], absent=["invalid type: string"]),
@@ -184,6 +185,13 @@ CASES = [
     set_case('flow.0.size_list=[{ bytes = "x", weight = 1 }]', ["flow.0.size_list"]),
     set_case("flow.0.trace=nope.trace", ["nope.trace"]),
     set_case("flow.0.start_ms=2e10", ["flow.0.start_ms"]),
+    set_case('steady_state.track="bandwidth"', ["steady_state.track", "iops", "mean_latency"]),
+    set_case("steady_state.round_ms=10", ["steady_state.round_ms", "steady_state.enabled"]),
+    Case(
+        "set-steady-state-max-rounds",
+        ["run", "mqsim-paper", "--steady-state", "--set", "steady_state.max_rounds=4", *QUICK],
+        ["steady_state.max_rounds", "5..=1000000"],
+    ),
     Case("set-seed-flag", ["run", "mqsim-paper", "--seed", "-3", *QUICK], ["run.seed"]),
     Case("set-sata-pcie", ["run", "x25m", "--set", "pcie.lanes=8", *QUICK], ["pcie.lanes"]),
     # --- preset names -------------------------------------------------------------------------------

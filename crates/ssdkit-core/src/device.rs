@@ -44,6 +44,17 @@ impl CompletionRecord {
     }
 }
 
+/// Steady-state rounds stop a batch run's workload; a host program's queues have no workload to
+/// stop, and the program decides when it has seen enough.
+fn refuse_rounds(c: &Config) -> Result<(), Error> {
+    if c.steady_state.enabled {
+        return Err(Error::Config(
+            "key `steady_state.enabled` = true applies to batch runs (`ssdkit run`, `ssdkit.run`), not to a step-by-step Device; remove it".into(),
+        ));
+    }
+    Ok(())
+}
+
 pub struct Device {
     sim: Simulator,
     config: Config,
@@ -56,6 +67,7 @@ pub struct Device {
 impl Device {
     /// A device preconditioned as `c` says.
     pub fn new(c: &Config) -> Result<Self, Error> {
+        refuse_rounds(c)?;
         let s = Settings::resolve(c);
         let mut ftl = crate::ftl::Ftl::new(c, &s);
         let rec = crate::ftl::precondition::run(&mut ftl, c)?;
@@ -64,6 +76,7 @@ impl Device {
 
     /// A device whose state is loaded from a snapshot (`c`'s `[precondition]` is not used).
     pub fn from_snapshot(c: &Config, snapshot: &Path) -> Result<Self, Error> {
+        refuse_rounds(c)?;
         let (ftl, rec) = crate::api::load_snapshot(c, snapshot)?;
         Ok(Self::assemble(c, Settings::resolve(c), ftl, rec))
     }

@@ -5,7 +5,7 @@
 //! field. Fields serialise in declaration order: the results first, the configuration last,
 //! so `ssdkit run --json | head` shows results.
 
-use crate::config::{Config, Priority};
+use crate::config::{Config, Priority, SteadyTrack};
 use crate::flash::BackendStats;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -66,6 +66,10 @@ pub struct RunResult {
     /// default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeseries: Option<TimeSeries>,
+    /// The rounds of `[steady_state]` and their verdict by the SNIA PTS steady-state
+    /// criteria; absent unless `steady_state.enabled`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyState>,
     /// The whole resolved configuration, every default written out.
     pub config: Config,
 }
@@ -291,6 +295,148 @@ pub struct DeviceSeries {
     pub page_programs: Vec<u64>,
     /// page_programs / user_page_writes in the window; null without user writes.
     pub write_amplification: Vec<Option<f64>>,
+}
+
+/// Rounds of the workload and the verdict of the steady-state criteria of the SNIA Solid State
+/// Storage Performance Test Specification (PTS): the measurement window is the last
+/// `window_rounds` complete rounds; it is steady when the tracking variable's data excursion
+/// (max - min) is at most `data_excursion_limit_fraction` of the window's average and its
+/// slope excursion (the least-squares line's value at the window's last round minus its value
+/// at the first, in absolute value) at most `slope_excursion_limit_fraction` of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SteadyState {
+    /// The tracking variable (`steady_state.track`), over all flows together.
+    pub track: SteadyTrack,
+    /// Round length (`steady_state.round_ms` in picoseconds).
+    pub round_ps: u64,
+    /// `steady_state.max_rounds`.
+    pub max_rounds: u32,
+    /// `steady_state.stop_when_steady`.
+    pub stop_when_steady: bool,
+    /// Rounds in the measurement window: 5.
+    pub window_rounds: u32,
+    /// Largest data excursion allowed, as a fraction of the window's average: 0.2.
+    pub data_excursion_limit_fraction: f64,
+    /// Largest slope excursion allowed, as a fraction of the window's average: 0.1.
+    pub slope_excursion_limit_fraction: f64,
+    /// Every round, in order.
+    pub rounds: Vec<SteadyRound>,
+    pub verdict: SteadyVerdict,
+}
+
+/// One round: `[start_ps, end_ps)` of simulated time. Requests count in the round in which
+/// they complete; every op counts (reads, writes, TRIMs), as in the time series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SteadyRound {
+    /// 1, 2, ...: rounds are numbered from 1, as the PTS numbers them.
+    pub round: u32,
+    pub start_ps: u64,
+    pub end_ps: u64,
+    /// A full `round_ps` long. Only the last round can be incomplete: the workload's end or
+    /// the time cap cut it short. An incomplete round is never part of a window.
+    pub complete: bool,
+    /// Requests completed in the round, all flows together.
+    pub completed: u64,
+    pub bytes: u64,
+    /// completed / round length in seconds.
+    pub iops: f64,
+    /// bytes / round length in seconds.
+    pub bandwidth_bytes_per_s: f64,
+    /// Mean latency of the requests completed in the round; null when none completed.
+    pub mean_latency_us: Option<f64>,
+    /// Their 99th percentile (HDR histogram, 3 significant digits, reset every round); null
+    /// when none completed.
+    pub p99_latency_us: Option<f64>,
+    /// Free blocks over all planes at the end of the round.
+    pub free_blocks: u64,
+    /// Victim blocks whose collection finished in the round.
+    pub gc_runs: u64,
+    /// Pages programmed for host writes in the round.
+    pub user_page_writes: u64,
+    /// Pages programmed in the round (host, GC and wear levelling).
+    pub page_programs: u64,
+    /// page_programs / user_page_writes in the round; null without user writes.
+    pub write_amplification: Option<f64>,
+    /// The same request figures per flow, in flow order.
+    pub flows: Vec<RoundFlow>,
+    /// The criteria over the window of the rounds ending with this one; null before the
+    /// window is full, for an incomplete round, and when a round of the window completed
+    /// nothing (no figure to judge).
+    pub window: Option<WindowCheck>,
+}
+
+/// A flow's requests in one round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RoundFlow {
+    pub completed: u64,
+    pub bytes: u64,
+    /// completed / round length in seconds.
+    pub iops: f64,
+    /// Null when the flow completed nothing in the round.
+    pub mean_latency_us: Option<f64>,
+    /// Null when the flow completed nothing in the round.
+    pub p99_latency_us: Option<f64>,
+}
+
+/// The steady-state criteria over one measurement window of the tracking variable `y`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WindowCheck {
+    pub first_round: u32,
+    pub last_round: u32,
+    /// Mean of y over the window.
+    pub average: f64,
+    /// max(y) - min(y).
+    pub data_excursion: f64,
+    /// data_excursion_limit_fraction * average.
+    pub data_excursion_limit: f64,
+    pub data_ok: bool,
+    /// Slope of the least-squares line of y against the round number, per round.
+    pub slope: f64,
+    /// The line's value at the window's first round.
+    pub fit_first: f64,
+    /// The line's value at the window's last round.
+    pub fit_last: f64,
+    /// |fit_last - fit_first|.
+    pub slope_excursion: f64,
+    /// slope_excursion_limit_fraction * average.
+    pub slope_excursion_limit: f64,
+    pub slope_ok: bool,
+    /// data_ok and slope_ok (and the average above 0).
+    pub steady: bool,
+}
+
+/// The outcome of the rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SteadyVerdict {
+    /// Some window met both criteria.
+    pub steady: bool,
+    /// The first round whose window met both criteria: steady state from here; null when
+    /// none did.
+    pub steady_round: Option<u32>,
+    /// The window of `steady_round`; when not steady, the last window judged; null when no
+    /// window was (fewer than 5 complete rounds).
+    pub window: Option<WindowCheck>,
+    /// Complete rounds run.
+    pub complete_rounds: u32,
+    /// Why the rounds ended.
+    pub ended_by: RoundsEnd,
+    /// Requests that completed after the rounds ended (those in flight when the workload was
+    /// stopped); in no round, but in the run's totals.
+    pub after_rounds_completed: u64,
+}
+
+/// Why the rounds ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundsEnd {
+    /// A window met the criteria and `stop_when_steady` stopped the workload.
+    Steady,
+    /// `max_rounds` rounds were run; the workload was stopped.
+    MaxRounds,
+    /// The workload's own limits (requests, bytes, duration, the trace's end) ended it first.
+    Workload,
+    /// `run.max_simulated_ms` cut the run short.
+    TimeCap,
 }
 
 /// JSON Schema of the result document, for `docs/result.schema.json`.

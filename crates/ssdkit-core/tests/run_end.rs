@@ -93,3 +93,22 @@ fn a_read_run_is_idle_at_its_last_completion() {
     assert_eq!(r.device_idle_ps, Some(r.last_completion_ps));
     assert_eq!(r.simulated_time_ps, r.last_completion_ps);
 }
+
+/// A closed-loop flow stopped by its duration has drawn its next request and will never submit
+/// it: its last completion is still the run's last, so the run ends there as any other.
+#[test]
+fn a_flow_stopped_by_its_duration_ends_at_its_last_completion() {
+    let r = writes(&["flow.0.requests=0", "flow.0.duration_ms=300"]);
+    let after = r
+        .after_last_completion
+        .as_ref()
+        .expect("the last completion was seen");
+    assert_eq!(r.device_idle_ps, Some(r.last_completion_ps + after.time_ps));
+    let last = writes(&[
+        "flow.0.requests=0",
+        "flow.0.duration_ms=300",
+        "run.end=\"last_completion\"",
+    ]);
+    assert_eq!(last.simulated_time_ps, r.last_completion_ps);
+    assert!(last.backlog.is_some(), "stopped at the last completion");
+}

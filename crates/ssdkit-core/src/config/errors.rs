@@ -77,7 +77,15 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
 
 /// Sections that are single tables, and the flow array: a wrong bracket count otherwise
 /// surfaces as a type error on a made-up key such as `flash[0`.
-const TABLES: [&str; 6] = ["run", "interface", "pcie", "ftl", "precondition", "flash"];
+const TABLES: [&str; 7] = [
+    "run",
+    "steady_state",
+    "interface",
+    "pcie",
+    "ftl",
+    "precondition",
+    "flash",
+];
 
 pub(super) fn check_shapes(root: &Value) -> Result<(), String> {
     let array_not_table = |key: &str| {

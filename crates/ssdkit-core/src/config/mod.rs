@@ -33,6 +33,10 @@ pub struct Config {
     /// Run control: seed and limits.
     #[serde(default)]
     pub run: RunConfig,
+    /// Rounds of the workload judged by the steady-state criteria of the SNIA Solid State
+    /// Storage Performance Test Specification (off unless `enabled`).
+    #[serde(default)]
+    pub steady_state: SteadyStateConfig,
     /// Host interface logic: NVMe queues and fetch, or a SATA-class link.
     #[serde(default)]
     pub interface: InterfaceConfig,
@@ -94,6 +98,57 @@ impl Default for RunConfig {
             end: RunEnd::Idle,
         }
     }
+}
+
+/// `[steady_state]`: the run is cut into rounds of simulated time and judged by the
+/// steady-state criteria of the SNIA Solid State Storage Performance Test Specification (PTS,
+/// Enterprise v1.1 / Client v2.0): over a measurement window of the last five rounds, the
+/// tracking variable's range (max - min) is at most 20 % of its average and the change of its
+/// least-squares line across the window at most 10 % of the average.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SteadyStateConfig {
+    /// Run in rounds and report the verdict (CLI: `--steady-state`). Default false. With it,
+    /// a synthetic flow may have no request, byte or time limit: the rounds end the run.
+    pub enabled: bool,
+    /// Length of a round in simulated milliseconds. Default 50; [0.001, 1e9], and
+    /// `round_ms * max_rounds` within simulated time (about 213 days). The PTS's rounds are
+    /// one minute of a real drive; a simulator pays wall time per request, and 50 ms holds
+    /// about 12,000 4 KiB random reads of the `mqsim-paper` device. Five rounds must span the
+    /// device's slow changes: from an empty device, longer than filling it, or the
+    /// fresh-out-of-box plateau passes the criteria.
+    pub round_ms: f64,
+    /// Most rounds (the PTS: 25); the workload stops after the last. Default 25; 5..=1000000.
+    pub max_rounds: u32,
+    /// Stop the workload at the end of the first round whose window meets both criteria (the
+    /// PTS does). Default true; false runs on to `max_rounds` or the workload's own end.
+    pub stop_when_steady: bool,
+    /// The tracking variable the criteria judge, over all flows together: "iops" (default,
+    /// the PTS's IOPS test) or "mean_latency" (its latency test's average latency).
+    pub track: SteadyTrack,
+}
+
+impl Default for SteadyStateConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            round_ms: 50.0,
+            max_rounds: 25,
+            stop_when_steady: true,
+            track: SteadyTrack::Iops,
+        }
+    }
+}
+
+/// `steady_state.track`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SteadyTrack {
+    /// Requests completed per simulated second.
+    #[default]
+    Iops,
+    /// Mean latency of the requests completed in the round.
+    MeanLatency,
 }
 
 impl Config {

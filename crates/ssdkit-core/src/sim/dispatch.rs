@@ -133,6 +133,9 @@ impl Simulator {
         if self.series.on() {
             self.series.completed(req.flow.idx(), now, lat, bytes);
         }
+        if self.steady.on() {
+            self.steady.completed(req.flow.idx(), lat, bytes);
+        }
         self.progress_at = self.q.processed();
         self.completed[req.flow.idx()] += 1;
         self.last_completion = now;

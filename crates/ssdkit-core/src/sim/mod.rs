@@ -26,6 +26,7 @@ use crate::frontend::Firmware;
 use crate::ftl::Ftl;
 use crate::host::Host;
 use crate::ids::{DieId, FlowId, Lpn, Ppn, ReqId};
+use crate::stats::steady::Rounds;
 use crate::stats::timeseries::{DeviceSample, Recorder};
 use crate::stats::RwStats;
 use crate::tsu::{SchedulingPolicy, Tsu};
@@ -91,6 +92,11 @@ pub struct Simulator {
     pub(crate) random_streams: serde_json::Value,
     /// The time series of `run.timeseries_window_ms` (off when 0).
     pub(crate) series: Recorder,
+    /// The rounds of `[steady_state]` (off unless enabled).
+    pub(crate) steady: Rounds,
+    /// The earlier of the open time-series window's end and the open round's end: the run
+    /// loop compares each event's time with this one value.
+    pub(crate) next_mark: Picoseconds,
     /// `run.end`.
     end_mode: RunEnd,
     /// Stop the run loop: `run.end = "last_completion"` reached it.
@@ -189,8 +195,12 @@ impl Simulator {
             user_page_writes: ftl.stats().user_page_writes,
             page_programs: 0,
         };
+        let series = Recorder::new(s.timeseries_window_ps, n, start);
+        let steady = Rounds::new(&c.steady_state, s.steady_round_ps, n, start);
         let mut sim = Self {
-            series: Recorder::new(s.timeseries_window_ps, n, start),
+            next_mark: series.next_end.min(steady.next_end),
+            series,
+            steady,
             end_mode: c.run.end,
             halt: false,
             at_last: None,
@@ -263,14 +273,32 @@ impl Simulator {
         }
     }
 
-    /// Closes the time-series windows that ended at or before `t` (the time of the event
-    /// about to be handled).
+    /// Closes the time-series windows and steady-state rounds that ended at or before `t`
+    /// (the time of the event about to be handled); stops the workload when the rounds say
+    /// so.
     #[cold]
     #[inline(never)]
-    fn close_windows(&mut self, t: Picoseconds) {
+    pub(crate) fn cross_marks(&mut self, t: Picoseconds) {
         let sample = self.device_sample();
-        if let Err(e) = self.series.close_through(t, sample) {
-            self.failure.get_or_insert(e);
+        if t >= self.series.next_end {
+            if let Err(e) = self.series.close_through(t, sample) {
+                self.failure.get_or_insert(e);
+            }
+        }
+        if t >= self.steady.next_end && self.steady.close_through(t, sample).is_some() {
+            self.stop_workload();
+        }
+        self.next_mark = self.series.next_end.min(self.steady.next_end);
+    }
+
+    /// The rounds are over (steady state, or the last round): no flow submits again. What is
+    /// in flight completes, and the run ends as its workload would have.
+    fn stop_workload(&mut self) {
+        for f in &mut self.flows {
+            f.stop();
+        }
+        if self.host.outstanding() == 0 {
+            self.maybe_last_completion(self.q.now());
         }
     }
 
@@ -290,6 +318,11 @@ impl Simulator {
             gc_runs: f.gc_runs,
             gc_page_moves: f.gc_page_moves,
         });
+        if self.steady.on() {
+            let sample = self.device_sample();
+            self.steady.workload_ended(now, sample);
+            self.next_mark = self.series.next_end.min(self.steady.next_end);
+        }
         if self.end_mode == RunEnd::LastCompletion {
             self.halt = true;
         }

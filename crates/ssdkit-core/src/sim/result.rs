@@ -135,6 +135,12 @@ impl Simulator {
             },
             flows,
             timeseries: self.series.series(self.q.now(), self.device_sample()),
+            steady_state: self.steady.finish(
+                self.q.now(),
+                self.device_sample(),
+                capped.then_some(self.settings.max_simulated_ps),
+                self.last_completion,
+            ),
             config: c.clone(),
         }
     }

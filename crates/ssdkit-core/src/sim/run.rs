@@ -51,8 +51,8 @@ impl Simulator {
         let Some((t, ev)) = self.q.pop() else {
             return Ok(None);
         };
-        if t >= self.series.next_end {
-            self.close_windows(t);
+        if t >= self.next_mark {
+            self.cross_marks(t);
         }
         self.handle(ev);
         self.after_event()?;
@@ -82,8 +82,8 @@ impl Simulator {
         mut tick: impl FnMut(&mut Self) -> Result<(), Error>,
     ) -> Result<(), Error> {
         while let Some((t, ev)) = self.q.pop_through(limit) {
-            if t >= self.series.next_end {
-                self.close_windows(t);
+            if t >= self.next_mark {
+                self.cross_marks(t);
             }
             self.handle(ev);
             if self.failure.is_some() || self.halt || self.q.processed() & 0xFFFF == 0 {
@@ -163,6 +163,12 @@ impl Simulator {
         }
         let cap = self.settings.max_simulated_ps;
         let by_cap = (cap != Picoseconds::MAX).then(|| now as f64 / cap.max(1) as f64);
+        // Steady-state rounds end the run by `max_rounds` at the latest.
+        let rounds_ps = self.steady.max_ps();
+        let by_cap = match (by_cap, rounds_ps) {
+            (a, Some(r)) => Some(a.unwrap_or(0.0).max(now as f64 / r.max(1) as f64)),
+            (a, None) => a,
+        };
         match (least, by_cap) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),

@@ -2,6 +2,7 @@
 //! so every percentile is within 0.1 % of the true value); the mean, minimum and maximum are
 //! kept exactly beside them.
 
+pub mod steady;
 pub mod timeseries;
 
 use crate::engine::{Picoseconds, PS_PER_S};
@@ -63,6 +64,15 @@ impl Latencies {
                 }
                 Cow::Owned(h)
             }
+        }
+    }
+
+    /// Forgets every value and keeps the storage, so a recorder reused every round allocates
+    /// only while it grows.
+    fn reset(&mut self) {
+        match self {
+            Latencies::Few(vals) => vals.clear(),
+            Latencies::Hist(h) => h.reset(),
         }
     }
 
@@ -134,6 +144,27 @@ impl OpStats {
         self.lat.merge(&o.lat);
     }
 
+    /// Forgets every request, keeping the histogram's storage.
+    pub fn reset(&mut self) {
+        self.count = 0;
+        self.bytes = 0;
+        self.sum_ps = 0;
+        self.min_ps = Picoseconds::MAX;
+        self.max_ps = 0;
+        self.lat.reset();
+    }
+
+    /// The latency quantile `q` in microseconds, by the rule of the result's percentiles;
+    /// None without requests.
+    pub fn quantile_us(&self, q: f64) -> Option<f64> {
+        (self.count > 0).then(|| Self::quantile_in(&self.lat.histogram(), q, self))
+    }
+
+    fn quantile_in(hist: &Histogram<u64>, q: f64, s: &OpStats) -> f64 {
+        // A bucket reports its upper edge: clamp to the exact extremes.
+        hist.value_at_quantile(q).clamp(s.min_ps, s.max_ps) as f64 / 1e6
+    }
+
     pub fn mean_ps(&self) -> f64 {
         if self.count == 0 {
             0.0
@@ -151,8 +182,7 @@ impl OpStats {
             if self.count == 0 {
                 0.0
             } else {
-                // A bucket reports its upper edge: clamp to the exact extremes.
-                us(hist.value_at_quantile(p).clamp(self.min_ps, self.max_ps))
+                Self::quantile_in(&hist, p, self)
             }
         };
         let mut buckets = LatencyHistogram::default();

@@ -175,16 +175,26 @@ impl Flow {
     /// Whether the flow will submit nothing more after `now` (and holds nothing back). A host
     /// program's queue never ends: more may come.
     pub fn ended(&self, now: Picoseconds) -> bool {
+        // A closed-loop flow past its stop time holds the request it drew but will never
+        // submit it.
+        if !self.open_loop && now >= self.stop_ps {
+            return true;
+        }
         if self.pending.is_some() {
             return false;
         }
         if matches!(self.source, Source::External(_)) {
             return false;
         }
-        self.exhausted
-            || self.issued >= self.limit
-            || self.issued_bytes >= self.byte_limit
-            || (!self.open_loop && now >= self.stop_ps)
+        self.exhausted || self.issued >= self.limit || self.issued_bytes >= self.byte_limit
+    }
+
+    /// Submits nothing more (steady-state rounds are over); a request held back (an
+    /// open-loop arrival waiting for room) is dropped, never having been issued.
+    pub fn stop(&mut self) {
+        self.exhausted = true;
+        self.pending = None;
+        self.beyond_time = None;
     }
 
     /// How far the flow is towards its end at `now`, in [0, 1], after `completed` requests:

@@ -388,9 +388,10 @@ fn validate_flow(
             key("align_bytes")
         ));
     }
-    if fl.requests == 0 && fl.duration_ms == 0.0 && fl.io_bytes == 0 {
+    // Steady-state rounds end the run themselves (`steady_state.max_rounds` at the latest).
+    if fl.requests == 0 && fl.duration_ms == 0.0 && fl.io_bytes == 0 && !c.steady_state.enabled {
         return Err(format!(
-            "flow {k}: `{}`, `{}` and `{}` are all 0; set a request count, a byte count or a duration",
+            "flow {k}: `{}`, `{}` and `{}` are all 0; set a request count, a byte count or a duration (or run in steady-state rounds: `steady_state.enabled = true`)",
             key("requests"),
             key("io_bytes"),
             key("duration_ms")

@@ -6,7 +6,7 @@ mod device;
 mod flow;
 mod pinning;
 
-use super::{Config, RunConfig, Settings};
+use super::{Config, RunConfig, Settings, SteadyStateConfig};
 
 fn int_range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     if v < lo || v > hi {
@@ -55,6 +55,7 @@ fn unused(key: &str, set: bool, shown: impl std::fmt::Display, why: &str) -> Res
 /// release to release.
 pub fn validate(c: &Config) -> Result<(), String> {
     validate_run(&c.run)?;
+    validate_steady_state(&c.steady_state)?;
     device::validate_interface(&c.interface, &c.pcie)?;
     device::validate_pcie(&c.pcie)?;
     device::validate_flash(&c.flash)?;
@@ -79,6 +80,50 @@ fn validate_run(r: &RunConfig) -> Result<(), String> {
     if w != 0.0 {
         float_range("run.timeseries_window_ms", w, 1e-6, 1e12, false)
             .map_err(|m| format!("{m} (or 0 for no time series)"))?;
+    }
+    Ok(())
+}
+
+/// `[steady_state]`.
+fn validate_steady_state(s: &SteadyStateConfig) -> Result<(), String> {
+    let d = SteadyStateConfig::default();
+    if !s.enabled {
+        let why = "applies only with `steady_state.enabled` = true (CLI: --steady-state)";
+        unused(
+            "steady_state.round_ms",
+            s.round_ms != d.round_ms,
+            s.round_ms,
+            why,
+        )?;
+        unused(
+            "steady_state.max_rounds",
+            s.max_rounds != d.max_rounds,
+            s.max_rounds,
+            why,
+        )?;
+        unused(
+            "steady_state.stop_when_steady",
+            s.stop_when_steady != d.stop_when_steady,
+            s.stop_when_steady,
+            why,
+        )?;
+        let track = serde_json::to_string(&s.track).unwrap_or_default();
+        return unused("steady_state.track", s.track != d.track, track, why);
+    }
+    float_range("steady_state.round_ms", s.round_ms, 1e-3, 1e9, false)?;
+    int_range(
+        "steady_state.max_rounds",
+        s.max_rounds as u64,
+        crate::stats::steady::WINDOW_ROUNDS as u64,
+        1_000_000,
+    )
+    .map_err(|m| format!("{m} (the measurement window is 5 rounds)"))?;
+    let total_ms = s.round_ms * s.max_rounds as f64;
+    if total_ms > END_OF_TIME_MS as f64 {
+        return Err(format!(
+            "keys `steady_state.round_ms` = {} and `steady_state.max_rounds` = {} make {total_ms} ms of rounds, beyond the end of simulated time ({END_OF_TIME_MS} ms: 2^64 ps, about 213 days); allowed round_ms * max_rounds <= {END_OF_TIME_MS}",
+            s.round_ms, s.max_rounds
+        ));
     }
     Ok(())
 }
