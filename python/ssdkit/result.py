@@ -229,6 +229,8 @@ class FtlStats(_DictLike):
     trim_requests: int = 0
     #: Mapped logical pages the TRIM requests unmapped.
     trimmed_pages: int = 0
+    #: Never-written pages mapped by their first read (``ftl.unmapped_reads = "read_flash"``).
+    pages_mapped_by_reads: int = 0
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FtlStats:

@@ -197,6 +197,9 @@ pub struct FtlCounts {
     pub rmw_reads: u64,
     /// Reads of never-written (or trimmed) pages, answered without flash.
     pub unmapped_page_reads: u64,
+    /// Never-written pages mapped by their first read (`ftl.unmapped_reads = "read_flash"`).
+    #[serde(default)]
+    pub pages_mapped_by_reads: u64,
 }
 
 /// Erase counts of every block at the end of the run, preconditioning included.

@@ -272,3 +272,54 @@ fn bad_thresholds_and_d_are_refused_with_the_key() {
         "flow.0.trim_fraction",
     );
 }
+
+/// `precondition.occupancy` (MQSim's Initial_Occupancy_Percentage): fast and sequential modes
+/// map exactly that fraction of the logical pages (rounded), the state is consistent, random
+/// reads find the rest unmapped, and the spare the unmapped pages leave lowers the predicted
+/// write amplification.
+#[test]
+fn occupancy_maps_that_fraction_of_the_logical_space() {
+    for mode in ["fast", "sequential"] {
+        let m = format!("precondition.mode={mode}");
+        let c = small(&[&m, "precondition.occupancy=0.5"]);
+        let mut ftl = Ftl::from_config(&c);
+        let rec = precondition::run(&mut ftl, &c).unwrap();
+        ftl.check_invariants().unwrap();
+        let logical = ftl.logical_pages();
+        let mapped = ftl.l2p_table().iter().filter(|&&p| p != u32::MAX).count() as u64;
+        assert_eq!(mapped, (logical as f64 * 0.5).round() as u64, "{mode}");
+        assert_eq!(rec["occupancy"], 0.5);
+        // 20,000 uniform random page reads: each finds its page unmapped with probability
+        // 1/2; 4 standard deviations is 283.
+        let r = run_cfg(&small(&[
+            &m,
+            "precondition.occupancy=0.5",
+            "flow.0.read_fraction=1",
+            "flow.0.requests=20000",
+        ]));
+        let unmapped = r["device"]["ftl"]["unmapped_page_reads"].as_f64().unwrap();
+        assert!((unmapped - 10000.0).abs() < 283.0, "{mode}: {unmapped}");
+    }
+    let wa = |occ: &str| {
+        let c = small(&["precondition.mode=fast", occ]);
+        let mut ftl = Ftl::from_config(&c);
+        precondition::run(&mut ftl, &c).unwrap()["predicted_write_amplification"]
+            .as_f64()
+            .unwrap()
+    };
+    let (full, half) = (
+        wa("precondition.occupancy=1"),
+        wa("precondition.occupancy=0.5"),
+    );
+    assert!(half < full, "more spare, less WA: {half} vs {full}");
+    let e = ssdkit_core::api::load(
+        Source::Preset("mqsim-paper"),
+        &[
+            "precondition.mode=write".into(),
+            "precondition.occupancy=0.5".into(),
+        ],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("precondition.occupancy"), "{e}");
+}

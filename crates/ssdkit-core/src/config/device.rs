@@ -181,6 +181,10 @@ pub struct FlashConfig {
     /// Whether reads, programs and erases may run on several planes of a die at once (same
     /// page offset for reads/programs, same block offset for erases). Default true.
     pub multiplane: bool,
+    /// Whether the dies of a chip run operations at the same time (die interleaving, as real
+    /// chips do). False: a chip runs one die operation at a time, command to data transfer,
+    /// as MQSim's scheduler issues them (`--mqsim-compat`). Default true.
+    pub die_interleaving: bool,
     /// Channel bus and controller timing.
     pub bus: BusConfig,
 }
@@ -200,6 +204,7 @@ impl Default for FlashConfig {
             program_us: vec![750.0, 750.0],
             erase_us: 3800.0,
             multiplane: true,
+            die_interleaving: true,
             bus: BusConfig::default(),
         }
     }

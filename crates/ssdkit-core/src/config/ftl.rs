@@ -102,6 +102,13 @@ pub struct FtlConfig {
     /// die, as classic simulators and simple firmware do; a write whose plane is at its GC
     /// reserve does not hold back later operations). GC's place is set by `gc_preemptible`.
     pub user_order: UserOrder,
+    /// Reads of never-written (or trimmed) pages: `complete` (default: answered from the
+    /// mapping table without flash, as drives do, counted in `unmapped_page_reads`) or
+    /// `read_flash` (as MQSim does: the first read maps the page to a page of its plane's user
+    /// frontier, which then holds data GC moves, and reads it from flash; counted in
+    /// `pages_mapped_by_reads`). A plane whose user writes wait at the GC reserve cannot give
+    /// a page; such a read is answered without flash.
+    pub unmapped_reads: UnmappedReads,
     /// Copyback: GC moves a page inside its plane (read into the page register, program
     /// from it) without the channel. GC always writes into the victim's plane, which is the
     /// copyback constraint. Default false.
@@ -142,6 +149,7 @@ impl Default for FtlConfig {
             gc_preemptible: true,
             gc_starvation_limit: 8,
             user_order: UserOrder::ReadsFirst,
+            unmapped_reads: UnmappedReads::Complete,
             gc_copyback: false,
             wl_dynamic: true,
             wl_static: false,
@@ -151,6 +159,17 @@ impl Default for FtlConfig {
             firmware_transaction_us: 0.25,
         }
     }
+}
+
+/// `ftl.unmapped_reads`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum UnmappedReads {
+    /// Answered without flash.
+    #[default]
+    Complete,
+    /// Mapped on first read and read from flash (MQSim).
+    ReadFlash,
 }
 
 /// `ftl.user_order`.
@@ -226,6 +245,12 @@ pub struct PreconditionConfig {
     /// write amplification: on mqsim-paper (7 % spare) greedy's is about 6 at the reserve
     /// and about 20 at the 5 % GC start threshold. Default "auto".
     pub free_pool: FreePool,
+    /// Fraction of the logical space that holds data at the start (MQSim's
+    /// Initial_Occupancy_Percentage / 100), for fast and sequential modes: the first part of
+    /// every footprint range and of every range around them in fast mode, the first part of
+    /// the logical space in sequential mode; the rest is unmapped (reads of it follow
+    /// `ftl.unmapped_reads`, writes fill it). Default 1; (0, 1].
+    pub occupancy: f64,
     /// Fast mode: drive writes of history assumed when setting erase counts (their mean is
     /// history x write amplification x logical / physical pages). Default 10; [0, 1e6].
     pub history_drive_writes: f64,
@@ -247,6 +272,7 @@ impl Default for PreconditionConfig {
             mode: PreconditionMode::Fast,
             pattern: PreconditionPattern::Auto,
             free_pool: FreePool::Auto,
+            occupancy: 1.0,
             history_drive_writes: 10.0,
             write_window_drive_writes: 0.5,
             write_tolerance: 0.01,

@@ -15,11 +15,20 @@ struct DieState {
 
 pub struct Dies {
     dies: Vec<DieState>,
+    /// `flash.die_interleaving = false`: dies per chip, and whether each chip has a die busy.
+    /// 0 when dies interleave (no chip-level check).
+    dies_per_chip: u32,
+    chip_busy: Vec<bool>,
 }
 
 impl Dies {
-    pub fn new(n: u32) -> Self {
+    /// `n` dies; `serial_chips_of` = Some(dies per chip) when a chip runs one die operation at
+    /// a time.
+    pub fn new(n: u32, serial_chips_of: Option<u32>) -> Self {
+        let dpc = serial_chips_of.unwrap_or(0);
         Self {
+            dies_per_chip: dpc,
+            chip_busy: vec![false; n.checked_div(dpc).unwrap_or(0) as usize],
             dies: vec![
                 DieState {
                     busy: false,
@@ -30,19 +39,30 @@ impl Dies {
             ],
         }
     }
+    /// Whether the die cannot start an operation now: it is busy, or (dies not interleaving)
+    /// another die of its chip is.
     #[inline]
     pub fn busy(&self, d: DieId) -> bool {
         self.dies[d.idx()].busy
+            || d.0
+                .checked_div(self.dies_per_chip)
+                .is_some_and(|chip| self.chip_busy[chip as usize])
     }
     /// Marks a die busy before its next operation is chosen (choosing can start GC, whose
     /// queueing must not re-enter the die's scheduler).
     #[inline]
     pub fn set_busy(&mut self, d: DieId, busy: bool) {
         self.dies[d.idx()].busy = busy;
+        if let Some(chip) = d.0.checked_div(self.dies_per_chip) {
+            self.chip_busy[chip as usize] = busy;
+        }
     }
     /// The die starts an operation serving `batch`.
     #[inline]
     pub fn begin(&mut self, d: DieId, batch: &[TxId]) {
+        if let Some(chip) = d.0.checked_div(self.dies_per_chip) {
+            self.chip_busy[chip as usize] = true;
+        }
         let s = &mut self.dies[d.idx()];
         s.busy = true;
         s.n = batch.len() as u8;

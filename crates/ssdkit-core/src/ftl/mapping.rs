@@ -45,6 +45,9 @@ impl Ftl {
         }
         self.invalidate(Ppn(old));
         self.l2p[lpn.idx()] = NONE;
+        if !self.partial.is_empty() {
+            self.partial.remove(&lpn.0);
+        }
         self.stats.trimmed_pages += 1;
         true
     }
@@ -52,11 +55,14 @@ impl Ftl {
     /// Maps every logical page without simulating a write: logical page l goes to stripe
     /// unit l mod planes, and fills that plane's blocks in order. O(pages), no allocation
     /// beyond the tables themselves. Call on an erased device, then `rebuild_planes`.
-    pub fn fill_sequential(&mut self) {
+    pub fn fill_sequential(&mut self, occupancy: f64) {
         let g = self.geo;
         let planes = g.planes();
         let ppp = g.pages_per_plane();
-        for lpa in 0..self.logical_pages {
+        // The first `occupancy` of the logical space: striping spreads it evenly.
+        let filled =
+            ((self.logical_pages as f64 * occupancy).round() as u32).min(self.logical_pages);
+        for lpa in 0..filled {
             let plane = self.stripe[(lpa % planes) as usize];
             let local = lpa / planes;
             let ppa = plane * ppp + local;
@@ -64,8 +70,7 @@ impl Ftl {
             self.p2l[ppa as usize] = lpa;
         }
         for (k, &p) in self.stripe.iter().enumerate() {
-            let n = (self.logical_pages / planes
-                + u32::from((k as u32) < self.logical_pages % planes)) as u64;
+            let n = (filled / planes + u32::from((k as u32) < filled % planes)) as u64;
             let first = p * g.blocks_per_plane;
             let ppb = g.pages_per_block as u64;
             for j in 0..n.div_ceil(ppb) {

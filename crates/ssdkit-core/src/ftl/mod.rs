@@ -104,6 +104,10 @@ pub struct Ftl {
     /// user writes wait at the reserve allocates nothing, so no allocation would wake it.
     gc_wake: Vec<PlaneId>,
     stats: FtlStats,
+    /// Valid sectors of mapped pages that do not hold a whole page of data (written by
+    /// sub-page writes only), by logical page; a mapped page absent here is fully valid.
+    /// Sparse: such pages are rare, and the common full-page path only checks emptiness.
+    partial: std::collections::HashMap<u32, u64>,
 }
 
 impl Ftl {
@@ -148,6 +152,7 @@ impl Ftl {
             untimed_pool: Default::default(),
             gc_wake: Vec::new(),
             stats: FtlStats::default(),
+            partial: Default::default(),
         };
         ftl.rebuild_planes();
         ftl
@@ -209,6 +214,42 @@ impl Ftl {
     /// The physical page of every logical page (NONE where unmapped), for checks.
     pub fn l2p_table(&self) -> &[u32] {
         &self.l2p
+    }
+
+    /// Sectors of `lpn` that hold data (`full` = the whole-page mask): none when unmapped.
+    #[inline]
+    pub fn valid_sectors(&self, lpn: Lpn, full: u64) -> u64 {
+        if self.l2p[lpn.idx()] == NONE {
+            0
+        } else if self.partial.is_empty() {
+            full
+        } else {
+            self.partial.get(&lpn.0).copied().unwrap_or(full)
+        }
+    }
+
+    /// A write of `sectors` to `lpn` was accepted: the page's data is now what it held plus
+    /// those sectors. Call before the page is programmed (the read-modify-write decision of
+    /// a later write sees it).
+    #[inline]
+    pub fn note_write(&mut self, lpn: Lpn, sectors: u64, full: u64) {
+        if sectors == full {
+            if !self.partial.is_empty() {
+                self.partial.remove(&lpn.0);
+            }
+            return;
+        }
+        let held = if self.l2p[lpn.idx()] == NONE {
+            self.partial.get(&lpn.0).copied().unwrap_or(0)
+        } else {
+            self.partial.get(&lpn.0).copied().unwrap_or(full)
+        };
+        let now = held | sectors;
+        if now == full {
+            self.partial.remove(&lpn.0);
+        } else {
+            self.partial.insert(lpn.0, now);
+        }
     }
 
     /// Where `lpn` lives now, if it is mapped.

@@ -161,6 +161,23 @@ impl Simulator {
         self.at(t, Ev::FirmwareDone(r));
     }
 
+    /// MQSim's first read of a never-written page: the page takes the next page of its
+    /// plane's user frontier (no program: the page is only assigned) and is read from there.
+    /// None when the plane's user writes wait at the reserve.
+    #[cold]
+    fn map_for_read(&mut self, flow: FlowId, lpn: crate::ids::Lpn) -> Option<crate::ids::Ppn> {
+        let f = &mut self.flows[flow.idx()];
+        let plane = match &f.planes {
+            None => self.ftl.target_plane(lpn),
+            Some(set) => self.ftl.target_plane_in(lpn, set, &mut f.plane_cursor),
+        };
+        self.ftl.next_page_offset(plane, Stream::User)?;
+        let ppn = self.ftl.program(lpn, plane, Stream::User);
+        self.mapped_by_reads += 1;
+        self.after_allocation(plane, ppn);
+        Some(ppn)
+    }
+
     /// Splits a request into page transactions with their sector bitmaps and queues them.
     fn dispatch_request(&mut self, r: ReqId) {
         let req = *self.host.request(r);
@@ -189,6 +206,10 @@ impl Simulator {
         for c in split(req.start_sector, req.sectors, spp) {
             let mapped = self.ftl.translate(c.lpn);
             if req.op == Op::Read {
+                let mapped = match mapped {
+                    None if self.read_flash_unmapped => self.map_for_read(req.flow, c.lpn),
+                    m => m,
+                };
                 let Some(ppn) = mapped else {
                     // Never written: real drives answer from the mapping table alone.
                     self.unmapped_reads += 1;
@@ -214,15 +235,20 @@ impl Simulator {
                     sectors: c.sectors,
                     ..Tx::new(TxKind::UserWrite, plane)
                 });
+                // Sectors the page holds that this write does not replace: a sub-page write
+                // to a page with no other data (never written, or written only in these
+                // sectors) needs no read-modify-write.
+                let keep = self.ftl.valid_sectors(c.lpn, full_page) & !c.sectors;
+                self.ftl.note_write(c.lpn, c.sectors, full_page);
                 match mapped {
-                    Some(old) if !c.full => {
-                        // Partial page: read the unchanged sectors first, then program the page.
+                    Some(old) if keep != 0 => {
+                        // Read the sectors kept first, then program the merged page.
                         self.rmw_reads += 1;
                         let rr = self.tsu.insert(Tx {
                             req: r,
                             lpn: c.lpn,
                             ppn: old,
-                            sectors: full_page & !c.sectors,
+                            sectors: keep,
                             link: w,
                             ..Tx::new(TxKind::RmwRead, self.settings.geo.plane_of(old))
                         });
@@ -478,6 +504,19 @@ impl Simulator {
         self.dies.set_busy(die, false);
         for &t in &batch[..n] {
             self.tx_done(t);
+        }
+        self.die_freed(die);
+    }
+
+    /// A die ended its operation: it chooses its next one; when a chip runs one die
+    /// operation at a time, the chip's other dies are offered it first (round robin).
+    pub(super) fn die_freed(&mut self, die: DieId) {
+        if self.serial_chips {
+            let dpc = self.settings.geo.dies_per_chip;
+            let first = die.0 / dpc * dpc;
+            for k in 1..dpc {
+                self.schedule_die(DieId(first + (die.0 - first + k) % dpc));
+            }
         }
         self.schedule_die(die);
     }

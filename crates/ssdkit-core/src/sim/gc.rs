@@ -190,7 +190,7 @@ impl Simulator {
             self.tsu.remove(t);
             self.dies.set_busy(die, false);
             self.gc_move_done(tx.plane, false);
-            self.schedule_die(die);
+            self.die_freed(die);
             return;
         };
         self.after_allocation(tx.plane, ppn);

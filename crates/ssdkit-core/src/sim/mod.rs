@@ -65,6 +65,11 @@ pub struct Simulator {
     /// `ftl.user_order = "arrival"`.
     arrival_order: bool,
     gc_copyback: bool,
+    /// `ftl.unmapped_reads = "read_flash"`.
+    read_flash_unmapped: bool,
+    mapped_by_reads: u64,
+    /// `flash.die_interleaving = false`: a chip runs one die operation at a time.
+    serial_chips: bool,
     gc_background: bool,
     pub(crate) flows: Vec<Flow>,
     /// First error of a flow's request source (a bad trace line) or of the model; stops the
@@ -210,7 +215,13 @@ impl Simulator {
             backend: Backend::new(geo, s.timing.clone()),
             ftl,
             tsu: Tsu::new(geo.dies(), geo.planes_per_die, policy),
-            dies: Dies::new(geo.dies()),
+            dies: Dies::new(
+                geo.dies(),
+                (!c.flash.die_interleaving && geo.dies_per_chip > 1).then_some(geo.dies_per_chip),
+            ),
+            read_flash_unmapped: c.ftl.unmapped_reads == crate::config::UnmappedReads::ReadFlash,
+            mapped_by_reads: 0,
+            serial_chips: !c.flash.die_interleaving && geo.dies_per_chip > 1,
             multiplane: c.flash.multiplane && geo.planes_per_die > 1,
             arrival_order: c.ftl.user_order == crate::config::UserOrder::Arrival,
             gc_copyback: c.ftl.gc_copyback,

@@ -128,6 +128,7 @@ impl Simulator {
                     write_amplification: wa,
                     rmw_reads: self.rmw_reads,
                     unmapped_page_reads: self.unmapped_reads,
+                    pages_mapped_by_reads: self.mapped_by_reads,
                 },
                 erase_counts: self.ftl.erase_count_summary(),
                 precondition: self.precondition.clone(),

@@ -337,6 +337,20 @@ pub(super) fn validate_ftl_blocks(c: &Config, s: &Settings) -> Result<(), String
 
 /// `[precondition]`.
 pub(super) fn validate_precondition(p: &PreconditionConfig) -> Result<(), String> {
+    float_range("precondition.occupancy", p.occupancy, 0.0, 1.0, true)?;
+    if p.occupancy < 1.0
+        && !matches!(
+            p.mode,
+            crate::config::PreconditionMode::Fast | crate::config::PreconditionMode::Sequential
+        )
+    {
+        unused(
+            "precondition.occupancy",
+            true,
+            p.occupancy,
+            "applies to `precondition.mode` = \"fast\" or \"sequential\" only (`write` fills the whole space, `empty` none of it)",
+        )?;
+    }
     float_range(
         "precondition.history_drive_writes",
         p.history_drive_writes,

@@ -134,6 +134,30 @@ fn fifo_counts(k: usize, pages: u64, ppb: u32, rng: &mut Rng) -> Vec<u32> {
     counts
 }
 
+/// The logical ranges holding data at `occupancy`: the first `occupancy` of each footprint
+/// range (hot) and of each range around them (cold), as (first, end, hot), in order.
+pub fn occupied_ranges(fp: &Footprint, logical: u64, occupancy: f64) -> Vec<(u64, u64, bool)> {
+    let mut all = Vec::new();
+    let mut at = 0;
+    for &(a, b) in &fp.intervals {
+        if a > at {
+            all.push((at, a, false));
+        }
+        all.push((a, b, true));
+        at = b;
+    }
+    if at < logical {
+        all.push((at, logical, false));
+    }
+    all.into_iter()
+        .map(|(a, b, hot)| {
+            let n = ((b - a) as f64 * occupancy).round() as u64;
+            (a, a + n, hot)
+        })
+        .filter(|r| r.1 > r.0)
+        .collect()
+}
+
 /// Roughly normal noise with unit variance (Irwin-Hall): erase counts only need to look
 /// plausible, and this is cheap and deterministic.
 fn unit_noise(rng: &mut Rng) -> f64 {
@@ -192,16 +216,22 @@ pub fn run(
     let mut hot_total = 0u64;
     let mut cold_total = 0u64;
     let mut max_k = 0u32;
+    // Logical ranges that hold data, in order, and whether they are hot (footprint): with
+    // `precondition.occupancy` below 1, the first part of each footprint range and of each
+    // range between them (MQSim's Initial_Occupancy_Percentage); the rest stays unmapped.
+    let ranges = occupied_ranges(fp, logical, c.precondition.occupancy);
+    let count = |hot: bool, pos: u64| -> u64 {
+        ranges
+            .iter()
+            .filter(|r| r.2 == hot)
+            .map(|&(a, b, _)| below(b, pos, planes as u64) - below(a, pos, planes as u64))
+            .sum()
+    };
     // Phase 1, per plane: block roles and valid counts.
     for (pos, &p) in stripe.iter().enumerate() {
         let pos = pos as u64;
-        let share = below(logical, pos, planes as u64);
-        let hot: u64 = fp
-            .intervals
-            .iter()
-            .map(|&(a, b)| below(b, pos, planes as u64) - below(a, pos, planes as u64))
-            .sum();
-        let cold = share - hot;
+        let hot = count(true, pos);
+        let cold = count(false, pos);
         cold_total += cold;
         hot_total += hot;
         let first_block = p * bpp;
@@ -346,19 +376,21 @@ pub fn run(
     }
     // Phase 2, in logical order so L2P is written sequentially and each plane's P2L region
     // too: the mapping tables are the only large memory touched, once each.
-    let mut interval = 0usize;
+    let mut range = 0usize;
     let mut k = 0usize;
     for lpa in 0..logical {
-        while interval < fp.intervals.len() && fp.intervals[interval].1 <= lpa {
-            interval += 1;
+        while range < ranges.len() && ranges[range].1 <= lpa {
+            range += 1;
         }
-        let is_hot = interval < fp.intervals.len() && fp.intervals[interval].0 <= lpa;
         let cur = &mut cursors[stripe[k] as usize];
         k += 1;
         if k == planes as usize {
             k = 0;
         }
-        let ppa = if is_hot {
+        if range == ranges.len() || ranges[range].0 > lpa {
+            continue;
+        }
+        let ppa = if ranges[range].2 {
             while cur.needed == 0 {
                 cur.hot_block += 1;
                 cur.pos = 0;
@@ -415,7 +447,7 @@ pub fn run(
         };
         ftl.erase_count[b] = e.round().max(0.0) as u32;
     }
-    debug_assert!(ftl.l2p.iter().all(|&p| p != NONE));
+    debug_assert!(c.precondition.occupancy < 1.0 || ftl.l2p.iter().all(|&p| p != NONE));
     ftl.rebuild_planes();
     Ok(json!({
         "mode": "fast",
@@ -425,6 +457,7 @@ pub fn run(
         "reserve_blocks": ftl.reserve_blocks,
         "hot_pages": hot_total,
         "cold_pages": cold_total,
+        "occupancy": c.precondition.occupancy,
         "history_drive_writes": hist,
         "mean_erase_count": mean_erase,
     }))

@@ -135,12 +135,12 @@ pub fn run_checked(
             json!({"mode": "empty"})
         }
         PreconditionMode::Sequential => {
-            ftl.fill_sequential();
+            ftl.fill_sequential(p.occupancy);
             ftl.rebuild_planes();
-            json!({"mode": "sequential"})
+            json!({"mode": "sequential", "occupancy": p.occupancy})
         }
         PreconditionMode::Write => {
-            ftl.fill_sequential();
+            ftl.fill_sequential(1.0);
             ftl.rebuild_planes();
             write_overwrites(ftl, c, &fp, check)?
         }
