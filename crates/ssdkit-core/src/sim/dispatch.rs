@@ -24,6 +24,7 @@ impl Simulator {
                 Some(t) => self.at(t, Ev::WriteDataArrived(r)),
             },
             Ev::WriteDataArrived(r) => self.firmware(r),
+            Ev::WriteChunkArrived(t) => self.release_write(t),
             Ev::FirmwareDone(r) => self.dispatch_request(r),
             Ev::DieArrayDone(d) => self.die_array_done(d),
             Ev::DieXferDone(d) => self.die_finish(d),
@@ -182,13 +183,20 @@ impl Simulator {
             self.flash_done(r);
             return;
         }
+        let now = self.q.now();
+        let pipelined = self.host.pipelined();
         let mut pending = 0;
         for c in split(req.start_sector, req.sectors, spp) {
             let mapped = self.ftl.translate(c.lpn);
             if req.op == Op::Read {
                 let Some(ppn) = mapped else {
-                    // Never written: real drives answer from the mapping table alone.
+                    // Never written: real drives answer from the mapping table alone, so
+                    // this page's data can leave at once.
                     self.unmapped_reads += 1;
+                    if pipelined {
+                        self.host
+                            .read_chunk(now, c.sectors.count_ones() as u64 * 512);
+                    }
                     continue;
                 };
                 let t = self.tsu.insert(Tx {
@@ -211,21 +219,35 @@ impl Simulator {
                     sectors: c.sectors,
                     ..Tx::new(TxKind::UserWrite, plane)
                 });
-                match mapped {
-                    Some(old) if !c.full => {
-                        // Partial page: read the unchanged sectors first, then program the page.
-                        self.rmw_reads += 1;
-                        let rr = self.tsu.insert(Tx {
-                            req: r,
-                            lpn: c.lpn,
-                            ppn: old,
-                            sectors: full_page & !c.sectors,
-                            link: w,
-                            ..Tx::new(TxKind::RmwRead, self.settings.geo.plane_of(old))
-                        });
-                        self.enqueue(rr);
+                let mut waits = 0;
+                if pipelined {
+                    // This page's data queues on the link behind the request's earlier pages.
+                    let t = self
+                        .host
+                        .write_chunk(now, c.sectors.count_ones() as u64 * 512);
+                    if t > now {
+                        self.at(t, Ev::WriteChunkArrived(w));
+                        waits += 1;
                     }
-                    _ => self.enqueue(w),
+                }
+                if let Some(old) = mapped.filter(|_| !c.full) {
+                    // Partial page: read the unchanged sectors first, then program the page.
+                    // The read needs no host data, so it overlaps the data's transfer.
+                    self.rmw_reads += 1;
+                    let rr = self.tsu.insert(Tx {
+                        req: r,
+                        lpn: c.lpn,
+                        ppn: old,
+                        sectors: full_page & !c.sectors,
+                        link: w,
+                        ..Tx::new(TxKind::RmwRead, self.settings.geo.plane_of(old))
+                    });
+                    waits += 1;
+                    self.enqueue(rr);
+                }
+                self.tsu.get_mut(w).waits = waits;
+                if waits == 0 {
+                    self.enqueue(w);
                 }
             }
             pending += 1;
@@ -233,6 +255,16 @@ impl Simulator {
         self.host.request_mut(r).pending_tx = pending;
         if pending == 0 {
             self.flash_done(r);
+        }
+    }
+
+    /// A write transaction got one of the things it waits for (its host data, the read of
+    /// its unchanged sectors); with nothing left, it joins its die's queue.
+    fn release_write(&mut self, w: TxId) {
+        let tx = self.tsu.get_mut(w);
+        tx.waits -= 1;
+        if tx.waits == 0 {
+            self.enqueue(w);
         }
     }
 
@@ -484,13 +516,18 @@ impl Simulator {
         match tx.kind {
             TxKind::UserRead | TxKind::UserWrite => {
                 self.progress_at = self.q.processed();
+                if tx.kind == TxKind::UserRead && self.host.pipelined() {
+                    // This page's data leaves for the host now, behind what is on the link.
+                    let bytes = tx.sector_count() as u64 * 512;
+                    self.host.read_chunk(self.q.now(), bytes);
+                }
                 let req = self.host.request_mut(tx.req);
                 req.pending_tx -= 1;
                 if req.pending_tx == 0 {
                     self.flash_done(tx.req);
                 }
             }
-            TxKind::RmwRead => self.enqueue(tx.link),
+            TxKind::RmwRead => self.release_write(tx.link),
             TxKind::GcRead => {
                 let w = self.tsu.insert(Tx {
                     kind: TxKind::GcWrite,
