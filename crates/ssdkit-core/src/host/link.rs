@@ -100,7 +100,13 @@ impl Link {
         if self.kind == Kind::Ideal {
             return at;
         }
-        let packets = payload.div_ceil(max_packet).max(1);
+        // Most messages fit one packet (commands, completions, a page in a SATA FIS): no
+        // division for them. At least one packet even for no payload.
+        let packets = if payload <= max_packet {
+            1
+        } else {
+            payload.div_ceil(max_packet)
+        };
         let wire = payload + packets * self.overhead;
         let dur = self.wire_ps(wire);
         let free = match (self.kind, dir) {

@@ -147,15 +147,20 @@ impl Host {
         self.link.read_data(now, bytes)
     }
 
-    /// All flash work of `r` is done: read data (if any and not already sent page by page)
-    /// and the completion entry go to the host. Returns when the completion is in the host's
-    /// completion queue.
-    pub fn complete(&mut self, now: Picoseconds, r: ReqId) -> Picoseconds {
-        let req = self.reqs.get(r.0);
-        let bytes = if req.op == Op::Read && !self.pipelined {
-            req.bytes()
+    /// All flash work of `r` is done: the read data not sent yet and the completion entry go
+    /// to the host. Pipelined, that is `last_page_bytes` (the page just out of its die, for a
+    /// read; the others went with `read_chunk`); otherwise a read's whole data. Returns when
+    /// the completion is in the host's completion queue.
+    pub fn complete(&mut self, now: Picoseconds, r: ReqId, last_page_bytes: u64) -> Picoseconds {
+        let bytes = if self.pipelined {
+            last_page_bytes
         } else {
-            0
+            let req = self.reqs.get(r.0);
+            if req.op == Op::Read {
+                req.bytes()
+            } else {
+                0
+            }
         };
         self.link.complete(now, bytes)
     }
