@@ -14,7 +14,8 @@
 //!      lifecycle, wear levelling, TRIM                       gc, wear, index}
 //!   -> per-die queues and the scheduling policy        tsu::{queues, policy}
 //!   -> flash back end: channel bus, dies, planes       flash::{backend, die, timing, geometry}
-//!   <- data and completion back over the link into the host completion queue
+//!   <- read data a page at a time as each page leaves    host::link
+//!      its die, then the completion, over the link
 //! ```
 //!
 //! `sim` owns one of each component, defines the event enum and dispatches events to the

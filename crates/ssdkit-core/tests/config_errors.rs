@@ -221,3 +221,23 @@ fn set_keys_of_unused_features_are_refused() {
         ],
     );
 }
+
+#[test]
+fn pipelined_transfers_takes_a_boolean() {
+    for bad in ["1", "\"yes\"", "maybe"] {
+        let e = preset_err("x25m", &[&format!("interface.pipelined_transfers={bad}")]);
+        assert!(
+            e.contains("interface.pipelined_transfers") && e.contains("boolean"),
+            "{bad}: {e}"
+        );
+    }
+    let e = err("[interface]\npipelined_transfers = 0\n", &[]);
+    assert!(
+        e.contains("pipelined_transfers") && e.contains("boolean"),
+        "{e}"
+    );
+    for ok in ["true", "false"] {
+        let c = preset_ok("x25m", &[&format!("interface.pipelined_transfers={ok}")]);
+        assert_eq!(c.interface.pipelined_transfers, ok == "true");
+    }
+}

@@ -49,16 +49,20 @@ fn cmd_us(c: &Config, cycles: u32) -> f64 {
 }
 
 fn qd1(op_read: bool) -> (Config, Vec<u64>) {
+    qd1_with(op_read, &[])
+}
+
+fn qd1_with(op_read: bool, extra: &[&str]) -> (Config, Vec<u64>) {
     let rf = if op_read { "1.0" } else { "0.0" };
-    let c = preset(
-        "mqsim-paper",
-        &[
-            "flow.0.queue_depth=1",
-            &format!("flow.0.read_fraction={rf}"),
-            "flow.0.requests=3000",
-            "precondition.mode=sequential",
-        ],
-    );
+    let mut o = vec![
+        "flow.0.queue_depth=1".to_string(),
+        format!("flow.0.read_fraction={rf}"),
+        "flow.0.requests=3000".into(),
+        "precondition.mode=sequential".into(),
+    ];
+    o.extend(extra.iter().map(|s| s.to_string()));
+    let o: Vec<&str> = o.iter().map(String::as_str).collect();
+    let c = preset("mqsim-paper", &o);
     let lat = latencies_ps(&c);
     assert_eq!(lat.len(), 3000);
     (c, lat)
@@ -80,24 +84,41 @@ fn qd1_random_read_is_sum_of_parts() {
     assert_all_equal_to(&lat, expected, "QD1 read");
 }
 
+/// A 4 KiB write into an 8 KiB page of a fully mapped drive: the other 4 KiB are read first,
+/// then the whole page is programmed. The read needs no host data: with data moving a page at
+/// a time (`interface.pipelined_transfers`, the default) the firmware splits the request as
+/// soon as its command is in, and the read overlaps the fetch of the write data; the page is
+/// programmed once both are done. Moving the whole request first (`false`) puts the data
+/// fetch before the firmware and the read.
 #[test]
 fn qd1_random_write_is_sum_of_parts() {
-    let (c, lat) = qd1(false);
-    let p = Parts::new(&c);
-    let req = 4096.0;
-    let page = c.flash.page_size_bytes as f64;
-    let expected = p.command_us()
+    for pipelined in [true, false] {
+        let (c, lat) = qd1_with(
+            false,
+            &[&format!("interface.pipelined_transfers={pipelined}")],
+        );
+        let p = Parts::new(&c);
+        let req = 4096.0;
+        let page = c.flash.page_size_bytes as f64;
         // write data: one header-only read request per MRRS, data in MPS-sized completions
-        + (req / p.mrrs) * p.tlps_us(0.0, 1.0)
-        + p.tlps_us(req, p.mps)
-        + c.ftl.firmware_request_us + c.ftl.firmware_transaction_us
-        // 4 KiB into an 8 KiB page of a fully mapped drive: read the other 4 KiB first
-        + cmd_us(&c, c.flash.bus.read_cmd_cycles) + c.flash.read_us[0] + bus_us(&c, page - req)
-        // then program the whole page
-        + cmd_us(&c, c.flash.bus.program_cmd_cycles) + bus_us(&c, page) + c.flash.program_us[0]
-        + p.tlps_us(16.0, 16.0);
-    assert_eq!(c.flash.program_us[0], c.flash.program_us[1]);
-    assert_all_equal_to(&lat, expected, "QD1 write");
+        let data = (req / p.mrrs) * p.tlps_us(0.0, 1.0) + p.tlps_us(req, p.mps);
+        let firmware = c.ftl.firmware_request_us + c.ftl.firmware_transaction_us;
+        let rmw_read =
+            cmd_us(&c, c.flash.bus.read_cmd_cycles) + c.flash.read_us[0] + bus_us(&c, page - req);
+        let before_program = if pipelined {
+            assert!(data < rmw_read, "the read of the old sectors is the longer");
+            firmware + rmw_read.max(data)
+        } else {
+            data + firmware + rmw_read
+        };
+        let expected = p.command_us()
+            + before_program
+            // then program the whole page
+            + cmd_us(&c, c.flash.bus.program_cmd_cycles) + bus_us(&c, page) + c.flash.program_us[0]
+            + p.tlps_us(16.0, 16.0);
+        assert_eq!(c.flash.program_us[0], c.flash.program_us[1]);
+        assert_all_equal_to(&lat, expected, &format!("QD1 write, pipelined={pipelined}"));
+    }
 }
 
 #[test]

@@ -40,6 +40,15 @@ pub struct InterfaceConfig {
     pub kind: InterfaceType,
     /// Whether host-link transfers cost time: "modeled" or "ideal". Default "modeled".
     pub link_model: LinkModel,
+    /// Whether data crosses the host link a page at a time, overlapping flash work. Default
+    /// true. The chunk is the part of a request inside one flash page (its page transaction),
+    /// sent as packets of at most `pcie.max_payload_bytes` / `interface.sata_max_data_fis_bytes`:
+    /// a read's chunk leaves for the host when that page is out of its die, and the request
+    /// completes when its last chunk has crossed; a write fetches its chunks back to back and
+    /// each page may be programmed as soon as its own chunk is in. false: the whole request's
+    /// data moves at once (reads after their last page is out of the dies, writes before any
+    /// page is programmed). No effect with `link_model = "ideal"`.
+    pub pipelined_transfers: bool,
     /// NVMe: most requests of one submission queue held inside the device at once
     /// (MQSim's QueueFetchSize). Default 512; 1..=65535.
     pub queue_fetch_size: u32,
@@ -74,6 +83,7 @@ impl Default for InterfaceConfig {
         Self {
             kind: InterfaceType::Nvme,
             link_model: LinkModel::Modeled,
+            pipelined_transfers: true,
             queue_fetch_size: 512,
             io_queue_depth: 1024,
             ncq_depth: 32,

@@ -100,7 +100,13 @@ impl Link {
         if self.kind == Kind::Ideal {
             return at;
         }
-        let packets = payload.div_ceil(max_packet).max(1);
+        // Most messages fit one packet (commands, completions, a page in a SATA FIS): no
+        // division for them. At least one packet even for no payload.
+        let packets = if payload <= max_packet {
+            1
+        } else {
+            payload.div_ceil(max_packet)
+        };
         let wire = payload + packets * self.overhead;
         let dur = self.wire_ps(wire);
         let free = match (self.kind, dir) {
@@ -150,11 +156,17 @@ impl Link {
         }
     }
 
+    /// One chunk of read data moves to host memory (posted writes or a data FIS): the data of
+    /// one page, sent when it is out of its die. Returns when it is in host memory.
+    pub fn read_data(&mut self, now: Picoseconds, bytes: u64) -> Picoseconds {
+        self.send(Dir::Up, now, bytes, self.max_payload)
+    }
+
     /// Read data (if any) moves to host memory, then the completion entry is posted.
     /// Returns when the completion is in the host's completion queue.
     pub fn complete(&mut self, now: Picoseconds, read_bytes: u64) -> Picoseconds {
         let t = if read_bytes > 0 {
-            self.send(Dir::Up, now, read_bytes, self.max_payload)
+            self.read_data(now, read_bytes)
         } else {
             now
         };

@@ -41,6 +41,8 @@ pub struct Host {
     link: Link,
     fetch: FetchUnit,
     sata: bool,
+    /// `interface.pipelined_transfers`: data crosses the link a page at a time.
+    pipelined: bool,
     reqs: Slab<Request>,
 }
 
@@ -55,6 +57,7 @@ impl Host {
             link: Link::new(c),
             fetch: FetchUnit::new(queues, limit, &c.interface, &c.flows),
             sata: s.sata,
+            pipelined: c.interface.pipelined_transfers,
             reqs: Slab::new(),
         }
     }
@@ -108,24 +111,57 @@ impl Host {
         Some((ReqId(r), self.link.fetch_command(now)))
     }
 
-    /// The command of `r` is in the device. Reads go to the firmware at once (None); writes
-    /// and TRIMs first fetch their data (the 16-byte Dataset Management range for TRIM):
+    /// Data crosses the link a page at a time (see `interface.pipelined_transfers`): reads
+    /// send each page with `read_chunk`, writes fetch each page with `write_chunk`.
+    #[inline]
+    pub fn pipelined(&self) -> bool {
+        self.pipelined
+    }
+
+    /// The command of `r` is in the device. Reads go to the firmware at once (None), and so do
+    /// writes whose data is fetched a page at a time after the firmware has split them; other
+    /// writes and TRIMs first fetch their data (the 16-byte Dataset Management range for TRIM):
     /// Some(time it is in the device buffer).
     pub fn command_arrived(&mut self, now: Picoseconds, r: ReqId) -> Option<Picoseconds> {
         let req = self.reqs.get(r.0);
         let bytes = match req.op {
             Op::Read | Op::Flush => return None,
+            Op::Write if self.pipelined => return None,
             Op::Write => req.bytes(),
             Op::Trim => 16,
         };
         Some(self.link.fetch_write_data(now, bytes))
     }
 
-    /// All flash work of `r` is done: read data (if any) and the completion entry go to the
-    /// host. Returns when the completion is in the host's completion queue.
-    pub fn complete(&mut self, now: Picoseconds, r: ReqId) -> Picoseconds {
-        let req = self.reqs.get(r.0);
-        let bytes = if req.op == Op::Read { req.bytes() } else { 0 };
+    /// Pipelined writes: the device fetches `bytes` of one page's write data, queued on the
+    /// link behind everything asked for before. Returns when they are in the device buffer.
+    #[inline]
+    pub fn write_chunk(&mut self, now: Picoseconds, bytes: u64) -> Picoseconds {
+        self.link.fetch_write_data(now, bytes)
+    }
+
+    /// Pipelined reads: `bytes` of one page, out of its die now, go to host memory. Returns
+    /// when they are there.
+    #[inline]
+    pub fn read_chunk(&mut self, now: Picoseconds, bytes: u64) -> Picoseconds {
+        self.link.read_data(now, bytes)
+    }
+
+    /// All flash work of `r` is done: the read data not sent yet and the completion entry go
+    /// to the host. Pipelined, that is `last_page_bytes` (the page just out of its die, for a
+    /// read; the others went with `read_chunk`); otherwise a read's whole data. Returns when
+    /// the completion is in the host's completion queue.
+    pub fn complete(&mut self, now: Picoseconds, r: ReqId, last_page_bytes: u64) -> Picoseconds {
+        let bytes = if self.pipelined {
+            last_page_bytes
+        } else {
+            let req = self.reqs.get(r.0);
+            if req.op == Op::Read {
+                req.bytes()
+            } else {
+                0
+            }
+        };
         self.link.complete(now, bytes)
     }
 

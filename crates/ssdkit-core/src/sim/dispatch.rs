@@ -4,9 +4,9 @@
 
 use super::{CompletionRecord, Ev, Simulator};
 use crate::flash::MAX_BATCH;
-use crate::frontend::{page_span, split};
+use crate::frontend::{page_span, split, PageChunk};
 use crate::ftl::Stream;
-use crate::ids::{DieId, FlowId, PlaneId, ReqId, TxId};
+use crate::ids::{DieId, FlowId, PlaneId, Ppn, ReqId, TxId};
 use crate::tsu::{Choice, Tx, TxKind};
 use crate::workload::flow::Next;
 use crate::workload::synthetic::HostRequest;
@@ -24,6 +24,7 @@ impl Simulator {
                 Some(t) => self.at(t, Ev::WriteDataArrived(r)),
             },
             Ev::WriteDataArrived(r) => self.firmware(r),
+            Ev::WriteChunkArrived(t) => self.release_write(t),
             Ev::FirmwareDone(r) => self.dispatch_request(r),
             Ev::DieArrayDone(d) => self.die_array_done(d),
             Ev::DieXferDone(d) => self.die_finish(d),
@@ -190,7 +191,7 @@ impl Simulator {
         if req.op == Op::Flush {
             // No volatile write cache is modelled yet: every write is durable when it
             // completes, so a flush has nothing to wait for beyond its own command path.
-            self.flash_done(r);
+            self.flash_done(r, 0);
             return;
         }
         if req.op == Op::Trim {
@@ -199,7 +200,7 @@ impl Simulator {
                 self.ftl.trim(c.lpn);
             }
             self.trims += 1;
-            self.flash_done(r);
+            self.flash_done(r, 0);
             return;
         }
         let mut pending = 0;
@@ -211,8 +212,7 @@ impl Simulator {
                     m => m,
                 };
                 let Some(ppn) = mapped else {
-                    // Never written: real drives answer from the mapping table alone.
-                    self.unmapped_reads += 1;
+                    self.unmapped_read_page(c.sectors);
                     continue;
                 };
                 let t = self.tsu.insert(Tx {
@@ -224,50 +224,102 @@ impl Simulator {
                 });
                 self.enqueue(t);
             } else {
-                let flow = &mut self.flows[req.flow.idx()];
-                let plane = match &flow.planes {
-                    None => self.ftl.target_plane(c.lpn),
-                    Some(set) => self.ftl.target_plane_in(c.lpn, set, &mut flow.plane_cursor),
-                };
-                let w = self.tsu.insert(Tx {
-                    req: r,
-                    lpn: c.lpn,
-                    sectors: c.sectors,
-                    ..Tx::new(TxKind::UserWrite, plane)
-                });
-                // Sectors the page holds that this write does not replace: a sub-page write
-                // to a page with no other data (never written, or written only in these
-                // sectors) needs no read-modify-write.
-                let keep = self.ftl.valid_sectors(c.lpn, full_page) & !c.sectors;
-                self.ftl.note_write(c.lpn, c.sectors, full_page);
-                match mapped {
-                    Some(old) if keep != 0 => {
-                        // Read the sectors kept first, then program the merged page.
-                        self.rmw_reads += 1;
-                        let rr = self.tsu.insert(Tx {
-                            req: r,
-                            lpn: c.lpn,
-                            ppn: old,
-                            sectors: keep,
-                            link: w,
-                            ..Tx::new(TxKind::RmwRead, self.settings.geo.plane_of(old))
-                        });
-                        self.enqueue(rr);
-                    }
-                    _ => self.enqueue(w),
-                }
+                self.queue_write_page(r, req.flow, c, mapped, full_page);
             }
             pending += 1;
         }
         self.host.request_mut(r).pending_tx = pending;
         if pending == 0 {
-            self.flash_done(r);
+            self.flash_done(r, 0);
         }
     }
 
-    /// All flash work of request `r` is done: send data (reads) and the completion.
-    fn flash_done(&mut self, r: ReqId) {
-        let t = self.host.complete(self.q.now(), r);
+    /// A page of a read that was never written: real drives answer from the mapping table
+    /// alone, so with pipelined transfers its data leaves for the host at once. Out of line:
+    /// on a filled drive it never runs, and the read loop stays as tight as before.
+    #[cold]
+    fn unmapped_read_page(&mut self, sectors: u64) {
+        self.unmapped_reads += 1;
+        if self.host.pipelined() {
+            let now = self.q.now();
+            self.host.read_chunk(now, sectors.count_ones() as u64 * 512);
+        }
+    }
+
+    /// Queues the write of one page of request `r`: once its data is in (at once unless it
+    /// crosses the link now, page by page) and, for a partial page, once the unchanged sectors
+    /// have been read. Out of the split loop so that reads keep their tight loop.
+    fn queue_write_page(
+        &mut self,
+        r: ReqId,
+        flow: FlowId,
+        c: PageChunk,
+        mapped: Option<Ppn>,
+        full_page: u64,
+    ) {
+        let now = self.q.now();
+        let f = &mut self.flows[flow.idx()];
+        let plane = match &f.planes {
+            None => self.ftl.target_plane(c.lpn),
+            Some(set) => self.ftl.target_plane_in(c.lpn, set, &mut f.plane_cursor),
+        };
+        let w = self.tsu.insert(Tx {
+            req: r,
+            lpn: c.lpn,
+            sectors: c.sectors,
+            ..Tx::new(TxKind::UserWrite, plane)
+        });
+        let mut waits = 0;
+        if self.host.pipelined() {
+            // This page's data queues on the link behind the request's earlier pages.
+            let t = self
+                .host
+                .write_chunk(now, c.sectors.count_ones() as u64 * 512);
+            if t > now {
+                self.at(t, Ev::WriteChunkArrived(w));
+                waits += 1;
+            }
+        }
+        // Sectors the page holds that this write does not replace: a sub-page write to a page
+        // with no other data (never written, or written only in these sectors) needs no
+        // read-modify-write.
+        let keep = self.ftl.valid_sectors(c.lpn, full_page) & !c.sectors;
+        self.ftl.note_write(c.lpn, c.sectors, full_page);
+        if let Some(old) = mapped.filter(|_| keep != 0) {
+            // Read the sectors kept first, then program the merged page. The read needs no
+            // host data, so it overlaps the data's transfer.
+            self.rmw_reads += 1;
+            let rr = self.tsu.insert(Tx {
+                req: r,
+                lpn: c.lpn,
+                ppn: old,
+                sectors: keep,
+                link: w,
+                ..Tx::new(TxKind::RmwRead, self.settings.geo.plane_of(old))
+            });
+            waits += 1;
+            self.enqueue(rr);
+        }
+        self.tsu.get_mut(w).waits = waits;
+        if waits == 0 {
+            self.enqueue(w);
+        }
+    }
+
+    /// A write transaction got one of the things it waits for (its host data, the read of
+    /// its unchanged sectors); with nothing left, it joins its die's queue.
+    fn release_write(&mut self, w: TxId) {
+        let tx = self.tsu.get_mut(w);
+        tx.waits -= 1;
+        if tx.waits == 0 {
+            self.enqueue(w);
+        }
+    }
+
+    /// All flash work of request `r` is done: send the read data not sent yet (with pipelined
+    /// transfers, the `last_page_bytes` of the page just out of its die) and the completion.
+    fn flash_done(&mut self, r: ReqId, last_page_bytes: u64) {
+        let t = self.host.complete(self.q.now(), r, last_page_bytes);
         self.at(t, Ev::Completed(r));
     }
 
@@ -526,13 +578,22 @@ impl Simulator {
         match tx.kind {
             TxKind::UserRead | TxKind::UserWrite => {
                 self.progress_at = self.q.processed();
+                // Pipelined reads: this page's data leaves for the host now, behind what is
+                // on the link; the request's last page goes with the completion.
+                let page_bytes = if tx.kind == TxKind::UserRead && self.host.pipelined() {
+                    tx.sector_count() as u64 * 512
+                } else {
+                    0
+                };
                 let req = self.host.request_mut(tx.req);
                 req.pending_tx -= 1;
                 if req.pending_tx == 0 {
-                    self.flash_done(tx.req);
+                    self.flash_done(tx.req, page_bytes);
+                } else if page_bytes > 0 {
+                    self.host.read_chunk(self.q.now(), page_bytes);
                 }
             }
-            TxKind::RmwRead => self.enqueue(tx.link),
+            TxKind::RmwRead => self.release_write(tx.link),
             TxKind::GcRead => {
                 let w = self.tsu.insert(Tx {
                     kind: TxKind::GcWrite,

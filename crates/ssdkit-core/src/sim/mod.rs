@@ -25,7 +25,7 @@ use crate::flash::{Backend, Dies};
 use crate::frontend::Firmware;
 use crate::ftl::Ftl;
 use crate::host::Host;
-use crate::ids::{DieId, FlowId, Lpn, Ppn, ReqId};
+use crate::ids::{DieId, FlowId, Lpn, Ppn, ReqId, TxId};
 use crate::stats::steady::Rounds;
 use crate::stats::timeseries::{DeviceSample, Recorder};
 use crate::stats::RwStats;
@@ -38,8 +38,12 @@ pub(crate) enum Ev {
     Doorbell(ReqId),
     /// The command of the request is inside the device.
     CommandArrived(ReqId),
-    /// The write data (or TRIM range list) of the request is in the device buffer.
+    /// The write data (or TRIM range list) of the request is in the device buffer: TRIMs,
+    /// and writes when `interface.pipelined_transfers` is off.
     WriteDataArrived(ReqId),
+    /// Pipelined writes: the host data of the write transaction's page is in the device
+    /// buffer.
+    WriteChunkArrived(TxId),
     /// The firmware finished processing the request; its transactions go to the dies.
     FirmwareDone(ReqId),
     /// The array phase (sense, program or erase) of the die's operation ended.

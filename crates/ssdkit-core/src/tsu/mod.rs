@@ -46,6 +46,9 @@ pub struct Tx {
     pub sectors: u64,
     /// RmwRead: the write transaction to release when it completes.
     pub link: TxId,
+    /// UserWrite: what it still waits for before it may join its die's queue: its page of
+    /// host data (pipelined transfers) and the read of its unchanged sectors (partial page).
+    pub waits: u8,
 }
 
 impl Tx {
@@ -60,6 +63,7 @@ impl Tx {
             plane,
             sectors: 0,
             link: TxId::NONE,
+            waits: 0,
         }
     }
     #[inline]

@@ -1,4 +1,6 @@
 #![allow(dead_code)]
+pub mod x25m;
+
 use serde_json::Value;
 use ssdkit_core::api::{load, run, Source};
 use ssdkit_core::config::Config;

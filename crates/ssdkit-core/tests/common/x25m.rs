@@ -1,0 +1,36 @@
+//! Seed 002's analytical latency model (the X25-M latency model of multi-channel, multi-way
+//! SSDs), computed from a configuration: shared by the `x25m` checks.
+
+use ssdkit_core::config::Config;
+
+/// Eq. 1-7: latency of one request of `n_page` pages, microseconds.
+pub fn eq_6_7(c: &Config, n_page: u64, write: bool) -> f64 {
+    let b = &c.flash.bus;
+    let ch = if write {
+        b.channel_switch_write_us
+    } else {
+        b.channel_switch_read_us
+    };
+    // Register transfer: one page over the channel bus.
+    let reg = c.flash.page_size_bytes as f64 / (b.width_bits as f64 / 8.0) / b.rate_mts;
+    let cell = if write {
+        c.flash.program_us[0]
+    } else {
+        c.flash.read_us[0]
+    };
+    let page = ch + reg + cell; // Eq. 1 / Eq. 2
+    let rho = (c.flash.channels * c.flash.chips_per_channel) as u64; // pages in flight
+    let t_wait = (page - ch * rho as f64).max(0.0); // Eq. 3
+    let n_cycle = n_page.div_ceil(rho);
+    ch * (n_page - 1) as f64 + t_wait * (n_cycle - 1) as f64 + page // Eq. 6 / Eq. 7
+}
+
+/// Microseconds the SATA link of `c` takes to carry `payload` bytes as FISes of at most
+/// `interface.sata_max_data_fis_bytes` (at least one), each with its framing overhead.
+pub fn sata_us(c: &Config, payload: u64) -> f64 {
+    let i = &c.interface;
+    let fises = payload.div_ceil(i.sata_max_data_fis_bytes as u64).max(1);
+    let wire = payload + fises * i.sata_frame_overhead_bytes as u64;
+    // MB/s is bytes per microsecond.
+    wire as f64 / i.sata_rate_mbps
+}
