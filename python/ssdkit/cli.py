@@ -143,6 +143,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--scenario", type=_positive_int, metavar="K", help="with --mqsim: the IO_Scenario to run (1-based)")
     r.add_argument("--trace-dir", metavar="DIR", help="with --mqsim: folder of the trace files of trace flows")
+    r.add_argument(
+        "--mqsim-compat",
+        action="store_true",
+        help=(
+            "with --mqsim: turn on the MQSim behaviours ssdkit does otherwise (one die operation at a time per "
+            "chip, whole-request host transfers), listed on stderr; --set switches any back off"
+        ),
+    )
     r.add_argument("-o", "--output", metavar="OUT.json", help="also write the result JSON here")
     r.add_argument("--json", action="store_true", help="print the result JSON instead of the summary")
     r.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -237,6 +245,14 @@ def _parser() -> argparse.ArgumentParser:
     mq.add_argument("--scenario", type=_positive_int, metavar="K", help="convert only this IO_Scenario (1-based)")
     mq.add_argument("--trace-dir", metavar="DIR", help="folder of the trace files (default: beside workload.xml)")
     mq.add_argument(
+        "--mqsim-compat",
+        action="store_true",
+        help=(
+            "also set the MQSim behaviours ssdkit does otherwise (one die operation at a time per chip, "
+            "whole-request host transfers), listed in the TOML's header and on stderr"
+        ),
+    )
+    mq.add_argument(
         "--set",
         dest="overrides",
         action="append",
@@ -298,6 +314,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         for opt in ("scenario", "trace_dir"):
             if getattr(args, opt) is not None:
                 raise UserError(f"--{opt.replace('_', '-')} goes with --mqsim")
+        if args.mqsim_compat:
+            raise UserError("--mqsim-compat goes with --mqsim")
         if out and os.path.exists(out):
             src = api._source(args.config, args.preset)
             ov = _overrides_with_seed(args)
@@ -352,13 +370,22 @@ def _run_converted(args: argparse.Namespace, inputs: list[tuple[str, str]]):
         inputs.append(("MQSim ssdconfig.xml", ssdconfig))
         if workload:
             inputs.append(("MQSim workload.xml", workload))
-        scs = mqsim.import_mqsim(ssdconfig, workload, trace_dir=args.trace_dir, overrides=ov, apply_overrides=False)
+        scs = mqsim.import_mqsim(
+            ssdconfig,
+            workload,
+            trace_dir=args.trace_dir,
+            overrides=ov,
+            apply_overrides=False,
+            mqsim_compat=args.mqsim_compat,
+        )
         sc = mqsim.pick_scenario(scs, None if args.fio else args.scenario, workload or ssdconfig)
         _warn_unmapped(sc.unmapped)
+        if args.mqsim_compat:
+            _warn_compat()
         origin = f"MQSim {workload or ssdconfig}" + (f" scenario {sc.index}" if sc.index else "")
         base_text = sc.toml
-    elif args.scenario is not None or args.trace_dir is not None:
-        raise UserError("--scenario and --trace-dir go with --mqsim")
+    elif args.scenario is not None or args.trace_dir is not None or args.mqsim_compat:
+        raise UserError("--scenario, --trace-dir and --mqsim-compat go with --mqsim")
     if args.fio:
         inputs.append(("fio job file", args.fio))
         if base_text is None:
@@ -427,6 +454,14 @@ def _cmd_fio2toml(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warn_compat() -> None:
+    from . import mqsim
+
+    sys.stderr.write("ssdkit: MQSim behaviours on (--mqsim-compat):\n")
+    for line in mqsim.compat_lines():
+        sys.stderr.write(f"  {line}\n")
+
+
 def _cmd_import_mqsim(args: argparse.Namespace) -> int:
     from . import mqsim
 
@@ -435,8 +470,15 @@ def _cmd_import_mqsim(args: argparse.Namespace) -> int:
         _check_output(out)
     rel = os.path.dirname(os.path.abspath(out)) if out else None
     scs = mqsim.import_mqsim(
-        args.ssdconfig, args.workload, trace_dir=args.trace_dir, overrides=args.overrides, relative_to=rel
+        args.ssdconfig,
+        args.workload,
+        trace_dir=args.trace_dir,
+        overrides=args.overrides,
+        relative_to=rel,
+        mqsim_compat=args.mqsim_compat,
     )
+    if args.mqsim_compat:
+        _warn_compat()
     if args.scenario is not None:
         scs = [mqsim.pick_scenario(scs, args.scenario, args.workload or args.ssdconfig)]
     elif len(scs) > 1 and not out:

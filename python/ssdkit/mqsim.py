@@ -34,9 +34,11 @@ from .fio import apply_override_list, device_capacity, override_list, toml_dumps
 
 __all__ = [
     "CAUSES",
+    "MQSIM_COMPAT",
     "MqsimError",
     "MqsimScenario",
     "Unmapped",
+    "compat_lines",
     "group_by_cause",
     "import_mqsim",
     "mqsim_to_toml",
@@ -525,25 +527,23 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
             cause="random_seed",
         )
     p = D("Enabled_Preconditioning")
-    if conv.bool(p):
+    # MQSim maps a never-written page on its first read and reads it from flash.
+    ftl["unmapped_reads"] = "read_flash"
+    preconditioning = conv.bool(p)
+    if preconditioning:
         precondition["mode"] = "fast"
         conv.approx(
             p[1],
             p[0],
             'converted to precondition.mode = "fast": ssdkit sets the GC steady state of the flows\' write '
-            "pattern over the whole logical space; MQSim preconditions Initial_Occupancy_Percentage of it "
-            "from its own workload statistics",
+            "pattern over the occupied part of the logical space (precondition.occupancy, from "
+            "Initial_Occupancy_Percentage) from a mean-field model; MQSim from its own workload statistics",
             present=p[2],
         )
     else:
-        precondition["mode"] = "sequential"
-        conv.approx(
-            p[1],
-            p[0],
-            'converted to precondition.mode = "sequential" (every logical page written once, no invalid '
-            "pages): MQSim starts empty but maps a page on its first read, so reads reach flash as here",
-            present=p[2],
-        )
+        # MQSim starts empty and maps a page on its first read: exactly "empty" with
+        # ftl.unmapped_reads = "read_flash".
+        precondition["mode"] = "empty"
     conv.sources["precondition.mode"] = f"<{p[1]}> = {p[0]}"
 
     # Data cache and mapping table.
@@ -746,6 +746,7 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         "kind": kind,
         "tsp": tsp,
         "geometry": (flash["channels"], flash["chips_per_channel"], flash["dies_per_chip"], flash["planes_per_die"]),
+        "preconditioning": preconditioning,
     }
     return doc, facts
 
@@ -840,13 +841,17 @@ def _flow(
         )
     p = sec.get("Initial_Occupancy_Percentage", None)
     if p[2]:
-        conv.int(p, 0, 100)
-        conv.unmapped(
-            p[1],
-            p[0],
-            "ssdkit preconditions the whole logical space (precondition.mode); a partial occupancy has no equivalent",
-            cause="not_modelled",
-        )
+        pct = conv.int(p, 1, 100)
+        if facts.get("preconditioning"):
+            # One device-wide precondition.occupancy: gathered over the scenario's flows.
+            f["_occupancy"] = (pct, p[1])
+        else:
+            conv.unmapped(
+                p[1],
+                p[0],
+                "MQSim uses it only with Enabled_Preconditioning = true; the device starts empty",
+                cause="no_effect",
+            )
 
     # The flow's share of the logical space, in sectors (MQSim: capacity / flows each).
     cap_s = capacity // SECTOR
@@ -1045,6 +1050,7 @@ def import_mqsim(
     overrides: Any = None,
     apply_overrides: bool = True,
     relative_to: PathArg | None = None,
+    mqsim_compat: bool = False,
 ) -> list[MqsimScenario]:
     """Converts MQSim's ssdconfig.xml (and workload.xml) to ssdkit configurations, one per
     ``<IO_Scenario>`` (without a workload: one device-only configuration, ``index`` 0, with no
@@ -1052,7 +1058,8 @@ def import_mqsim(
     the workload file, else in the working directory; they are written as absolute paths, or
     relative to ``relative_to`` (the folder of the TOML file to write). ``overrides`` (dict or
     ``"key=value"`` list) apply to the device before capacities are computed and, unless
-    ``apply_overrides`` is false, to each result."""
+    ``apply_overrides`` is false, to each result. ``mqsim_compat`` turns on the MQSim
+    behaviours of :data:`MQSIM_COMPAT` (before the overrides)."""
     root, label, _ = _read_xml(ssdconfig, EXEC_ROOT, "ssdconfig.xml")
     dconv = _Conv(label)
     device, facts = _device(dconv, root)
@@ -1063,7 +1070,9 @@ def import_mqsim(
         raise MqsimError(annotate(str(e), dconv.sources)) from None
     if workload is None:
         doc = dict(device)
-        return [_finish(0, 0, doc, dconv.entries, dict(dconv.sources), cap, label, None, ov, apply_overrides)]
+        return [
+            _finish(0, 0, doc, dconv.entries, dict(dconv.sources), cap, label, None, ov, apply_overrides, mqsim_compat)
+        ]
 
     wroot, wlabel, wdir = _read_xml(workload, WORKLOAD_ROOT, "workload.xml")
     tctx = {
@@ -1110,6 +1119,7 @@ def import_mqsim(
             prios.append((prio, fpath))
         doc = {kk: (dict(v) if isinstance(v, dict) else v) for kk, v in device.items()}
         doc["interface"] = dict(device["interface"])
+        _occupancy(conv, doc, flows)
         _priorities(conv, doc, flows, prios, facts)
         doc["flow"] = flows
         scenarios.append((k, doc, conv.entries, {**dconv.sources, **conv.sources}))
@@ -1117,9 +1127,83 @@ def import_mqsim(
         raise MqsimError(f"{wlabel}: no <IO_Scenario>")
     n = len(scenarios)
     return [
-        _finish(k, n, doc, dconv.entries + wextra.entries + ents, srcs, cap, label, wlabel, ov, apply_overrides)
+        _finish(
+            k,
+            n,
+            doc,
+            dconv.entries + wextra.entries + ents,
+            srcs,
+            cap,
+            label,
+            wlabel,
+            ov,
+            apply_overrides,
+            mqsim_compat,
+        )
         for k, doc, ents, srcs in scenarios
     ]
+
+
+#: MQSim behaviours ssdkit does otherwise by default, turned on by ``mqsim_compat=True``
+#: (``--mqsim-compat``): (key, value, what MQSim does). Set before overrides, so ``--set``
+#: switches any of them back off.
+MQSIM_COMPAT: tuple[tuple[str, Any, str], ...] = (
+    (
+        "flash.die_interleaving",
+        False,
+        "MQSim's scheduler never overlaps the dies of a chip (real chips interleave them)",
+    ),
+    (
+        "interface.pipelined_transfers",
+        False,
+        (
+            "MQSim sends a read's data when its last page is read and fetches a write's data whole "
+            "(drives move it page by page)"
+        ),
+    ),
+)
+
+#: What an import already does as MQSim does, listed beside :data:`MQSIM_COMPAT`.
+MQSIM_ALREADY: tuple[str, ...] = (
+    'ftl.unmapped_reads = "read_flash" (every import: MQSim maps a page on its first read)',
+    "ftl.gc_refill = false (default: one collection per block opened below GC_Exec_Threshold)",
+    'ftl.user_order = "reads_first" and ftl.gc_background = false (defaults)',
+    "sub-page writes track sector validity (always)",
+)
+
+
+def compat_lines() -> list[str]:
+    """The ``--mqsim-compat`` settings, one line each, then what imports already match."""
+    lines = [f"{k} = {str(v).lower()}: {why}" for k, v, why in MQSIM_COMPAT]
+    return lines + [f"already: {a}" for a in MQSIM_ALREADY]
+
+
+def _apply_compat(doc: dict) -> None:
+    for key, value, _ in MQSIM_COMPAT:
+        section, name = key.split(".")
+        doc[section] = dict(doc.get(section, {}))
+        doc[section][name] = value
+
+
+def _occupancy(conv: _Conv, doc: dict, flows: list[dict]) -> None:
+    """Initial_Occupancy_Percentage is per flow in MQSim (of the flow's share of the space);
+    ssdkit's precondition.occupancy is one fraction of the whole space: the flows' mean, as
+    they split the space equally."""
+    occ = [f.pop("_occupancy") for f in flows if "_occupancy" in f]
+    if not occ:
+        return
+    pcts = [o[0] for o in occ]
+    doc["precondition"] = dict(doc["precondition"])
+    doc["precondition"]["occupancy"] = sum(pcts) / len(pcts) / 100
+    conv.sources["precondition.occupancy"] = " ".join(f"<{path}> = {pct}" for pct, path in occ)
+    if len(set(pcts)) > 1 or len(pcts) < len(flows):
+        conv.approx(
+            occ[0][1],
+            pcts[0],
+            f"the flows occupy {pcts} % of their shares; precondition.occupancy is one fraction of the whole "
+            f"space, set to their mean over the {len(flows)} flows' equal shares (flows without the key count "
+            "as the mean)",
+        )
 
 
 def _priorities(conv: _Conv, doc: dict, flows: list[dict], prios: list, facts: dict) -> None:
@@ -1165,7 +1249,10 @@ def _finish(
     wlabel: str | None,
     ov: list[str],
     apply_overrides: bool,
+    mqsim_compat: bool = False,
 ) -> MqsimScenario:
+    if mqsim_compat:
+        _apply_compat(doc)
     if apply_overrides and ov:
         apply_override_list(doc, ov)
     header = [
@@ -1175,6 +1262,9 @@ def _finish(
     ]
     if not wlabel:
         header.append("No workload.xml: add [[flow]] tables (or use this file as the device for --fio).")
+    if mqsim_compat:
+        header.append("MQSim behaviours on (--mqsim-compat):")
+        header += compat_lines()
     if apply_overrides and ov:
         header.append("Overrides applied: " + " ".join(ov))
     # Most consequential first, here, in the CLI's warning and in MqsimScenario.unmapped.

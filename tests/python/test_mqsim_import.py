@@ -129,7 +129,9 @@ def test_device_equals_the_mqsim_paper_preset():
     # MQSim-specific settings the preset leaves at ssdkit's defaults.
     assert got["ftl"]["gc_policy"] == "d_choices" and got["ftl"]["gc_d"] == 11  # RGA, log2(2048)
     assert got["ftl"]["gc_preemptible"] is False and got["ftl"]["gc_copyback"] is False
-    assert got["precondition"]["mode"] == "sequential"  # Enabled_Preconditioning = false
+    # Enabled_Preconditioning = false: MQSim starts empty and maps a page on its first read.
+    assert got["precondition"]["mode"] == "empty"
+    assert got["ftl"]["unmapped_reads"] == "read_flash"
 
 
 def test_unmapped_list_has_the_known_parameters():
@@ -489,3 +491,52 @@ def test_overprovisioning_ratio_at_the_ends_of_the_range_converts(tmp_path, rati
     (dev,) = import_mqsim(str(cfg))  # full size: 1 % of 128 blocks would not cover the GC reserve
     assert dev.doc["ftl"]["spare_factor"] == float(ratio)
     assert not any("Overprovisioning_Ratio" in e.path for e in dev.unmapped)
+
+
+def _preconditioned_config() -> str:
+    text = SSDCONFIG_TEXT.replace(
+        "<Enabled_Preconditioning>false</Enabled_Preconditioning>",
+        "<Enabled_Preconditioning>true</Enabled_Preconditioning>",
+    )
+    assert text != SSDCONFIG_TEXT
+    return text
+
+
+def test_occupancy_is_mapped_when_mqsim_preconditions():
+    """With preconditioning on, the flows' Initial_Occupancy_Percentage becomes
+    precondition.occupancy (the shipped scenario 1 has two synthetic flows at 75 %), and
+    Enabled_Preconditioning is listed as approximated (a mean-field state, not MQSim's)."""
+    sc = import_mqsim(_preconditioned_config(), WORKLOAD)[0]
+    assert sc.doc["precondition"] == {"mode": "fast", "occupancy": 0.75}
+    assert sc.doc["ftl"]["unmapped_reads"] == "read_flash"
+    (e,) = [e for e in sc.unmapped if e.path.endswith("Enabled_Preconditioning")]
+    assert e.cause == "approximated"
+    assert not [e for e in sc.unmapped if "Initial_Occupancy_Percentage" in e.path]
+    assert "<" in sc.sources["precondition.occupancy"]
+    mqsim.validate(sc)
+
+
+def test_mqsim_compat_turns_on_each_listed_behaviour_and_overrides_win(tmp_path):
+    plain = import_mqsim(SSDCONFIG, WORKLOAD)[0]
+    compat = import_mqsim(SSDCONFIG, WORKLOAD, mqsim_compat=True)[0]
+    for key, value, _why in mqsim.MQSIM_COMPAT:
+        section, name = key.split(".")
+        assert compat.doc[section][name] == value, key
+        assert plain.doc[section].get(name) != value, key
+        assert f"{key} = {str(value).lower()}" in compat.toml
+    # Everything else is the same import.
+    for key, _v, _w in mqsim.MQSIM_COMPAT:
+        section, name = key.split(".")
+        del compat.doc[section][name]
+    assert compat.doc == plain.doc
+    # --set switches one back off.
+    again = import_mqsim(SSDCONFIG, WORKLOAD, mqsim_compat=True, overrides=["flash.die_interleaving=true"])[0]
+    assert again.doc["flash"]["die_interleaving"] is True
+    # The CLI lists each behaviour on stderr, and refuses the flag without --mqsim.
+    r = cli("import", "mqsim", SSDCONFIG, WORKLOAD, "--scenario", "1", "--mqsim-compat")
+    assert r.returncode == 0, r.stderr
+    for key, _v, _w in mqsim.MQSIM_COMPAT:
+        assert key in r.stderr
+    assert "die_interleaving = false" in r.stdout
+    r = cli("run", "mqsim-paper", "--mqsim-compat")
+    assert r.returncode != 0 and "--mqsim-compat goes with --mqsim" in r.stderr
