@@ -172,6 +172,14 @@ fn figure_13_shape_preconditioned_flat_empty_rises() {
         ef < 0.5 * el,
         "empty: latency should start low and rise once full ({ef:.1} vs {el:.1} us)"
     );
+    // Seed 000 Figure 13: the steady state is several times slower than the fresh device
+    // (here about 6.5x), and the fresh device climbs toward it without passing it (after
+    // two drive writes about e^-2 of the pages were never written, spare that is not yet
+    // used up).
+    let ratio = pf / ef;
+    println!("preconditioned / fresh mean write latency: {ratio:.2}");
+    assert!(ratio >= 3.0, "several times the fresh latency: {ratio:.2}");
+    assert!(el < pl, "the filling device stays below the steady state");
 }
 
 #[test]
