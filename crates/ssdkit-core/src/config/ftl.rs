@@ -217,8 +217,9 @@ pub enum PreconditionPattern {
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum FreePool {
-    /// `reserve` when the flows write faster than GC can refill the pool at the GC start
-    /// threshold (a back-end load estimate, recorded in the result), else `gc_start`.
+    /// `reserve`; with `ftl.gc_refill`, `reserve` only when the flows write faster than GC
+    /// can refill the pool at the GC start threshold (a back-end load estimate, recorded in
+    /// the result), else `gc_start`.
     #[default]
     Auto,
     /// The pool a saturating writer holds: user writes wait at the GC reserve
@@ -242,8 +243,8 @@ pub struct PreconditionConfig {
     pub pattern: PreconditionPattern,
     /// Fast and write modes: the free pool of the steady state built, "auto", "reserve" or
     /// "gc_start" (see `FreePool`). It sets the spare really left to hold data, so the
-    /// write amplification: on mqsim-paper (7 % spare) greedy's is about 6 at the reserve
-    /// and about 20 at the 5 % GC start threshold. Default "auto".
+    /// write amplification: on mqsim-paper (7 % spare) greedy's is about 7.7 at the reserve
+    /// and about 22 at the 5 % GC start threshold. Default "auto".
     pub free_pool: FreePool,
     /// Fraction of the logical space that holds data at the start (MQSim's
     /// Initial_Occupancy_Percentage / 100), for fast and sequential modes: the first part of

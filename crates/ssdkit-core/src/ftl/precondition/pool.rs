@@ -3,13 +3,15 @@
 //! A timed run holds one of two pools (docs/ftl.md, "Steady state and the GC thresholds"):
 //! - under a writer that outpaces GC, user operations go before GC until a plane is down to its
 //!   reserve, so the pool drains to the reserve and stays there, GC paid in the foreground;
-//! - under a load GC can keep up with, GC refills each plane to its start threshold.
+//! - with `ftl.gc_refill`, under a load GC can keep up with, GC refills each plane to its start
+//!   threshold.
 //!
 //! The pool decides the spare really left to hold data, and so the write amplification: on a
-//! 7 % spare device a 5 % start threshold leaves 2 % (greedy WA about 20), the reserve 6.5 %
-//! (greedy WA about 6). Building the wrong one makes a run drift from one steady state to the
-//! other for millions of writes. `auto` picks by comparing the flows' offered write load with
-//! what the back end sustains at the start threshold.
+//! 7 % spare device a 5 % start threshold leaves 2 % (greedy WA about 22), the reserve 6.5 %
+//! (greedy WA about 7.7). Building the wrong one makes a run drift from one steady state to the
+//! other for millions of writes. With GC started once per block opened (the default) the pool
+//! never refills, so `auto` builds the reserve; with `ftl.gc_refill` it compares the flows'
+//! offered write load with what the back end sustains at the start threshold.
 
 use super::meanfield::{self, MfPolicy};
 use super::Footprint;
