@@ -370,3 +370,17 @@ def test_in_a_notebook_progress_is_a_tqdm_bar(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "requests" in err and "ms simulated" in err and "%" in err, err[-500:]
     assert r.completed == 1_500_000
+
+
+def test_backlog_warning_names_only_the_work_owed():
+    """At the last completion, collections under way are owed in every mode; free space below
+    the GC start point only when GC refills it (ftl.gc_refill)."""
+    ov = {**TINY_WRITES, "run.end": "last_completion"}
+    default = ssdkit.run("mqsim-paper", overrides=ov)
+    refill = ssdkit.run("mqsim-paper", overrides={**ov, "ftl.gc_refill": True})
+    for r in (default, refill):
+        assert r.backlog["planes_below_gc_start"] > 0
+    assert "short of their GC start point" not in default.summary()
+    if default.backlog["planes_collecting"]:
+        assert "planes collecting" in default.summary()
+    assert "short of their GC start point" in refill.summary()
