@@ -14,7 +14,6 @@ use ssdkit_core::config::Config;
 use ssdkit_core::ftl::BlockState;
 use ssdkit_core::ftl::{precondition, snapshot, Ftl};
 use ssdkit_core::ids::BlockId;
-use ssdkit_core::sim::CompletionRecord;
 
 /// 4 planes of 256 blocks of 64 pages of 4 KiB: 256 MiB, small enough to write for real.
 const SMALL: [&str; 8] = [
@@ -133,16 +132,6 @@ fn fast_and_write_preconditioning_agree() {
             "{policy}: p99 write latency"
         );
     }
-}
-
-/// Mean write latency of the requests completed in [from, to) fractions of the run.
-fn window_mean_us(log: &[CompletionRecord], from: f64, to: f64) -> f64 {
-    let n = log.len();
-    let w = &log[(from * n as f64) as usize..(to * n as f64) as usize];
-    w.iter()
-        .map(|r| (r.complete_ps - r.submit_ps) as f64 / 1e6)
-        .sum::<f64>()
-        / w.len() as f64
 }
 
 #[test]

@@ -36,15 +36,6 @@ fn small(extra: &[&str]) -> Config {
     preset("mqsim-paper", &o)
 }
 
-fn window_mean_us(log: &[ssdkit_core::sim::CompletionRecord], from: f64, to: f64) -> f64 {
-    let n = log.len();
-    let w = &log[(from * n as f64) as usize..(to * n as f64) as usize];
-    w.iter()
-        .map(|r| (r.complete_ps - r.submit_ps) as f64 / 1e6)
-        .sum::<f64>()
-        / w.len() as f64
-}
-
 #[test]
 fn preconditioned_state_is_the_state_the_timed_run_holds() {
     for policy in ["greedy", "d_choices", "fifo"] {

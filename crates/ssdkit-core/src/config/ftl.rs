@@ -224,7 +224,7 @@ pub enum FreePool {
     Auto,
     /// The pool a saturating writer holds: user writes wait at the GC reserve
     /// (`ftl.gc_hard_threshold`), so each plane keeps its reserve blocks plus the
-    /// partly written user and GC frontiers, about one block (seed 000 section 4.4: "only
+    /// partly written user and GC frontiers, about one block (the MQSim paper, FAST'18, section 4.4: "only
     /// very few flash blocks are assumed to remain free").
     Reserve,
     /// The pool GC refills when the load leaves it time: the GC start threshold

@@ -64,3 +64,14 @@ pub fn assert_all_equal_to(lat: &[u64], expected_us: f64, what: &str) {
         min as f64 - expected_ps
     );
 }
+
+/// Mean latency in microseconds of the requests of `log` (in completion order) between the
+/// fractions `from` and `to` of the run.
+pub fn window_mean_us(log: &[ssdkit_core::sim::CompletionRecord], from: f64, to: f64) -> f64 {
+    let n = log.len();
+    let w = &log[(from * n as f64) as usize..(to * n as f64) as usize];
+    w.iter()
+        .map(|r| (r.complete_ps - r.submit_ps) as f64 / 1e6)
+        .sum::<f64>()
+        / w.len() as f64
+}

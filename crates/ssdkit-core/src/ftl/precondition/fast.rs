@@ -60,20 +60,8 @@ fn draw_counts(dist: &[f64], k: usize, hot: u64, ppb: u32, rng: &mut Rng) -> Vec
         }
         counts.push(class as u32);
     }
-    // The quantiles reproduce the mean to within a page or so per block class; move single
-    // pages between random blocks until the total is exact.
-    let mut sum: i64 = counts.iter().map(|&c| c as i64).sum();
-    let target = hot as i64;
-    while sum != target {
-        let j = rng.gen_range(0..k);
-        if sum < target && counts[j] < ppb {
-            counts[j] += 1;
-            sum += 1;
-        } else if sum > target && counts[j] > 0 {
-            counts[j] -= 1;
-            sum -= 1;
-        }
-    }
+    // The quantiles reproduce the mean to within a page or so per block class.
+    exact_total(&mut counts, hot, ppb, rng);
     for j in (1..k).rev() {
         counts.swap(j, rng.gen_range(0..=j));
     }
@@ -119,8 +107,16 @@ fn fifo_counts(k: usize, pages: u64, ppb: u32, rng: &mut Rng) -> Vec<u32> {
                 .sample(rng) as u32
         })
         .collect();
+    exact_total(&mut counts, pages, ppb, rng);
+    counts
+}
+
+/// Moves single pages between random blocks until `counts` sum to `total` exactly (each in
+/// 0..=ppb).
+fn exact_total(counts: &mut [u32], total: u64, ppb: u32, rng: &mut Rng) {
+    let k = counts.len();
     let mut sum: i64 = counts.iter().map(|&c| c as i64).sum();
-    let target = pages as i64;
+    let target = total as i64;
     while sum != target {
         let j = rng.gen_range(0..k);
         if sum < target && counts[j] < ppb {
@@ -131,7 +127,6 @@ fn fifo_counts(k: usize, pages: u64, ppb: u32, rng: &mut Rng) -> Vec<u32> {
             sum -= 1;
         }
     }
-    counts
 }
 
 /// The logical ranges holding data at `occupancy`: the first `occupancy` of each footprint

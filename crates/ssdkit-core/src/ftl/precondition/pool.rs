@@ -45,6 +45,19 @@ pub fn reserve_level_pages(s: &Settings) -> u64 {
     s.reserve_blocks as u64 * ppb + ppb
 }
 
+/// Seconds a die spends on a page program and a page read (mean over page types, with the
+/// page's transfer) and on a block erase.
+fn page_times(s: &Settings) -> (f64, f64, f64) {
+    let t = &s.timing;
+    let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len() as f64 * 1e-12;
+    let xfer = *t.xfer_ps.last().expect("a page has sectors") as f64 * 1e-12;
+    (
+        mean(&t.program_ps) + xfer,
+        mean(&t.read_ps) + xfer,
+        t.erase_ps as f64 * 1e-12,
+    )
+}
+
 fn mean_request_bytes(f: &FlowConfig) -> f64 {
     match f.size {
         SizeDist::Fixed | SizeDist::Normal => f.request_bytes as f64,
@@ -67,11 +80,7 @@ fn mean_request_bytes(f: &FlowConfig) -> f64 {
 /// `reserve` to replay one as a saturating writer).
 fn offered_write_pages_per_s(f: &FlowConfig, c: &Config, s: &Settings) -> f64 {
     let page = c.flash.page_size_bytes as f64;
-    let t = &s.timing;
-    let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len() as f64 * 1e-12;
-    let xfer = *t.xfer_ps.last().expect("a page has sectors") as f64 * 1e-12;
-    let t_write = mean(&t.program_ps) + xfer;
-    let t_read = mean(&t.read_ps) + xfer;
+    let (t_write, t_read, _) = page_times(s);
     if !f.trace.is_empty() {
         return match f.replay {
             Replay::Closed => f.queue_depth as f64 / t_write,
@@ -139,14 +148,10 @@ pub fn resolve(c: &Config, s: &Settings, fp: &Footprint) -> (PoolLevel, Value) {
         // the pool whatever its rate.
         meanfield::write_amplification(policy, k, ppb, hot).unwrap_or(f64::INFINITY)
     };
-    let t = &s.timing;
-    let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len() as f64 * 1e-12;
-    let xfer = *t.xfer_ps.last().expect("a page has sectors") as f64 * 1e-12;
+    let (t_write, t_read, t_erase) = page_times(s);
     // Die time one user page costs: its program, WA - 1 moves (a read and a program, both
-    // transfers), and its share of the erases.
-    let per_page = (mean(&t.program_ps) + xfer)
-        + (wa - 1.0) * (mean(&t.read_ps) + mean(&t.program_ps) + 2.0 * xfer)
-        + wa / ppb as f64 * t.erase_ps as f64 * 1e-12;
+    // with their transfer), and its share of the erases.
+    let per_page = t_write + (wa - 1.0) * (t_read + t_write) + wa / ppb as f64 * t_erase;
     let sustained = g.dies() as f64 / per_page;
     let offered: f64 = c
         .flows
