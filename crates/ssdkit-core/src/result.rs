@@ -83,6 +83,10 @@ pub struct DeviceResult {
     pub flash: BackendStats,
     pub ftl: FtlCounts,
     pub erase_counts: EraseCounts,
+    /// The cached mapping table's lookups and flash traffic; absent with `ftl.cmt.mode =
+    /// "ideal"` (every lookup hits, no translation page exists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmt: Option<CmtDevice>,
     /// How the device was brought to its starting state; the keys depend on the mode
     /// (docs/results.md).
     pub precondition: Value,
@@ -112,6 +116,98 @@ pub struct FlowResult {
     /// bandwidth) are over this interval, the device's over the whole run.
     pub active_time_s: f64,
     pub stats: RwResult,
+    /// The flow's lookups in the cached mapping table; absent with `ftl.cmt.mode = "ideal"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmt: Option<CmtLookups>,
+}
+
+/// Lookups of mapping entries by user reads and writes (one per page transaction).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CmtLookups {
+    pub read_hits: u64,
+    pub read_misses: u64,
+    /// read_hits / (read_hits + read_misses); 0 with no lookup.
+    pub read_hit_rate: f64,
+    pub write_hits: u64,
+    pub write_misses: u64,
+    pub write_hit_rate: f64,
+    /// All lookups: hits / (hits + misses).
+    pub hit_rate: f64,
+    /// Translation-page reads issued for this flow's misses (misses on a page already being
+    /// read wait for that read instead, and misses on a translation page never written need
+    /// none).
+    pub mapping_reads: u64,
+}
+
+impl CmtLookups {
+    pub fn new(
+        read_hits: u64,
+        read_misses: u64,
+        write_hits: u64,
+        write_misses: u64,
+        mapping_reads: u64,
+    ) -> Self {
+        let rate = |h: u64, m: u64| {
+            if h + m > 0 {
+                h as f64 / (h + m) as f64
+            } else {
+                0.0
+            }
+        };
+        Self {
+            read_hits,
+            read_misses,
+            read_hit_rate: rate(read_hits, read_misses),
+            write_hits,
+            write_misses,
+            write_hit_rate: rate(write_hits, write_misses),
+            hit_rate: rate(read_hits + write_hits, read_misses + write_misses),
+            mapping_reads,
+        }
+    }
+}
+
+/// The cached mapping table over the whole device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CmtDevice {
+    /// Every flow's lookups together.
+    pub lookups: CmtLookups,
+    /// Entries the cache holds (over its partitions) and the bytes of one entry.
+    pub capacity_entries: u64,
+    pub entry_bytes: u32,
+    pub entries_per_translation_page: u32,
+    pub translation_pages: u64,
+    /// Entries cached at the end of the run.
+    pub cached_entries: u64,
+    /// Requests' page transactions that missed on a translation page already being read and
+    /// waited for that read.
+    pub coalesced_misses: u64,
+    /// Translation-page reads for lookups.
+    pub lookup_reads: u64,
+    /// Translation-page reads of the unchanged entries before a write-back (none when the
+    /// cache holds every entry of the page, or the page was never written).
+    pub writeback_reads: u64,
+    /// Translation pages written back because a dirty entry left the cache.
+    pub eviction_writebacks: u64,
+    /// Translation pages written back for GC moves whose entries were not cached (once per
+    /// page per victim: DFTL's batch update).
+    pub gc_writebacks: u64,
+    /// GC moves whose entry was cached (updated in DRAM, written back with its page later).
+    pub gc_updates_cached: u64,
+    /// GC moves whose entry was not cached (batched into `gc_writebacks`).
+    pub gc_updates_uncached: u64,
+    /// TRIMmed pages whose entries were updated through the cache.
+    pub trim_updates: u64,
+    /// Translation pages programmed (write-backs; GC moves of translation pages count in
+    /// `gc_translation_moves`).
+    pub mapping_page_writes: u64,
+    /// Translation pages moved by GC.
+    pub gc_translation_moves: u64,
+    /// Share of all page programs spent on translation pages: (mapping_page_writes +
+    /// gc_translation_moves) / page programs; 0 with no program.
+    pub write_amplification_share: f64,
+    /// Page reads of translation pages (lookups and write-back reads) over all page reads.
+    pub read_share: f64,
 }
 
 /// Completed requests by kind.

@@ -241,3 +241,74 @@ fn pipelined_transfers_takes_a_boolean() {
         assert_eq!(c.interface.pipelined_transfers, ok == "true");
     }
 }
+
+/// `[ftl.cmt]`: a capacity of 0 names the mode meaning "no cache", shares must be one per
+/// flow and sum to 1, a partition must hold one translation page, and the keys of a cached
+/// map are refused with the ideal one.
+#[test]
+fn mapping_cache_errors_name_the_key() {
+    let e = preset_err(
+        "mqsim-paper",
+        &["ftl.cmt.mode=shared", "ftl.cmt.capacity_bytes=0"],
+    );
+    assert!(
+        e.contains("`ftl.cmt.capacity_bytes` = 0") && e.contains("ftl.cmt.mode = \"ideal\""),
+        "{e}"
+    );
+    // 910 entries of 9 bytes per translation page of mqsim-paper.
+    let e = preset_err(
+        "mqsim-paper",
+        &["ftl.cmt.mode=shared", "ftl.cmt.capacity_bytes=8000"],
+    );
+    assert!(
+        e.contains("`ftl.cmt.capacity_bytes` = 8000") && e.contains(">= 8190"),
+        "{e}"
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &[
+            "ftl.cmt.mode=per_flow",
+            "ftl.cmt.shares=[0.5, 0.4]",
+            "flow.1.queue_depth=1",
+        ],
+    );
+    assert!(
+        e.contains("`ftl.cmt.shares`") && e.contains("sum to 1"),
+        "{e}"
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &["ftl.cmt.mode=per_flow", "ftl.cmt.shares=[0.5, 0.5]"],
+    );
+    assert!(e.contains("one per flow (1)"), "{e}");
+    let e = preset_err(
+        "mqsim-paper",
+        &[
+            "ftl.cmt.mode=per_flow",
+            "ftl.cmt.shares=[1.0, 0.0]",
+            "flow.1.queue_depth=1",
+        ],
+    );
+    assert!(
+        e.contains("`ftl.cmt.shares[1]` = 0") && e.contains("(0, 1]"),
+        "{e}"
+    );
+    let e = preset_err("mqsim-paper", &["ftl.cmt.shares=[1.0]"]);
+    assert!(e.contains("only with ftl.cmt.mode = \"per_flow\""), "{e}");
+    let e = preset_err("mqsim-paper", &["ftl.cmt.entry_bytes=9000"]);
+    assert!(
+        e.contains("`ftl.cmt.entry_bytes` = 9000") && e.contains("0..=8192"),
+        "{e}"
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &[
+            "ftl.cmt.mode=per_flow",
+            "ftl.cmt.capacity_bytes=16380",
+            "ftl.cmt.shares=[0.9, 0.1]",
+            "flow.1.queue_depth=1",
+        ],
+    );
+    assert!(e.contains("flow 1's partition"), "{e}");
+    preset_ok("mqsim-paper", &["ftl.cmt.mode=shared"]);
+}

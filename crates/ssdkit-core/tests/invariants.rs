@@ -6,7 +6,10 @@
 //!   trimmed, is mapped at the end (and `check_invariants` rules out duplicates); a page
 //!   that was trimmed and never written stays unmapped (GC did not move it back);
 //! - every request completes exactly once, never before it was submitted;
-//! - erase counts only grow (compared with the initial all-zero state).
+//! - erase counts only grow (compared with the initial all-zero state);
+//! - with a cached mapping table (small, so translation pages are read, written back and
+//!   collected all the time): the same, and translation pages are never lost (each is mapped
+//!   once in flash after preconditioning, and stays so).
 
 use proptest::prelude::*;
 use ssdkit_core::api::{load, run_keep_state, Source};
@@ -45,6 +48,8 @@ struct Features {
     /// scrambled Zipf, pinned to channel 0, weighted arbitration at high priority; 3 on/off
     /// bursts with normal sizes over a pareto pattern.
     second: u8,
+    /// Cached mapping table: none, shared or per flow.
+    cmt: u8,
 }
 
 fn features() -> impl Strategy<Value = Features> {
@@ -67,8 +72,7 @@ fn features() -> impl Strategy<Value = Features> {
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
-        prop_oneof![Just(0.0), 0.0f64..0.3],
-        0u8..4,
+        (prop_oneof![Just(0.0), 0.0f64..0.3], 0u8..4, 0u8..3),
     )
         .prop_map(
             |(
@@ -79,8 +83,7 @@ fn features() -> impl Strategy<Value = Features> {
                 background,
                 wl_static,
                 wl_dynamic,
-                trim_fraction,
-                second,
+                (trim_fraction, second, cmt),
             )| {
                 Features {
                     policy,
@@ -92,6 +95,7 @@ fn features() -> impl Strategy<Value = Features> {
                     wl_dynamic,
                     trim_fraction,
                     second,
+                    cmt,
                 }
             },
         )
@@ -107,6 +111,7 @@ const PLAIN: Features = Features {
     wl_dynamic: true,
     trim_fraction: 0.0,
     second: 0,
+    cmt: 0,
 };
 
 #[allow(clippy::too_many_arguments)] // one knob per property dimension
@@ -196,6 +201,19 @@ fn config(
     if f.policy == "d_choices" {
         o.push("ftl.gc_d=3".into());
     }
+    if f.cmt > 0 {
+        // MQSim's 4-byte entries: 1024 per translation page, two pages, room for one (per
+        // flow). (Many small translation pages on blocks of 16 pages would make each
+        // collection write back more pages than it frees: work that feeds itself.)
+        o.push(format!(
+            "ftl.cmt.capacity_bytes={}",
+            if f.cmt == 1 { 4096 } else { 8192 }
+        ));
+        o.push(format!(
+            "ftl.cmt.mode={}",
+            if f.cmt == 1 { "shared" } else { "per_flow" }
+        ));
+    }
     if f.background {
         o.push("ftl.gc_background_threshold=0.1".into());
     }
@@ -275,6 +293,36 @@ fn check(c: &ssdkit_core::config::Config) {
             "logical page {lpa}: mapped {is}, expected {should}"
         );
     }
+    if let Some(cmt) = out.result["device"].get("cmt") {
+        // Translation pages: every one stored after preconditioning stays stored (GC moves
+        // them, write-backs rewrite them); and every page program is a user page, a GC move
+        // or a write-back, each write-back programming exactly one page.
+        if initially_mapped {
+            for t in 0..ftl.translation_pages() as u32 {
+                assert!(
+                    ftl.translate(ftl.tpage_lpn(t)).is_some(),
+                    "translation page {t} lost"
+                );
+            }
+        }
+        let n = |k: &str| cmt[k].as_u64().unwrap();
+        assert_eq!(
+            n("mapping_page_writes"),
+            n("eviction_writebacks") + n("gc_writebacks"),
+            "{cmt}"
+        );
+        let f = &out.result["device"]["ftl"];
+        let programs = out.result["device"]["flash"]["page_programs"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(
+            programs,
+            f["user_page_writes"].as_u64().unwrap()
+                + f["gc_page_moves"].as_u64().unwrap()
+                + n("mapping_page_writes"),
+            "{f} {cmt}"
+        );
+    }
     // Erase counts never decrease, and their total increase equals the erases the flash
     // back end executed (counted apart, per operation) and the victims GC collected.
     let after = ftl.erase_counts();
@@ -329,6 +377,40 @@ fn heavy_overwrite_collects_garbage_and_keeps_invariants() {
     );
 }
 
+/// A small cached mapping table under GC, TRIM and partial writes, shared and per flow: the
+/// mapping traffic is really there (lookups miss, dirty pages are written back, GC moves
+/// translation pages), and the invariants hold.
+#[test]
+fn cached_mapping_under_gc_keeps_invariants() {
+    for (cmt, precondition) in [(1, "fast"), (2, "sequential"), (1, "empty")] {
+        let f = Features {
+            precondition,
+            trim_fraction: 0.1,
+            second: 1,
+            cmt,
+            ..PLAIN
+        };
+        let c = config(8, 0.3, 8, false, true, 12_000, 7, &f);
+        check(&c);
+        let (out, _) = run_keep_state(&c, false).unwrap();
+        let m = &out.result["device"]["cmt"];
+        let n = |k: &str| m[k].as_u64().unwrap();
+        assert!(n("trim_updates") > 0, "{precondition}: {m}");
+        if cmt == 2 {
+            // One translation page per flow's partition, two pages: both are cached nearly
+            // all the time (a miss only while a partition holds the other flow's page).
+            assert!(n("lookup_reads") < 50, "{m}");
+            continue;
+        }
+        assert!(n("lookup_reads") > 100, "{precondition}: {m}");
+        assert!(n("eviction_writebacks") > 100, "{precondition}: {m}");
+        if precondition != "empty" {
+            assert!(n("gc_translation_moves") > 0, "{precondition}: {m}");
+            assert!(n("gc_writebacks") > 0, "{precondition}: {m}");
+        }
+    }
+}
+
 /// Every GC policy with copyback, static wear levelling and TRIM at once, driven hard.
 #[test]
 fn every_policy_with_copyback_wl_and_trim_keeps_invariants() {
@@ -343,6 +425,7 @@ fn every_policy_with_copyback_wl_and_trim_keeps_invariants() {
             wl_dynamic: true,
             trim_fraction: 0.1,
             second: 1,
+            cmt: 0,
         };
         let c = config(16, 0.2, 8, false, true, 12_000, 5, &f);
         check(&c);

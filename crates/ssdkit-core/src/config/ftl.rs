@@ -34,7 +34,7 @@ pub enum GcPolicy {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Mapping {
-    /// Page-level mapping, whole table in controller DRAM.
+    /// Page-level mapping: whole in DRAM, or cached (`ftl.cmt`).
     Page,
 }
 
@@ -44,6 +44,8 @@ pub enum Mapping {
 pub struct FtlConfig {
     /// Address mapping scheme: "page". Default "page".
     pub mapping: Mapping,
+    /// The cached mapping table: which mapping entries the controller's DRAM holds.
+    pub cmt: super::CmtConfig,
     /// Striping order of logical pages over the parallel units, fastest-varying first:
     /// a permutation of the letters C (channel), W (way/chip), D (die), P (plane).
     /// Default "CWDP" (MQSim's default).
@@ -135,6 +137,7 @@ impl Default for FtlConfig {
     fn default() -> Self {
         Self {
             mapping: Mapping::Page,
+            cmt: Default::default(),
             allocation_order: "CWDP".into(),
             placement: Placement::Static,
             spare_factor: 0.07,

@@ -5,6 +5,7 @@
 //! loading; the sections live in `device` (host side, flash), `ftl` (FTL, preconditioning) and
 //! `workload` (flows), all re-exported here.
 
+mod cmt;
 mod device;
 mod errors;
 mod ftl;
@@ -14,13 +15,14 @@ mod settings;
 mod validate;
 mod workload;
 
+pub use cmt::*;
 pub use device::*;
 pub use ftl::*;
 pub use workload::*;
 
 pub use overrides::apply_override;
 pub use presets::{preset_names, preset_toml, PRESETS};
-pub use settings::{FlowSettings, Settings};
+pub use settings::{CmtSettings, FlowSettings, Settings};
 
 use crate::error::Error;
 use schemars::JsonSchema;

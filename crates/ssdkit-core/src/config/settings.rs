@@ -4,7 +4,7 @@
 //! here and nowhere else, so validation, preconditioning, snapshots and the timed simulator
 //! all agree on them.
 
-use super::{Config, FlowConfig, InterfaceType};
+use super::{CmtMode, Config, FlowConfig, InterfaceType};
 use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS};
 use crate::flash::{Geometry, Timing};
 
@@ -49,6 +49,54 @@ pub struct Settings {
     pub steady_round_ps: Picoseconds,
     pub sata: bool,
     pub flows: Vec<FlowSettings>,
+    /// The cached mapping table; None with `ftl.cmt.mode = "ideal"`.
+    pub cmt: Option<CmtSettings>,
+}
+
+/// `[ftl.cmt]` resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CmtSettings {
+    pub entry_bytes: u32,
+    /// Mapping entries in one translation page: page size / entry size.
+    pub entries_per_tpage: u32,
+    /// Translation pages holding the whole map: ceil(logical pages / entries per page).
+    pub translation_pages: u64,
+    /// Entries each LRU partition holds: one partition ("shared") or one per flow.
+    pub partition_entries: Vec<u64>,
+}
+
+impl CmtSettings {
+    fn resolve(c: &Config, geo: &Geometry, logical_pages: u64) -> Option<Self> {
+        let cmt = &c.ftl.cmt;
+        if cmt.mode == CmtMode::Ideal {
+            return None;
+        }
+        let entry_bytes = if cmt.entry_bytes == 0 {
+            super::mqsim_entry_bytes(geo.total_pages(), geo.sectors_per_page)
+        } else {
+            cmt.entry_bytes
+        };
+        let entries_per_tpage = (c.flash.page_size_bytes / entry_bytes).max(1);
+        let total = cmt.capacity_bytes / entry_bytes as u64;
+        let partition_entries = match cmt.mode {
+            CmtMode::PerFlow => {
+                let n = c.flows.len().max(1);
+                (0..n)
+                    .map(|i| {
+                        let share = cmt.shares.get(i).copied().unwrap_or(1.0 / n as f64);
+                        (total as f64 * share).floor() as u64
+                    })
+                    .collect()
+            }
+            _ => vec![total],
+        };
+        Some(Self {
+            entry_bytes,
+            entries_per_tpage,
+            translation_pages: logical_pages.div_ceil(entries_per_tpage as u64),
+            partition_entries,
+        })
+    }
 }
 
 impl Settings {
@@ -88,6 +136,7 @@ impl Settings {
                 planes: pinned_planes(fl, &geo, &stripe),
             })
             .collect();
+        let cmt = CmtSettings::resolve(c, &geo, logical_pages);
         Settings {
             geo,
             timing: Timing::from_config(f),
@@ -113,6 +162,7 @@ impl Settings {
             },
             sata: c.interface.kind == InterfaceType::Sata,
             flows,
+            cmt,
         }
     }
 }

@@ -22,7 +22,7 @@ impl Ftl {
             if lpa == NONE {
                 continue;
             }
-            if lpa >= self.logical_pages || self.l2p[lpa as usize] != ppa as u32 {
+            if lpa as usize >= self.l2p.len() || self.l2p[lpa as usize] != ppa as u32 {
                 return Err(format!(
                     "P2L[{ppa}] = {lpa} is not the live copy (duplicate or stale)"
                 ));

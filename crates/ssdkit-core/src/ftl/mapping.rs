@@ -87,8 +87,8 @@ impl Ftl {
         }
     }
 
-    /// Logical pages currently mapped.
+    /// Logical pages of the host currently mapped.
     pub fn mapped_pages(&self) -> u64 {
-        self.l2p.iter().filter(|&&p| p != NONE).count() as u64
+        self.l2p_table().iter().filter(|&&p| p != NONE).count() as u64
     }
 }

@@ -9,6 +9,8 @@
 //! replace the page map without touching `sim`, `tsu` or `flash`.
 //!
 //! - `mapping`: the page map (flat L2P and P2L), translation, invalidation, TRIM;
+//! - `cmt`: the cached mapping table (which entries DRAM holds, LRU, dirty translation pages);
+//!   with it, translation pages are stored in flash as logical pages past the host's;
 //! - `blocks`: block states, free pools, write frontiers, page allocation, erase;
 //! - `allocation`: the plane a write goes to (static striping, dynamic round robin, pinning);
 //! - `gc`: the GC lifecycle of each plane, victim policies over indexes, the untimed collector;
@@ -20,6 +22,7 @@
 mod allocation;
 mod blocks;
 mod check;
+pub mod cmt;
 pub mod gc;
 mod index;
 mod mapping;
@@ -60,6 +63,10 @@ pub struct FtlStats {
     pub wl_migrations: u64,
     /// Mapped logical pages unmapped by TRIM.
     pub trimmed_pages: u64,
+    /// Translation pages programmed by mapping write-backs (cached mapping table).
+    pub mapping_page_writes: u64,
+    /// Of `gc_page_moves`, translation pages moved.
+    pub gc_translation_moves: u64,
 }
 
 /// Page-level mapping and block bookkeeping. All per-page and per-block state is flat arrays
@@ -104,6 +111,11 @@ pub struct Ftl {
     /// user writes wait at the reserve allocates nothing, so no allocation would wake it.
     gc_wake: Vec<PlaneId>,
     stats: FtlStats,
+    /// The cached mapping table; None when the whole map is in DRAM (`ftl.cmt.mode =
+    /// "ideal"`). With it, translation page t is stored in flash as logical page
+    /// `logical_pages + t`: written out of place, moved by GC and counted like user data, and
+    /// its L2P entry is the translation directory.
+    pub(crate) cmt: Option<cmt::Cmt>,
     /// Valid sectors of mapped pages that do not hold a whole page of data (written by
     /// sub-page writes only), by logical page; a mapped page absent here is fully valid.
     /// Sparse: such pages are rare, and the common full-page path only checks emptiness.
@@ -116,10 +128,11 @@ impl Ftl {
         let geo = s.geo;
         let logical_pages = s.logical_pages as u32;
         let nblocks = geo.total_blocks() as usize;
+        let translation_pages = s.cmt.as_ref().map_or(0, |m| m.translation_pages);
         let mut ftl = Self {
             geo,
             logical_pages,
-            l2p: vec![NONE; logical_pages as usize],
+            l2p: vec![NONE; logical_pages as usize + translation_pages as usize],
             p2l: vec![NONE; geo.total_pages() as usize],
             written: vec![0; nblocks],
             valid: vec![0; nblocks],
@@ -152,6 +165,14 @@ impl Ftl {
             untimed_pool: Default::default(),
             gc_wake: Vec::new(),
             stats: FtlStats::default(),
+            cmt: s.cmt.as_ref().map(|m| {
+                cmt::Cmt::new(
+                    s.logical_pages,
+                    m.entries_per_tpage,
+                    m.translation_pages,
+                    &m.partition_entries,
+                )
+            }),
             partial: Default::default(),
         };
         ftl.rebuild_planes();
@@ -211,9 +232,28 @@ impl Ftl {
     pub fn free_blocks(&self, plane: PlaneId) -> usize {
         self.planes[plane.idx()].free.len()
     }
-    /// The physical page of every logical page (NONE where unmapped), for checks.
+    /// The physical page of every logical page of the host (NONE where unmapped), for checks.
     pub fn l2p_table(&self) -> &[u32] {
-        &self.l2p
+        &self.l2p[..self.logical_pages as usize]
+    }
+
+    /// The cached mapping table, if the map is cached.
+    pub fn cmt(&self) -> Option<&cmt::Cmt> {
+        self.cmt.as_ref()
+    }
+    /// Translation pages of the cached map (0 when the map is wholly in DRAM).
+    pub fn translation_pages(&self) -> u64 {
+        self.l2p.len() as u64 - self.logical_pages as u64
+    }
+    /// The logical page under which translation page `t` is stored.
+    #[inline]
+    pub fn tpage_lpn(&self, t: u32) -> Lpn {
+        Lpn(self.logical_pages + t)
+    }
+    /// The translation page a logical page past the host's stands for.
+    #[inline]
+    pub fn translation_page_of(&self, lpn: Lpn) -> Option<u32> {
+        lpn.0.checked_sub(self.logical_pages)
     }
 
     /// Sectors of `lpn` that hold data (`full` = the whole-page mask): none when unmapped.

@@ -11,6 +11,8 @@
 //! close      u64 x blocks             modified    u64 x blocks
 //! planes     per plane: user_open, gc_open, runs_since_wl, free count, free blocks (u32)
 //! u64 FTL clock
+//! cached mapping table (version 2): u32 partitions, then per partition u32 pages cached,
+//!             their translation pages (u32, least recently used first), dirty flags (u8)
 //! u32 CRC-32 of every byte before it
 //! ```
 //! A snapshot is taken between runs, so no GC victim is in flight.
@@ -27,8 +29,10 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"SSDKSNAP";
-/// Bump on any change of the layout above.
-pub const VERSION: u32 = 1;
+/// Bump on any change of the layout above. Version 2 added the cached mapping table (its
+/// translation pages are logical pages past the host's in P2L, and its entries follow the
+/// clock).
+pub const VERSION: u32 = 2;
 
 /// The configuration keys that shape the stored state; a snapshot only loads into a
 /// configuration that agrees on all of them.
@@ -47,6 +51,18 @@ fn device_keys(c: &Config) -> Vec<(&'static str, String)> {
         (
             "ftl.mapping",
             serde_json::to_string(&c.ftl.mapping).expect("enum serialises"),
+        ),
+        // Translation pages live in flash beside the data: a cached map's state loads only
+        // into a cached map with the same pages (the entry size decides their number).
+        (
+            "ftl.cmt",
+            match Settings::resolve(c).cmt {
+                None => "ideal".to_string(),
+                Some(m) => format!(
+                    "cached: {} translation pages of {} entries of {} bytes",
+                    m.translation_pages, m.entries_per_tpage, m.entry_bytes
+                ),
+            },
         ),
     ]
 }
@@ -219,6 +235,15 @@ fn write_file(
         w.u32s(&free).map_err(io)?;
     }
     w.put(&ftl.clock.to_le_bytes()).map_err(io)?;
+    let parts = ftl.cmt.as_ref().map(|m| m.pages()).unwrap_or_default();
+    w.u32s(&[parts.len() as u32]).map_err(io)?;
+    for p in &parts {
+        let lpns: Vec<u32> = p.iter().map(|e| e.0).collect();
+        let dirty: Vec<u8> = p.iter().map(|e| u8::from(e.1)).collect();
+        w.u32s(&[lpns.len() as u32]).map_err(io)?;
+        w.u32s(&lpns).map_err(io)?;
+        w.put(&dirty).map_err(io)?;
+    }
     let crc = w.crc.clone().finalize();
     w.inner.write_all(&crc.to_le_bytes()).map_err(io)?;
     let counted = w.inner.into_inner().map_err(|e| io(e.into_error()))?;
@@ -384,6 +409,27 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     }
     let mut clock = [0u8; 8];
     r.get(&mut clock)?;
+    let nparts = r.u32()?;
+    if nparts > 1 << 16 {
+        return Err(bad(format!(
+            "corrupt snapshot: {nparts} mapping-cache partitions"
+        )));
+    }
+    let mut cmt_parts = Vec::with_capacity(nparts as usize);
+    for _ in 0..nparts {
+        let n = r.u32()?;
+        if n as u64 > ftl.translation_pages() {
+            return Err(bad(format!(
+                "corrupt snapshot: {n} cached translation pages of {}",
+                ftl.translation_pages()
+            )));
+        }
+        let mut lpns = vec![0u32; n as usize];
+        r.u32s(&mut lpns)?;
+        let mut dirty = vec![0u8; n as usize];
+        r.get(&mut dirty)?;
+        cmt_parts.push((lpns, dirty));
+    }
     let expected = r.crc.clone().finalize();
     let mut crc = [0u8; 4];
     r.inner
@@ -438,7 +484,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
         if lpa == NONE {
             continue;
         }
-        if lpa >= ftl.logical_pages || ftl.l2p[lpa as usize] != NONE {
+        if lpa as usize >= ftl.l2p.len() || ftl.l2p[lpa as usize] != NONE {
             return Err(bad(format!(
                 "inconsistent snapshot: logical page {lpa} at physical page {ppa}"
             )));
@@ -446,6 +492,25 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
         ftl.l2p[lpa as usize] = ppa as u32;
     }
     ftl.rebuild_index();
+    // The cache as it was: pages re-inserted least recently used first, into the same
+    // partitions (the last one when this configuration has fewer); a smaller cache keeps the
+    // most recently used.
+    let tpages = ftl.translation_pages();
+    if let Some(cmt) = ftl.cmt.as_mut() {
+        let last = cmt.partitions() - 1;
+        for (p, (pages, dirty)) in cmt_parts.iter().enumerate() {
+            for (&l, &d) in pages.iter().zip(dirty) {
+                if l as u64 >= tpages {
+                    return Err(bad(format!(
+                        "inconsistent snapshot: cached translation page {l} of {tpages}"
+                    )));
+                }
+                // A write-back forced by a smaller cache happened before the run: no
+                // traffic to account.
+                let _ = cmt.insert(l, p.min(last), d != 0);
+            }
+        }
+    }
     let rec = header["precondition"].clone();
     Ok((ftl, rec))
 }

@@ -183,11 +183,6 @@ impl Simulator {
     fn dispatch_request(&mut self, r: ReqId) {
         let req = *self.host.request(r);
         let spp = self.settings.geo.sectors_per_page;
-        let full_page = if spp >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << spp) - 1
-        };
         if req.op == Op::Flush {
             // No volatile write cache is modelled yet: every write is durable when it
             // completes, so a flush has nothing to wait for beyond its own command path.
@@ -197,41 +192,66 @@ impl Simulator {
         if req.op == Op::Trim {
             // Whole pages only: partial pages at the edges keep their data.
             for c in split(req.start_sector, req.sectors, spp).filter(|c| c.full) {
-                self.ftl.trim(c.lpn);
+                if self.ftl.trim(c.lpn) && self.cmt_on {
+                    self.cmt_trimmed(req.flow, c.lpn);
+                }
             }
             self.trims += 1;
             self.flash_done(r, 0);
             return;
         }
         let mut pending = 0;
+        let write = req.op == Op::Write;
         for c in split(req.start_sector, req.sectors, spp) {
-            let mapped = self.ftl.translate(c.lpn);
-            if req.op == Op::Read {
-                let mapped = match mapped {
-                    None if self.read_flash_unmapped => self.map_for_read(req.flow, c.lpn),
-                    m => m,
-                };
-                let Some(ppn) = mapped else {
-                    self.unmapped_read_page(c.sectors);
-                    continue;
-                };
-                let t = self.tsu.insert(Tx {
-                    req: r,
-                    lpn: c.lpn,
-                    ppn,
-                    sectors: c.sectors,
-                    ..Tx::new(TxKind::UserRead, self.settings.geo.plane_of(ppn))
-                });
-                self.enqueue(t);
-            } else {
-                self.queue_write_page(r, req.flow, c, mapped, full_page);
+            if self.cmt_on && !self.cmt_lookup(r, req.flow, write, c) {
+                // Issued when its translation page is in (mapping_read_done).
+                pending += 1;
+                continue;
             }
-            pending += 1;
+            if self.issue_page(r, req.flow, !write, c) {
+                pending += 1;
+            }
         }
         self.host.request_mut(r).pending_tx = pending;
         if pending == 0 {
             self.flash_done(r, 0);
         }
+    }
+
+    /// Issues the transaction of one page of request `r`, its mapping entry at hand. False
+    /// for a read of a page never written, which needs no flash.
+    #[inline]
+    pub(super) fn issue_page(&mut self, r: ReqId, flow: FlowId, read: bool, c: PageChunk) -> bool {
+        let mapped = self.ftl.translate(c.lpn);
+        if !read {
+            let full_page = self.full_page_mask();
+            self.queue_write_page(r, flow, c, mapped, full_page);
+            return true;
+        }
+        let mapped = match mapped {
+            None if self.read_flash_unmapped => {
+                let m = self.map_for_read(flow, c.lpn);
+                if m.is_some() && self.cmt_on {
+                    // The read created the entry (MQSim's first read of a page).
+                    self.ftl.cmt.as_mut().expect("cached").mark_dirty(c.lpn.0);
+                }
+                m
+            }
+            m => m,
+        };
+        let Some(ppn) = mapped else {
+            self.unmapped_read_page(c.sectors);
+            return false;
+        };
+        let t = self.tsu.insert(Tx {
+            req: r,
+            lpn: c.lpn,
+            ppn,
+            sectors: c.sectors,
+            ..Tx::new(TxKind::UserRead, self.settings.geo.plane_of(ppn))
+        });
+        self.enqueue(t);
+        true
     }
 
     /// A page of a read that was never written: real drives answer from the mapping table
@@ -308,7 +328,7 @@ impl Simulator {
 
     /// A write transaction got one of the things it waits for (its host data, the read of
     /// its unchanged sectors); with nothing left, it joins its die's queue.
-    fn release_write(&mut self, w: TxId) {
+    pub(super) fn release_write(&mut self, w: TxId) {
         let tx = self.tsu.get_mut(w);
         tx.waits -= 1;
         if tx.waits == 0 {
@@ -318,7 +338,7 @@ impl Simulator {
 
     /// All flash work of request `r` is done: send the read data not sent yet (with pipelined
     /// transfers, the `last_page_bytes` of the page just out of its die) and the completion.
-    fn flash_done(&mut self, r: ReqId, last_page_bytes: u64) {
+    pub(super) fn flash_done(&mut self, r: ReqId, last_page_bytes: u64) {
         let t = self.host.complete(self.q.now(), r, last_page_bytes);
         self.at(t, Ev::Completed(r));
     }
@@ -393,6 +413,13 @@ impl Simulator {
     }
 
     fn start_reads(&mut self, die: DieId) -> bool {
+        // A translation-page read holds up user transactions that wait for it: it goes first.
+        if let Some(t) = self.tsu.queues[die.idx()].mapping_reads.pop_front() {
+            let page = self.settings.geo.page_in_block(self.tsu.get(t).ppn.0);
+            let end = self.backend.start_read(self.q.now(), die.0, page, 1);
+            self.begin(die, &[t], end);
+            return true;
+        }
         let Some((_, t0)) = self.tsu.queues[die.idx()].reads.pop_front() else {
             return false;
         };
@@ -452,13 +479,18 @@ impl Simulator {
         let mut kept: Vec<Vec<(u64, TxId)>> = vec![Vec::new(); ppd as usize];
         for (seq, t) in taken {
             let tx = *self.tsu.get(t);
-            let flow = self.host.request(tx.req).flow;
-            let f = &mut self.flows[flow.idx()];
-            let target = match &f.planes {
-                None => self.ftl.plane_with_room(tx.lpn, None),
-                Some(set) => self
-                    .ftl
-                    .plane_with_room(tx.lpn, Some((set, &mut f.plane_cursor))),
+            // Translation-page write-backs belong to no flow.
+            let target = if tx.req == ReqId::NONE {
+                self.ftl.plane_with_room(tx.lpn, None)
+            } else {
+                let flow = self.host.request(tx.req).flow;
+                let f = &mut self.flows[flow.idx()];
+                match &f.planes {
+                    None => self.ftl.plane_with_room(tx.lpn, None),
+                    Some(set) => self
+                        .ftl
+                        .plane_with_room(tx.lpn, Some((set, &mut f.plane_cursor))),
+                }
             };
             match target {
                 Some(p) if p != tx.plane => {
@@ -518,7 +550,11 @@ impl Simulator {
         for &t in batch {
             let tx = *self.tsu.get(t);
             let ppn = self.ftl.program(tx.lpn, tx.plane, Stream::User);
-            self.ftl.stats_mut().user_page_writes += 1;
+            if tx.kind == TxKind::UserWrite {
+                self.ftl.stats_mut().user_page_writes += 1;
+            } else {
+                self.ftl.stats_mut().mapping_page_writes += 1;
+            }
             self.tsu.get_mut(t).ppn = ppn;
             self.after_allocation(tx.plane, ppn);
         }
@@ -539,7 +575,7 @@ impl Simulator {
         let first = *self.tsu.get(batch[0]);
         match first.kind {
             TxKind::GcRead if self.gc_copyback => self.copyback_program(die, batch[0]),
-            TxKind::UserRead | TxKind::RmwRead | TxKind::GcRead => {
+            TxKind::UserRead | TxKind::RmwRead | TxKind::GcRead | TxKind::MappingRead => {
                 let sectors: u32 = batch[..n]
                     .iter()
                     .map(|&t| self.tsu.get(t).sector_count())
@@ -603,6 +639,10 @@ impl Simulator {
             }
             TxKind::GcWrite => self.gc_move_done(tx.plane, true),
             TxKind::GcErase => self.gc_erased(tx.plane),
+            // Mapping traffic is not user progress: the watchdog must see work that only
+            // feeds itself.
+            TxKind::MappingRead => self.mapping_read_done(tx),
+            TxKind::MappingWrite => {}
         }
     }
 }

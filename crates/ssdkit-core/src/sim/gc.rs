@@ -78,6 +78,9 @@ impl Simulator {
     /// levelling is due.
     pub(super) fn gc_erased(&mut self, plane: PlaneId) {
         self.ftl.gc_erased(plane);
+        if self.cmt_on {
+            self.cmt_gc_flush(plane);
+        }
         let needed = self.ftl.gc_wanted(plane, false);
         self.start_gc(plane, needed);
         // Writes that waited for space on other dies' planes never wait here: a plane belongs
@@ -135,6 +138,9 @@ impl Simulator {
                         continue;
                     };
                     self.after_allocation(tx.plane, ppn);
+                    if self.cmt_on {
+                        self.cmt_gc_moved(tx.lpn, tx.plane);
+                    }
                     let end = self
                         .backend
                         .start_program(now, die.0, geo.page_in_block(ppn.0), 1);
@@ -194,6 +200,9 @@ impl Simulator {
             return;
         };
         self.after_allocation(tx.plane, ppn);
+        if self.cmt_on {
+            self.cmt_gc_moved(tx.lpn, tx.plane);
+        }
         let w = self.tsu.get_mut(t);
         w.kind = TxKind::GcWrite;
         w.ppn = ppn;

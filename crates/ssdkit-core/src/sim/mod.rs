@@ -5,11 +5,13 @@
 //!
 //! - `dispatch`: the handler of each event, along the request path;
 //! - `gc`: turning the FTL's GC steps into transactions;
+//! - `mapping`: the cached mapping table's lookups, translation-page reads and write-backs;
 //! - `run`: the batch run loop, stepping (`step`, `run_until`, `is_idle`) and the watchdog;
 //! - `result`: the result document.
 
 mod dispatch;
 mod gc;
+mod mapping;
 mod result;
 mod run;
 
@@ -75,6 +77,9 @@ pub struct Simulator {
     /// `flash.die_interleaving = false`: a chip runs one die operation at a time.
     serial_chips: bool,
     gc_background: bool,
+    /// The map is cached (`ftl.cmt.mode` other than "ideal").
+    cmt_on: bool,
+    mp: mapping::MappingPath,
     pub(crate) flows: Vec<Flow>,
     /// First error of a flow's request source (a bad trace line) or of the model; stops the
     /// run.
@@ -119,6 +124,8 @@ pub struct Simulator {
 #[derive(Debug, Clone)]
 pub(crate) struct AtLast {
     pub time: Picoseconds,
+    /// Events processed by then.
+    pub events: u64,
     pub flash: crate::flash::BackendStats,
     pub gc_runs: u64,
     pub gc_page_moves: u64,
@@ -206,6 +213,13 @@ impl Simulator {
         };
         let series = Recorder::new(s.timeseries_window_ps, n, start);
         let steady = Rounds::new(&c.steady_state, s.steady_round_ps, n, start);
+        let cmt_on = ftl.cmt().is_some();
+        let mp = mapping::MappingPath::new(
+            n,
+            c.ftl.cmt.mode == crate::config::CmtMode::PerFlow,
+            ftl.translation_pages(),
+            geo.planes(),
+        );
         let mut sim = Self {
             next_mark: series.next_end.min(steady.next_end),
             series,
@@ -230,6 +244,8 @@ impl Simulator {
             arrival_order: c.ftl.user_order == crate::config::UserOrder::Arrival,
             gc_copyback: c.ftl.gc_copyback,
             gc_background: c.ftl.gc_background,
+            cmt_on,
+            mp,
             flows,
             failure: None,
             flow_stats: vec![RwStats::default(); n],
@@ -329,6 +345,7 @@ impl Simulator {
         let f = self.ftl.stats();
         self.at_last = Some(AtLast {
             time: now,
+            events: self.q.processed(),
             flash: self.backend.stats.clone(),
             gc_runs: f.gc_runs,
             gc_page_moves: f.gc_page_moves,

@@ -81,6 +81,7 @@ impl Simulator {
                     trace: self.flows[i].trace_summary(),
                     active_time_s: active_ps as f64 / PS_PER_S as f64,
                     stats: s.summary(active_ps),
+                    cmt: self.cmt_flow_result(i),
                 }
             })
             .collect();
@@ -131,6 +132,7 @@ impl Simulator {
                     pages_mapped_by_reads: self.mapped_by_reads,
                 },
                 erase_counts: self.ftl.erase_count_summary(),
+                cmt: self.cmt_device_result(),
                 precondition: self.precondition.clone(),
                 random_streams: self.random_streams.clone(),
             },

@@ -106,6 +106,19 @@ impl Simulator {
             return Err(e);
         }
         let idle_events = self.q.processed() - self.progress_at;
+        if let Some(a) = &self.at_last {
+            // After the workload: the GC and mapping work owed must end. Work that feeds
+            // itself (each collection writing back more translation pages than it frees, on
+            // a device with very small blocks and translation pages) would not.
+            let since = self.q.processed() - a.events;
+            if since > WATCHDOG_EVENTS {
+                return Err(Error::Simulation(format!(
+                    "the device did not go idle: {since} events of GC and mapping write-backs after the last request completed, at simulated time {} ps (the work feeds itself: give blocks more pages or translation pages more entries); {}",
+                    self.q.now(),
+                    self.stall_report()
+                )));
+            }
+        }
         if idle_events > WATCHDOG_EVENTS && self.outstanding() > 0 {
             return Err(Error::Simulation(format!(
                 "no progress: {idle_events} events at simulated time {} ps without a finished user transaction while {} requests are outstanding (livelock); {}",

@@ -1,7 +1,9 @@
 //! Transaction scheduling unit (seed 000 section 2.3, the MQSim paper): page transactions,
 //! the per-die queues they wait in (user reads, user writes, GC reads, GC writes, GC erases),
 //! and the scheduling policy that picks what a free die does next, including multi-plane
-//! batches. The place for program/erase suspension and mapping traffic.
+//! batches; mapping reads of the cached mapping table have their own queue and go before
+//! user reads (a user transaction waits for each), mapping writes queue with user writes.
+//! The place for program/erase suspension.
 
 mod policy;
 mod queues;
@@ -21,6 +23,13 @@ pub enum TxKind {
     GcRead,
     GcWrite,
     GcErase,
+    /// Reads a translation page of the cached mapping table: a lookup that missed (the user
+    /// transactions waiting for it are issued when it completes), or the unchanged entries
+    /// before a write-back (`link`: the write to release).
+    MappingRead,
+    /// Writes a translation page back, out of place (dirty entries left the cache, or GC
+    /// moved pages whose entries were not cached).
+    MappingWrite,
 }
 
 impl TxKind {
@@ -44,7 +53,8 @@ pub struct Tx {
     /// Sectors of the page the transaction moves over the channel, one bit each (a page has
     /// at most 64 sectors of 512 bytes).
     pub sectors: u64,
-    /// RmwRead: the write transaction to release when it completes.
+    /// RmwRead, MappingRead before a write-back: the write transaction to release when it
+    /// completes.
     pub link: TxId,
     /// UserWrite: what it still waits for before it may join its die's queue: its page of
     /// host data (pipelined transfers) and the read of its unchanged sectors (partial page).

@@ -18,6 +18,8 @@ pub struct DieQueues {
     pub gc_reads: VecDeque<TxId>,
     pub gc_writes: VecDeque<TxId>,
     pub gc_erases: VecDeque<TxId>,
+    /// Reads of translation pages (cached mapping table).
+    pub mapping_reads: VecDeque<TxId>,
     /// User operations started in a row while GC transactions waited.
     pub user_streak: u32,
 }
@@ -32,6 +34,7 @@ impl DieQueues {
             gc_reads: VecDeque::new(),
             gc_writes: VecDeque::new(),
             gc_erases: VecDeque::new(),
+            mapping_reads: VecDeque::new(),
             user_streak: 0,
         }
     }
@@ -42,7 +45,7 @@ impl DieQueues {
                 self.reads.push_back((self.next_seq, t));
                 self.next_seq += 1;
             }
-            TxKind::UserWrite => {
+            TxKind::UserWrite | TxKind::MappingWrite => {
                 let local = (tx.plane.0 % planes_per_die) as usize;
                 self.writes[local].push_back((self.next_seq, t));
                 self.next_seq += 1;
@@ -51,6 +54,7 @@ impl DieQueues {
             TxKind::GcRead => self.gc_reads.push_back(t),
             TxKind::GcWrite => self.gc_writes.push_back(t),
             TxKind::GcErase => self.gc_erases.push_back(t),
+            TxKind::MappingRead => self.mapping_reads.push_back(t),
         }
     }
 
@@ -64,7 +68,10 @@ impl DieQueues {
     }
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.reads.is_empty() && self.write_count == 0 && self.gc_empty()
+        self.reads.is_empty()
+            && self.write_count == 0
+            && self.gc_empty()
+            && self.mapping_reads.is_empty()
     }
     pub fn len(&self) -> usize {
         self.reads.len()
@@ -72,6 +79,7 @@ impl DieQueues {
             + self.gc_reads.len()
             + self.gc_writes.len()
             + self.gc_erases.len()
+            + self.mapping_reads.len()
     }
 
     /// Whether the oldest queued user write arrived before the oldest queued read (false when

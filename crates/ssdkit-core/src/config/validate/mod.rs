@@ -2,6 +2,7 @@
 //! This file holds the entry point, which runs the section checks (`device`, `flow`,
 //! `pinning`) in a fixed order, and the range helpers they share.
 
+mod cmt;
 mod device;
 mod flow;
 mod pinning;
@@ -66,6 +67,7 @@ pub fn validate(c: &Config) -> Result<(), String> {
     device::validate_precondition(&c.precondition)?;
     device::validate_gc_start(c, &s)?;
     flow::validate_flow_count(c)?;
+    cmt::validate_cmt(c)?;
     let weighted = device::validate_arbitration(&c.interface)?;
     let capacity = s.logical_pages * c.flash.page_size_bytes as u64;
     flow::validate_flows(c, capacity, weighted)?;

@@ -158,6 +158,9 @@ impl Ftl {
         if self.translate(lpn) != Some(from) {
             return None;
         }
+        if lpn.0 >= self.logical_pages {
+            self.stats.gc_translation_moves += 1;
+        }
         Some(self.program(lpn, plane, Stream::Gc))
     }
 

@@ -442,7 +442,7 @@ pub fn run(
         };
         ftl.erase_count[b] = e.round().max(0.0) as u32;
     }
-    debug_assert!(c.precondition.occupancy < 1.0 || ftl.l2p.iter().all(|&p| p != NONE));
+    debug_assert!(c.precondition.occupancy < 1.0 || ftl.l2p_table().iter().all(|&p| p != NONE));
     ftl.rebuild_planes();
     Ok(json!({
         "mode": "fast",

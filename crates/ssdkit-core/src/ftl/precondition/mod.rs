@@ -24,6 +24,8 @@ use std::time::Instant;
 
 /// Random stream id of preconditioning.
 pub const PRECONDITION_STREAM: u64 = 0x7072_0000;
+/// Random stream id of the entries a warm mapping cache starts with.
+pub const CMT_WARM_STREAM: u64 = 0x636d_0000;
 
 /// Logical pages the workload overwrites at random: sorted, disjoint half-open intervals.
 /// Empty means the steady state is that of sequential writes (every block fully valid).
@@ -156,6 +158,9 @@ pub fn run_checked(
         rec["footprint"] = fp.describe();
         rec["gc_policy"] = serde_json::to_value(c.ftl.gc_policy).expect("enum serialises");
     }
+    if ftl.cmt.is_some() && p.mode != PreconditionMode::Empty {
+        rec["cmt"] = place_mapping(ftl, c, &settings)?;
+    }
     rec["wall_time_s"] = json!(wall.elapsed().as_secs_f64());
     ftl.stats = Default::default();
     Ok(rec)
@@ -232,4 +237,74 @@ fn write_overwrites(
     rec["write_amplification"] = json!(was.last().copied().unwrap_or(1.0));
     rec["window_write_amplification"] = json!(was);
     Ok(rec)
+}
+
+/// A cached map on a filled device: every translation page is written once, through the
+/// untimed writer (so GC makes room as the timed run would; they are the most recently
+/// written pages, as translation pages rewritten by write-backs are in steady state), and the
+/// cache starts full of clean translation pages drawn uniformly from those holding the
+/// entries of each partition's flows (their address ranges): what LRU holds under uniform
+/// random lookups. MQSim fills its CMT during preconditioning too. An empty device has no translation page in flash
+/// yet: a first lookup needs no read (MQSim's unallocated translation page).
+fn place_mapping(ftl: &mut Ftl, c: &Config, s: &crate::config::Settings) -> Result<Value, Error> {
+    let tpages = ftl.translation_pages() as u32;
+    for t in 0..tpages {
+        let lpn = ftl.tpage_lpn(t);
+        if !write_now(ftl, lpn) {
+            return Err(Error::Simulation(format!(
+                "preconditioning: no space can be freed for translation page {t}"
+            )));
+        }
+    }
+    let page_bytes = c.flash.page_size_bytes as u64;
+    let mut rng = derive_stream(c.run.seed, CMT_WARM_STREAM);
+    let cmt = ftl.cmt.as_mut().expect("checked by the caller");
+    let parts = cmt.partitions();
+    let mut warm = 0u64;
+    for part in 0..parts {
+        // The pages this partition's lookups address: its flow's range, or every flow's.
+        let ranges: Vec<&crate::config::FlowSettings> = if parts == 1 {
+            s.flows.iter().collect()
+        } else {
+            vec![&s.flows[part]]
+        };
+        let mut iv: Vec<(u64, u64)> = ranges
+            .iter()
+            .map(|f| {
+                let first = f.start_bytes / page_bytes;
+                let end = (f.start_bytes + f.range_bytes).div_ceil(page_bytes);
+                (first, end.min(s.logical_pages))
+            })
+            .collect();
+        iv.sort_unstable();
+        let own = Footprint { intervals: iv };
+        // The translation pages holding the partition's entries, in random order: LRU
+        // under uniform random lookups holds a uniform random subset of them.
+        let e = cmt.entries_per_tpage() as u64;
+        let mut pages: Vec<u32> = Vec::new();
+        for &(a, b) in &own.intervals {
+            if b > a {
+                let first = (a / e) as u32;
+                let last = ((b - 1) / e) as u32;
+                // Intervals are sorted: a page shared with the previous one is listed once.
+                let from = match pages.last() {
+                    Some(&l) if l >= first => l + 1,
+                    _ => first,
+                };
+                pages.extend(from..=last);
+            }
+        }
+        for j in (1..pages.len()).rev() {
+            pages.swap(j, rng.gen_range(0..=j));
+        }
+        let cap = cmt.capacity_pages(part) as usize;
+        for &t in pages.iter().take(cap) {
+            cmt.insert(t, part, false);
+        }
+        warm += pages.len().min(cap) as u64;
+    }
+    Ok(json!({
+        "translation_pages": tpages,
+        "warm_translation_pages": warm,
+    }))
 }

@@ -1,0 +1,301 @@
+//! The cached mapping table (DFTL, Gupta et al., ASPLOS 2009; the MQSim paper, FAST'18,
+//! section 4.3): which mapping entries the controller's DRAM holds, in LRU order per
+//! partition, and which translation pages have changed entries not yet written back.
+//!
+//! The cache holds entries a translation page at a time: a miss reads the entry's whole
+//! translation page, and every entry of it is cached from then on, so a sequential reader
+//! misses once per translation page and a write-back never needs to read the page again.
+//! Capacity is counted in entries (`capacity_bytes / entry_bytes`), rounded down to whole
+//! translation pages. MQSim caches single entries instead; see docs/ftl.md for what differs.
+//!
+//! The truth of the map stays in the FTL's flat table; this module decides what a lookup or
+//! an update costs in flash traffic, which the simulator then issues. State is flat arrays
+//! indexed by translation page (a few per thousand logical pages), with an intrusive LRU list
+//! per partition: every operation is O(1).
+
+const NIL: u32 = u32::MAX;
+
+/// Counters of one flow's lookups.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct CmtCounts {
+    pub read_hits: u64,
+    pub read_misses: u64,
+    pub write_hits: u64,
+    pub write_misses: u64,
+}
+
+/// A translation page that had to leave the cache dirty: it must be written back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Writeback(pub u32);
+
+#[derive(Debug, Clone, Copy)]
+struct Part {
+    /// Most recently used page.
+    head: u32,
+    /// Least recently used: evicted first.
+    tail: u32,
+    len: u64,
+    /// Capacity in translation pages.
+    cap: u64,
+}
+
+pub struct Cmt {
+    entries_per_tpage: u32,
+    logical_pages: u64,
+    /// Per translation page: its partition while cached, else NIL.
+    part: Vec<u32>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    /// Per translation page: cached with entries changed since its last write-back.
+    dirty: Vec<bool>,
+    parts: Vec<Part>,
+    cached: u64,
+}
+
+impl Cmt {
+    /// An empty cache with one partition per entry of `partition_entries` (capacities in
+    /// entries, rounded down to whole translation pages).
+    pub fn new(
+        logical_pages: u64,
+        entries_per_tpage: u32,
+        translation_pages: u64,
+        partition_entries: &[u64],
+    ) -> Self {
+        let n = translation_pages as usize;
+        Self {
+            entries_per_tpage,
+            logical_pages,
+            part: vec![NIL; n],
+            prev: vec![NIL; n],
+            next: vec![NIL; n],
+            dirty: vec![false; n],
+            parts: partition_entries
+                .iter()
+                .map(|&e| Part {
+                    head: NIL,
+                    tail: NIL,
+                    len: 0,
+                    cap: e / entries_per_tpage as u64,
+                })
+                .collect(),
+            cached: 0,
+        }
+    }
+
+    #[inline]
+    pub fn tpage_of(&self, lpn: u32) -> u32 {
+        lpn / self.entries_per_tpage
+    }
+    pub fn entries_per_tpage(&self) -> u32 {
+        self.entries_per_tpage
+    }
+    pub fn translation_pages(&self) -> u64 {
+        self.part.len() as u64
+    }
+    pub fn partitions(&self) -> usize {
+        self.parts.len()
+    }
+    /// Translation pages cached now, over every partition.
+    pub fn cached_pages(&self) -> u64 {
+        self.cached
+    }
+    /// Entries cached now (the last translation page may be short).
+    pub fn cached_entries(&self) -> u64 {
+        (0..self.part.len() as u32)
+            .filter(|&t| self.part[t as usize] != NIL)
+            .map(|t| self.entries_in(t) as u64)
+            .sum()
+    }
+    /// Capacity in translation pages of partition `p`.
+    pub fn capacity_pages(&self, p: usize) -> u64 {
+        self.parts[p].cap
+    }
+    /// Entries of translation page `t` (the last page may be short).
+    pub fn entries_in(&self, t: u32) -> u32 {
+        let first = t as u64 * self.entries_per_tpage as u64;
+        (self.logical_pages - first).min(self.entries_per_tpage as u64) as u32
+    }
+    /// Whether translation page `t` is cached (so a write-back needs no read of it).
+    #[inline]
+    pub fn page_cached(&self, t: u32) -> bool {
+        self.part[t as usize] != NIL
+    }
+
+    fn unlink(&mut self, t: u32) {
+        let (prev, next) = (self.prev[t as usize], self.next[t as usize]);
+        let p = &mut self.parts[self.part[t as usize] as usize];
+        if prev == NIL {
+            p.head = next;
+        } else {
+            self.next[prev as usize] = next;
+        }
+        if next == NIL {
+            p.tail = prev;
+        } else {
+            self.prev[next as usize] = prev;
+        }
+    }
+
+    fn push_front(&mut self, t: u32) {
+        let p = self.part[t as usize] as usize;
+        let head = self.parts[p].head;
+        self.prev[t as usize] = NIL;
+        self.next[t as usize] = head;
+        if head == NIL {
+            self.parts[p].tail = t;
+        } else {
+            self.prev[head as usize] = t;
+        }
+        self.parts[p].head = t;
+    }
+
+    /// Whether `lpn`'s entry is cached; a hit makes its page the most recently used.
+    #[inline]
+    pub fn lookup(&mut self, lpn: u32) -> bool {
+        let t = self.tpage_of(lpn);
+        let p = self.part[t as usize];
+        if p == NIL {
+            return false;
+        }
+        if self.parts[p as usize].head != t {
+            self.unlink(t);
+            self.push_front(t);
+        }
+        true
+    }
+
+    /// Whether `lpn`'s entry is cached, without touching the LRU order.
+    pub fn contains(&self, lpn: u32) -> bool {
+        self.page_cached(self.tpage_of(lpn))
+    }
+
+    /// Whether translation page `t` is cached with changes not written back.
+    pub fn is_dirty(&self, t: u32) -> bool {
+        self.dirty[t as usize]
+    }
+
+    /// Marks `lpn`'s cached entry changed. Returns false when it is not cached.
+    #[inline]
+    pub fn mark_dirty(&mut self, lpn: u32) -> bool {
+        let t = self.tpage_of(lpn) as usize;
+        if self.part[t] == NIL {
+            return false;
+        }
+        self.dirty[t] = true;
+        true
+    }
+
+    /// Caches translation page `t` in partition `part` (clean, or dirty), as the most
+    /// recently used. When the partition is full its least recently used page leaves; if that
+    /// one was dirty it is returned, to be written back. A page already cached is only
+    /// refreshed.
+    pub fn insert(&mut self, t: u32, part: usize, dirty: bool) -> Option<Writeback> {
+        if self.part[t as usize] != NIL {
+            if self.parts[self.part[t as usize] as usize].head != t {
+                self.unlink(t);
+                self.push_front(t);
+            }
+            self.dirty[t as usize] |= dirty;
+            return None;
+        }
+        let mut out = None;
+        if self.parts[part].len >= self.parts[part].cap {
+            out = self.evict(part);
+        }
+        self.part[t as usize] = part as u32;
+        self.dirty[t as usize] = dirty;
+        self.push_front(t);
+        self.parts[part].len += 1;
+        self.cached += 1;
+        out
+    }
+
+    fn evict(&mut self, part: usize) -> Option<Writeback> {
+        let t = self.parts[part].tail;
+        if t == NIL {
+            return None;
+        }
+        self.unlink(t);
+        self.parts[part].len -= 1;
+        self.cached -= 1;
+        self.part[t as usize] = NIL;
+        std::mem::take(&mut self.dirty[t as usize]).then_some(Writeback(t))
+    }
+
+    /// Translation page `t` is being written back: its cached entries are clean from now.
+    pub fn written_back(&mut self, t: u32) {
+        self.dirty[t as usize] = false;
+    }
+
+    /// Cached translation pages in LRU order (least recently used first) per partition, with
+    /// their dirty flag: what a snapshot saves.
+    pub fn pages(&self) -> Vec<Vec<(u32, bool)>> {
+        self.parts
+            .iter()
+            .map(|p| {
+                let mut v = Vec::with_capacity(p.len as usize);
+                let mut t = p.tail;
+                while t != NIL {
+                    v.push((t, self.dirty[t as usize]));
+                    t = self.prev[t as usize];
+                }
+                v
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lru_evicts_the_least_recently_used_page_and_returns_it_if_dirty() {
+        // Four entries per translation page, room for three pages (12 entries, 14 given).
+        let mut c = Cmt::new(32, 4, 8, &[14]);
+        assert_eq!(c.capacity_pages(0), 3);
+        assert_eq!(c.insert(0, 0, true), None);
+        assert_eq!(c.insert(1, 0, false), None);
+        assert_eq!(c.insert(2, 0, false), None);
+        assert!(
+            c.lookup(1),
+            "logical page 1 is in translation page 0, now the most recent"
+        );
+        // Page 1 is the LRU and clean: no write-back.
+        assert_eq!(c.insert(3, 0, true), None);
+        assert!(!c.page_cached(1) && !c.contains(5));
+        // Page 2 (clean), then page 0 (dirty).
+        assert_eq!(c.insert(4, 0, false), None);
+        assert_eq!(c.insert(5, 0, false), Some(Writeback(0)));
+        assert!(c.is_dirty(3), "page 3 stays dirty");
+        assert_eq!(c.cached_pages(), 3);
+        assert_eq!(c.cached_entries(), 12);
+    }
+
+    #[test]
+    fn a_write_back_cleans_the_page_and_marking_needs_the_page_cached() {
+        let mut c = Cmt::new(30, 4, 8, &[8]);
+        c.insert(0, 0, false);
+        assert!(c.mark_dirty(3), "entry 3 is in page 0");
+        assert!(!c.mark_dirty(4), "page 1 is not cached");
+        assert!(c.is_dirty(0));
+        c.written_back(0);
+        assert!(!c.is_dirty(0));
+        assert_eq!(c.entries_in(7), 2, "the last page holds 30 - 28 entries");
+    }
+
+    #[test]
+    fn partitions_evict_only_their_own_pages() {
+        let mut c = Cmt::new(64, 8, 8, &[8, 16]);
+        c.insert(0, 0, false);
+        c.insert(1, 1, false);
+        c.insert(2, 1, false);
+        c.insert(3, 0, false); // partition 0 holds one page: page 0 leaves
+        assert!(!c.page_cached(0));
+        assert!(c.page_cached(1) && c.page_cached(2) && c.page_cached(3));
+        assert_eq!(
+            c.pages(),
+            vec![vec![(3, false)], vec![(1, false), (2, false)]]
+        );
+    }
+}

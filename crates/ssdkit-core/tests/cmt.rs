@@ -1,0 +1,231 @@
+//! The cached mapping table (DFTL; the MQSim paper, FAST'18, section 4.3) against what its
+//! configuration implies, on the `mqsim-paper` device (8 KiB pages; 9-byte entries by MQSim's
+//! formula, so 910 entries per translation page), freshly filled so no GC runs:
+//! - uniform random reads over N pages with a cache of C entries hit C / N of the time;
+//! - sequential page reads miss once per translation page: hit rate 1 - 1 / 910;
+//! - at QD1 a miss adds exactly one translation-page read (command, array read, the page over
+//!   the channel) to the all-hit latency;
+//! - a cache holding the whole map gives the same latencies as the ideal map;
+//! - per-flow partitions give each flow the hit rate of its own share.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use ssdkit_core::config::Config;
+
+const ENTRIES_PER_PAGE: u64 = 8192 / 9;
+
+fn cmt(r: &Value) -> &Value {
+    &r["device"]["cmt"]
+}
+
+fn reads(extra: &[&str]) -> Config {
+    let mut o = vec![
+        "flow.0.read_fraction=1.0",
+        "flow.0.requests=40000",
+        "precondition.mode=sequential",
+        "ftl.cmt.mode=shared",
+    ];
+    o.extend_from_slice(extra);
+    preset("mqsim-paper", &o)
+}
+
+/// Entries the cache holds: its capacity in entries, rounded down to whole translation pages.
+fn capacity_entries(capacity_bytes: u64) -> u64 {
+    capacity_bytes / 9 / ENTRIES_PER_PAGE * ENTRIES_PER_PAGE
+}
+
+#[test]
+fn uniform_random_reads_hit_capacity_over_footprint() {
+    let c_entries = capacity_entries(4 << 20);
+    for (label, n_pages) in [
+        ("C/N = 1/4", 4 * c_entries),
+        ("C/N = 3/4", c_entries * 4 / 3),
+    ] {
+        let range = format!("flow.0.range_bytes={}", n_pages * 8192);
+        let r = run_cfg(&reads(&[&range, "ftl.cmt.capacity_bytes=4194304"]));
+        let m = cmt(&r);
+        assert_eq!(m["capacity_entries"].as_u64(), Some(4194304 / 9), "{m}");
+        let hit = m["lookups"]["read_hit_rate"].as_f64().unwrap();
+        let expected = c_entries as f64 / n_pages as f64;
+        println!("{label}: read hit rate {hit:.4}, expected C/N = {expected:.4}");
+        assert!(
+            (hit - expected).abs() < 0.02,
+            "{label}: {hit} vs {expected}"
+        );
+        // Reads dirty nothing: no write-back.
+        assert_eq!(m["mapping_page_writes"].as_u64(), Some(0), "{m}");
+        assert_eq!(
+            m["lookup_reads"].as_u64().unwrap() + m["coalesced_misses"].as_u64().unwrap(),
+            m["lookups"]["read_misses"].as_u64().unwrap(),
+            "every miss either reads its translation page or waits for that read: {m}"
+        );
+    }
+}
+
+#[test]
+fn sequential_page_reads_miss_once_per_translation_page() {
+    let r = run_cfg(&reads(&[
+        "flow.0.pattern=sequential",
+        "flow.0.request_bytes=8192",
+        // At QD1 no lookup waits for another's read: a miss is a translation-page read.
+        // (Deeper, the requests in flight on a page just missed count as misses too.)
+        "flow.0.queue_depth=1",
+    ]));
+    let m = cmt(&r);
+    let l = &m["lookups"];
+    let hit = l["read_hit_rate"].as_f64().unwrap();
+    let expected = 1.0 - 1.0 / ENTRIES_PER_PAGE as f64;
+    println!(
+        "sequential reads: hit rate {hit:.5}, expected 1 - 1/{ENTRIES_PER_PAGE} = {expected:.5}"
+    );
+    assert!((hit - expected).abs() < 0.01, "{hit} vs {expected}");
+    // Exactly: the 40,000 pages span ceil(40000 / 910) = 44 translation pages; each misses
+    // once, unless the warm cache already held it.
+    let spanned = 40000u64.div_ceil(ENTRIES_PER_PAGE);
+    let reads = m["lookup_reads"].as_u64().unwrap();
+    assert_eq!(l["read_misses"].as_u64(), Some(reads), "{m}");
+    assert!(reads <= spanned && reads + 2 >= spanned, "{m}");
+}
+
+#[test]
+fn at_qd1_each_miss_adds_one_translation_page_read() {
+    let c_entries = capacity_entries(4 << 20);
+    let range = format!("flow.0.range_bytes={}", 2 * c_entries * 8192);
+    let base = [
+        "flow.0.queue_depth=1",
+        "flow.0.requests=4000",
+        "ftl.cmt.capacity_bytes=4194304",
+        range.as_str(),
+    ];
+    let ideal = {
+        let mut o = base.to_vec();
+        o.push("ftl.cmt.mode=ideal");
+        latencies_ps(&reads(&o))
+    };
+    let hit_ps = ideal[0];
+    assert!(
+        ideal.iter().all(|&l| l == hit_ps),
+        "ideal QD1 reads all take one time"
+    );
+    let c = reads(&base);
+    let lat = latencies_ps(&c);
+    let r = run_cfg(&c);
+    let miss_rate = 1.0 - cmt(&r)["lookups"]["read_hit_rate"].as_f64().unwrap();
+    // One translation-page read: command and address cycles, the array read, the whole page
+    // over the channel (every entry of it is cached).
+    let f = &c.flash;
+    let t_map_us = f.bus.read_cmd_cycles as f64 * f.bus.cmd_addr_cycle_ns / 1000.0
+        + f.read_us[0]
+        + f.page_size_bytes as f64 / (f.bus.width_bits as f64 / 8.0) / f.bus.rate_mts;
+    assert_eq!(f.read_us[0], f.read_us[1]);
+    let t_map_ps = t_map_us * 1e6;
+    // Each request took either the hit time or the hit time plus one translation read
+    // (within 1 ns: the simulator rounds each step to whole picoseconds).
+    for &l in &lat {
+        let extra = l as f64 - hit_ps as f64;
+        assert!(
+            extra.abs() < 1000.0 || (extra - t_map_ps).abs() < 1000.0,
+            "latency {l} ps is neither the hit time {hit_ps} nor it plus {t_map_ps}"
+        );
+    }
+    let mean = lat.iter().sum::<u64>() as f64 / lat.len() as f64;
+    let expected = hit_ps as f64 + miss_rate * t_map_ps;
+    println!(
+        "QD1: miss rate {miss_rate:.4}, mean {:.3} us, hit time {:.3} us + miss rate x {t_map_us:.3} us = {:.3} us",
+        mean / 1e6,
+        hit_ps as f64 / 1e6,
+        expected / 1e6
+    );
+    assert!(rel(mean, expected) < 0.01, "{mean} vs {expected}");
+    assert!(
+        miss_rate > 0.3 && miss_rate < 0.7,
+        "the check exercises both: {miss_rate}"
+    );
+}
+
+#[test]
+fn a_cache_holding_the_whole_map_matches_the_ideal_map() {
+    // A 4 KiB random mix on the whole device: every translation page fits (68,588 pages of
+    // 910 entries of 9 bytes, under 600 MB). Translation pages stored in flash shift the
+    // write frontiers by a page here and there; single-plane programs make that invisible.
+    let base = [
+        "flow.0.queue_depth=4",
+        "flow.0.read_fraction=0.7",
+        "flow.0.requests=5000",
+        "flash.multiplane=false",
+    ];
+    let mut o = base.to_vec();
+    o.push("ftl.cmt.capacity_bytes=1000000000");
+    let cached = reads(&o);
+    let mut o = base.to_vec();
+    o.push("ftl.cmt.mode=ideal");
+    let ideal = reads(&o);
+    let (a, b) = (latencies_ps(&cached), latencies_ps(&ideal));
+    assert_eq!(a.len(), 5000);
+    assert_eq!(a, b, "per-request latencies differ");
+    let r = run_cfg(&cached);
+    let m = cmt(&r);
+    assert_eq!(m["lookups"]["hit_rate"].as_f64(), Some(1.0), "{m}");
+    assert_eq!(m["lookup_reads"].as_u64(), Some(0), "{m}");
+}
+
+#[test]
+fn per_flow_partitions_give_each_flow_its_share() {
+    // Two readers over disjoint ranges of N pages each; shares 1/4 and 3/4 of C = N / 2.
+    let c_bytes: u64 = 4 << 20;
+    let n_pages = 2 * capacity_entries(c_bytes);
+    let o: Vec<String> = vec![
+        "ftl.cmt.mode=per_flow".into(),
+        format!("ftl.cmt.capacity_bytes={c_bytes}"),
+        "ftl.cmt.shares=[0.25, 0.75]".into(),
+        format!("flow.0.range_bytes={}", n_pages * 8192),
+        "flow.0.requests=30000".into(),
+        "flow.1.read_fraction=1.0".into(),
+        "flow.1.queue_depth=32".into(),
+        "flow.1.requests=30000".into(),
+        format!("flow.1.start_bytes={}", n_pages * 8192),
+        format!("flow.1.range_bytes={}", n_pages * 8192),
+    ];
+    let o: Vec<&str> = o.iter().map(String::as_str).collect();
+    let r = run_cfg(&reads(&o));
+    let total = c_bytes / 9;
+    for (i, share) in [(0usize, 0.25), (1, 0.75)] {
+        let part = (total as f64 * share).floor() as u64 / ENTRIES_PER_PAGE * ENTRIES_PER_PAGE;
+        let expected = part as f64 / n_pages as f64;
+        let hit = r["flows"][i]["cmt"]["read_hit_rate"].as_f64().unwrap();
+        println!("flow {i}: share {share}, hit rate {hit:.4}, expected {expected:.4}");
+        assert!(
+            (hit - expected).abs() < 0.02,
+            "flow {i}: {hit} vs {expected}"
+        );
+    }
+}
+
+#[test]
+fn random_writes_write_translation_pages_back() {
+    // A small cache under random writes: dirty pages leave it and are written back, each
+    // write-back one page program; nothing else programs translation pages here (no GC).
+    let r = run_cfg(&reads(&[
+        "flow.0.read_fraction=0.0",
+        "flow.0.requests=20000",
+        "ftl.cmt.capacity_bytes=1048576",
+    ]));
+    let m = cmt(&r);
+    let n = |k: &str| m[k].as_u64().unwrap();
+    assert!(n("eviction_writebacks") > 1000, "{m}");
+    assert_eq!(n("mapping_page_writes"), n("eviction_writebacks"), "{m}");
+    assert_eq!(
+        n("writeback_reads"),
+        0,
+        "the evicted page was all in DRAM: {m}"
+    );
+    let f = &r["device"]["ftl"];
+    let programs = r["device"]["flash"]["page_programs"].as_u64().unwrap();
+    assert_eq!(
+        programs,
+        f["user_page_writes"].as_u64().unwrap() + n("mapping_page_writes")
+    );
+    let share = m["write_amplification_share"].as_f64().unwrap();
+    assert_eq!(share, n("mapping_page_writes") as f64 / programs as f64);
+}
