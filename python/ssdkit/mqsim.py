@@ -572,21 +572,34 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         )
     p = D("Ideal_Mapping_Table")
     ideal = conv.bool(p)
-    if not ideal:
-        conv.unmapped(
-            p[1],
-            p[0],
-            "ssdkit keeps the whole mapping table in controller DRAM (as Ideal_Mapping_Table = true): "
-            "no mapping-table misses or mapping reads/writes",
-            present=p[2],
-            cause="not_modelled",
+    cap_p = D("CMT_Capacity")
+    cap = conv.int(cap_p, 0)
+    share_p = D("CMT_Sharing_Mode")
+    sharing = conv.enum(share_p, ("SHARED", "EQUAL_PARTITIONING"))
+    if ideal:
+        ftl["cmt"] = {"mode": "ideal"}
+        conv.src("ftl.cmt.mode", p)
+        for q in (cap_p, share_p):
+            if q[2]:
+                conv.unmapped(q[1], q[0], "no effect with Ideal_Mapping_Table = true", cause="no_effect")
+    else:
+        if cap == 0:
+            raise conv.err(
+                cap_p[1], cap_p[0], "at least one translation page of entries with Ideal_Mapping_Table = false"
+            )
+        ftl["cmt"] = {
+            "mode": "per_flow" if sharing == "EQUAL_PARTITIONING" else "shared",
+            "capacity_bytes": cap,
+        }
+        conv.src("ftl.cmt.mode", share_p)
+        conv.src("ftl.cmt.capacity_bytes", cap_p)
+        conv.approx(
+            cap_p[1],
+            cap_p[0],
+            "ssdkit caches whole translation pages (a miss brings in every entry of the page it reads); "
+            "MQSim caches single entries: sequential lookups hit more often in ssdkit",
+            present=cap_p[2],
         )
-    conv.int(D("CMT_Capacity"), 0)
-    conv.enum(D("CMT_Sharing_Mode"), ("SHARED", "EQUAL_PARTITIONING"))
-    for tag in ("CMT_Capacity", "CMT_Sharing_Mode"):
-        p = D(tag)
-        if p[2]:
-            conv.unmapped(p[1], p[0], "ssdkit has no cached mapping table (CMT)", cause="not_modelled")
 
     # FTL.
     p = D("Plane_Allocation_Scheme")

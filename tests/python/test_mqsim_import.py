@@ -132,6 +132,9 @@ def test_device_equals_the_mqsim_paper_preset():
     # Enabled_Preconditioning = false: MQSim starts empty and maps a page on its first read.
     assert got["precondition"]["mode"] == "empty"
     assert got["ftl"]["unmapped_reads"] == "read_flash"
+    # Ideal_Mapping_Table = false: MQSim's shipped 2 MiB shared mapping cache.
+    cmt = got["ftl"]["cmt"]
+    assert (cmt["mode"], cmt["capacity_bytes"]) == ("shared", 2097152)
 
 
 def test_unmapped_list_has_the_known_parameters():
@@ -143,8 +146,7 @@ def test_unmapped_list_has_the_known_parameters():
         "Device_Parameter_Set/Seed = 321",
         "Data_Cache_Capacity = 268435456",
         "Caching_Mechanism = ADVANCED",
-        "CMT_Capacity = 2097152",
-        "Ideal_Mapping_Table = false",
+        "CMT_Capacity = 2097152: ssdkit caches whole translation pages",
         "CMD_Suspension_Support = ERASE",
         "Block_PE_Cycles_Limit = 10000",
         "Page_Metadat_Capacity = 448",

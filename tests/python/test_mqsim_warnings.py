@@ -30,8 +30,7 @@ def test_causes_that_change_results_come_first():
     "path_end, cause",
     [
         ("Device_Parameter_Set/Data_Cache_Capacity", "not_modelled"),
-        ("Device_Parameter_Set/Ideal_Mapping_Table", "not_modelled"),
-        ("Device_Parameter_Set/CMT_Capacity", "not_modelled"),
+        ("Device_Parameter_Set/CMT_Capacity", "approximated"),  # whole translation pages
         ("Flash_Parameter_Set/CMD_Suspension_Support", "not_modelled"),
         # The shipped ssdconfig.xml disables preconditioning, and MQSim uses the occupancy only
         # to precondition.
