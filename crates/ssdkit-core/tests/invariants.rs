@@ -213,6 +213,8 @@ fn config(
             "ftl.cmt.mode={}",
             if f.cmt == 1 { "shared" } else { "per_flow" }
         ));
+        // The costlier of GC's two ways to update uncached entries.
+        o.push("ftl.cmt.gc_updates=batch".into());
     }
     if f.background {
         o.push("ftl.gc_background_threshold=0.1".into());

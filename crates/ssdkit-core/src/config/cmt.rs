@@ -23,6 +23,19 @@ pub enum CmtMode {
     PerFlow,
 }
 
+/// `ftl.cmt.gc_updates`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CmtGcUpdates {
+    /// The translation page of an uncached entry is updated without flash traffic (MQSim's
+    /// GC writes its global mapping table directly).
+    #[default]
+    Direct,
+    /// DFTL's batch update: each translation page a victim's moves changed, and the cache
+    /// does not hold, is read and written back once when the victim is erased.
+    Batch,
+}
+
 /// `[ftl.cmt]`
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -40,6 +53,10 @@ pub struct CmtConfig {
     /// "per_flow": each flow's fraction of `capacity_bytes`, one per flow, summing to 1;
     /// [] = equal shares. Default [].
     pub shares: Vec<f64>,
+    /// GC moves whose entries are not cached: "direct" (no flash traffic, as MQSim) or
+    /// "batch" (DFTL: a read and a write-back of each changed translation page per victim).
+    /// Cached entries are updated in DRAM either way. Default "direct".
+    pub gc_updates: CmtGcUpdates,
 }
 
 impl Default for CmtConfig {
@@ -49,6 +66,7 @@ impl Default for CmtConfig {
             capacity_bytes: 2 << 20,
             entry_bytes: 0,
             shares: vec![],
+            gc_updates: CmtGcUpdates::Direct,
         }
     }
 }

@@ -38,6 +38,8 @@ struct Loading {
 #[derive(Debug, Default)]
 pub(crate) struct MappingPath {
     per_flow: bool,
+    /// `ftl.cmt.gc_updates = "batch"`.
+    gc_batch: bool,
     loading: HashMap<u32, Loading>,
     flows: Vec<CmtCounts>,
     flow_reads: Vec<u64>,
@@ -57,9 +59,16 @@ pub(crate) struct MappingPath {
 }
 
 impl MappingPath {
-    pub(crate) fn new(flows: usize, per_flow: bool, translation_pages: u64, planes: u32) -> Self {
+    pub(crate) fn new(
+        flows: usize,
+        per_flow: bool,
+        gc_batch: bool,
+        translation_pages: u64,
+        planes: u32,
+    ) -> Self {
         Self {
             per_flow,
+            gc_batch,
             flows: vec![CmtCounts::default(); flows],
             flow_reads: vec![0; flows],
             gc_pending: vec![false; translation_pages as usize],
@@ -235,9 +244,10 @@ impl Simulator {
         }
     }
 
-    /// GC moved logical page `lpn` of `plane`: a cached entry is updated in DRAM; otherwise its
-    /// translation page must be rewritten, once per victim however many of its entries moved
-    /// (DFTL's batch update), when the victim is erased.
+    /// GC moved logical page `lpn` of `plane`: a cached entry is updated in DRAM; otherwise
+    /// (`gc_updates = "batch"`) its translation page must be rewritten, once per victim
+    /// however many of its entries moved (DFTL's batch update), when the victim is erased, or
+    /// (`"direct"`) it is updated without flash traffic, as MQSim does.
     pub(super) fn cmt_gc_moved(&mut self, lpn: crate::ids::Lpn, plane: PlaneId) {
         if self.ftl.translation_page_of(lpn).is_some() {
             // The translation directory is in DRAM: moving a translation page costs nothing
@@ -250,6 +260,9 @@ impl Simulator {
             return;
         }
         self.mp.gc_uncached += 1;
+        if !self.mp.gc_batch {
+            return;
+        }
         let t = cmt.tpage_of(lpn.0);
         if !self.mp.gc_pending[t as usize] {
             self.mp.gc_pending[t as usize] = true;

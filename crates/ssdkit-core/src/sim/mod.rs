@@ -217,6 +217,7 @@ impl Simulator {
         let mp = mapping::MappingPath::new(
             n,
             c.ftl.cmt.mode == crate::config::CmtMode::PerFlow,
+            c.ftl.cmt.gc_updates == crate::config::CmtGcUpdates::Batch,
             ftl.translation_pages(),
             geo.planes(),
         );

@@ -8,6 +8,12 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
     let page = c.flash.page_size_bytes as u64;
     int_range("ftl.cmt.entry_bytes", t.entry_bytes as u64, 0, page)?;
     if t.mode == CmtMode::Ideal {
+        if t.gc_updates != crate::config::CmtGcUpdates::Direct {
+            return Err(
+                "key `ftl.cmt.gc_updates` = \"batch\" is taken only with a cached map (ftl.cmt.mode \"shared\" or \"per_flow\"; it is \"ideal\"); remove it"
+                    .into(),
+            );
+        }
         if !t.shares.is_empty() {
             return Err(format!(
                 "key `ftl.cmt.shares` = {:?} is taken only with ftl.cmt.mode = \"per_flow\" (it is \"ideal\"); remove it",
