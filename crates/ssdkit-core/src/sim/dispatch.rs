@@ -29,6 +29,8 @@ impl Simulator {
             Ev::DieArrayDone(d) => self.die_array_done(d),
             Ev::DieXferDone(d) => self.die_finish(d),
             Ev::Completed(r) => self.complete_request(r),
+            Ev::CacheWriteIn(r) => self.cache_write_in(r),
+            Ev::CacheReadOut(r) => self.cache_read_out(r),
             Ev::Arrival(f) => {
                 self.flows[f.idx()].arrival_scheduled = false;
                 self.pump(f);
@@ -166,7 +168,11 @@ impl Simulator {
     /// plane's user frontier (no program: the page is only assigned) and is read from there.
     /// None when the plane's user writes wait at the reserve.
     #[cold]
-    fn map_for_read(&mut self, flow: FlowId, lpn: crate::ids::Lpn) -> Option<crate::ids::Ppn> {
+    pub(super) fn map_for_read(
+        &mut self,
+        flow: FlowId,
+        lpn: crate::ids::Lpn,
+    ) -> Option<crate::ids::Ppn> {
         let f = &mut self.flows[flow.idx()];
         let plane = match &f.planes {
             None => self.ftl.target_plane(lpn),
@@ -188,6 +194,10 @@ impl Simulator {
         } else {
             (1u64 << spp) - 1
         };
+        // The data cache takes what it serves; the rest goes the uncached way below.
+        if self.cache.is_some() && self.cache_dispatch(r, &req) {
+            return;
+        }
         if req.op == Op::Flush {
             // No volatile write cache is modelled yet: every write is durable when it
             // completes, so a flush has nothing to wait for beyond its own command path.
@@ -238,7 +248,7 @@ impl Simulator {
     /// alone, so with pipelined transfers its data leaves for the host at once. Out of line:
     /// on a filled drive it never runs, and the read loop stays as tight as before.
     #[cold]
-    fn unmapped_read_page(&mut self, sectors: u64) {
+    pub(super) fn unmapped_read_page(&mut self, sectors: u64) {
         self.unmapped_reads += 1;
         if self.host.pipelined() {
             let now = self.q.now();
@@ -308,7 +318,7 @@ impl Simulator {
 
     /// A write transaction got one of the things it waits for (its host data, the read of
     /// its unchanged sectors); with nothing left, it joins its die's queue.
-    fn release_write(&mut self, w: TxId) {
+    pub(super) fn release_write(&mut self, w: TxId) {
         let tx = self.tsu.get_mut(w);
         tx.waits -= 1;
         if tx.waits == 0 {
@@ -318,7 +328,7 @@ impl Simulator {
 
     /// All flash work of request `r` is done: send the read data not sent yet (with pipelined
     /// transfers, the `last_page_bytes` of the page just out of its die) and the completion.
-    fn flash_done(&mut self, r: ReqId, last_page_bytes: u64) {
+    pub(super) fn flash_done(&mut self, r: ReqId, last_page_bytes: u64) {
         let t = self.host.complete(self.q.now(), r, last_page_bytes);
         self.at(t, Ev::Completed(r));
     }
@@ -452,7 +462,10 @@ impl Simulator {
         let mut kept: Vec<Vec<(u64, TxId)>> = vec![Vec::new(); ppd as usize];
         for (seq, t) in taken {
             let tx = *self.tsu.get(t);
-            let flow = self.host.request(tx.req).flow;
+            let flow = match (&self.cache, tx.kind) {
+                (Some(c), TxKind::CacheWrite) => FlowId(c.write_back(tx.slot).flow),
+                _ => self.host.request(tx.req).flow,
+            };
             let f = &mut self.flows[flow.idx()];
             let target = match &f.planes {
                 None => self.ftl.plane_with_room(tx.lpn, None),
@@ -539,7 +552,7 @@ impl Simulator {
         let first = *self.tsu.get(batch[0]);
         match first.kind {
             TxKind::GcRead if self.gc_copyback => self.copyback_program(die, batch[0]),
-            TxKind::UserRead | TxKind::RmwRead | TxKind::GcRead => {
+            TxKind::UserRead | TxKind::RmwRead | TxKind::GcRead | TxKind::CacheRead => {
                 let sectors: u32 = batch[..n]
                     .iter()
                     .map(|&t| self.tsu.get(t).sector_count())
@@ -603,6 +616,8 @@ impl Simulator {
             }
             TxKind::GcWrite => self.gc_move_done(tx.plane, true),
             TxKind::GcErase => self.gc_erased(tx.plane),
+            TxKind::CacheRead => self.cache_read_done(&tx),
+            TxKind::CacheWrite => self.cache_write_done(&tx),
         }
     }
 }

@@ -4,10 +4,12 @@
 //! holds a reference to another and the whole state is flat.
 //!
 //! - `dispatch`: the handler of each event, along the request path;
+//! - `cache`: the data cache's path (DRAM, write-backs, flushes, room for writes);
 //! - `gc`: turning the FTL's GC steps into transactions;
 //! - `run`: the batch run loop, stepping (`step`, `run_until`, `is_idle`) and the watchdog;
 //! - `result`: the result document.
 
+mod cache;
 mod dispatch;
 mod gc;
 mod result;
@@ -52,6 +54,10 @@ pub(crate) enum Ev {
     DieXferDone(DieId),
     /// The completion of the request is in the host's completion queue.
     Completed(ReqId),
+    /// Data cache: the write data of the request is in DRAM.
+    CacheWriteIn(ReqId),
+    /// Data cache: the read sectors the cache held are out of DRAM.
+    CacheReadOut(ReqId),
     /// An open-loop flow has a request due (or a closed-loop flow reached its start time).
     Arrival(FlowId),
 }
@@ -63,6 +69,8 @@ pub struct Simulator {
     firmware: Firmware,
     pub ftl: Ftl,
     tsu: Tsu,
+    /// The DRAM data cache; None with `cache.mode = "off"`.
+    pub(crate) cache: Option<crate::cache::DataCache>,
     pub(crate) backend: Backend,
     dies: Dies,
     multiplane: bool,
@@ -219,6 +227,13 @@ impl Simulator {
             backend: Backend::new(geo, s.timing.clone()),
             ftl,
             tsu: Tsu::new(geo.dies(), geo.planes_per_die, policy),
+            cache: crate::cache::DataCache::new(
+                &c.cache,
+                (0..n)
+                    .map(|i| c.flows.get(i).is_some_and(|f| f.fua))
+                    .collect(),
+                c.flash.page_size_bytes as u64,
+            ),
             dies: Dies::new(
                 geo.dies(),
                 (!c.flash.die_interleaving && geo.dies_per_chip > 1).then_some(geo.dies_per_chip),
@@ -247,6 +262,9 @@ impl Simulator {
             random_streams,
             settings: s,
         };
+        if c.cache.precondition == crate::config::CachePrecondition::Dirty {
+            sim.cache_precondition(c);
+        }
         // A state whose user writes are blocked at a reserve with GC idle (a snapshot or
         // untimed writes that stopped there) would wait for a trigger that never comes:
         // collect there from the start, as the timed run would have.
