@@ -246,9 +246,24 @@ fn partial_write_merges_and_partial_hit_reads_only_missing_sectors() {
 /// flush waits for flow 0's 64 programs only.
 #[test]
 fn flush_waits_for_its_flows_dirty_data() {
+    flush_case(false);
+}
+
+/// With `cache.flush_scope = "device"` the same flush writes back both flows' pages.
+#[test]
+fn device_scope_flush_writes_back_every_flow() {
+    flush_case(true);
+}
+
+fn flush_case(device: bool) {
+    let scope = format!(
+        "cache.flush_scope={}",
+        if device { "device" } else { "flow" }
+    );
     let c = preset(
         "mqsim-paper",
         &[
+            &scope,
             "cache.mode=write",
             "precondition.mode=sequential",
             "flow.0.read_fraction=0.0",
@@ -271,8 +286,15 @@ fn flush_waits_for_its_flows_dirty_data() {
     assert_eq!(u(a, "flushes"), 1);
     assert_eq!(u(a, "flush_write_backs"), 64);
     assert_eq!(u(a, "dirty_pages_at_end"), 0);
-    assert_eq!(u(b, "dirty_pages_at_end"), 64, "{b}");
-    assert_eq!(u(&r["device"]["flash"], "page_programs"), 64);
+    // Flow 1 runs beside flow 0: with the device scope the flush takes whatever of it is
+    // in the cache when the flush arrives.
+    let left = u(b, "dirty_pages_at_end");
+    if device {
+        assert_eq!(u(b, "flush_write_backs") + left, 64, "{b}");
+    } else {
+        assert_eq!(left, 64, "{b}");
+    }
+    assert_eq!(u(&r["device"]["flash"], "page_programs"), 128 - left);
     let log = out.log.unwrap();
     let flush = log.iter().find(|x| x.op == Op::Flush).expect("a flush");
     let last_write = log
@@ -431,4 +453,40 @@ fn dirty_preconditioning_starts_full() {
     assert!(u(k, "write_page_misses") > 250);
     assert_eq!(u(&r["device"]["cache"], "pages_at_end"), 64);
     assert_eq!(u(k, "dirty_pages_at_end"), 64);
+}
+
+/// A read cache keeps what a first pass read from flash: a second pass over the same pages
+/// hits every time; a write around the cache drops the sectors it makes stale.
+#[test]
+fn read_cache_keeps_what_it_read() {
+    let c = preset(
+        "mqsim-paper",
+        &[
+            "cache.mode=read",
+            "cache.capacity_bytes=4194304",
+            "precondition.mode=sequential",
+            "flow.0.pattern=sequential",
+            "flow.0.request_bytes=8192",
+            "flow.0.range_bytes=2097152",
+            "flow.0.requests=256",
+            "flow.0.queue_depth=4",
+            "flow.1.range_bytes=2097152",
+            "flow.1.requests=3000",
+            "flow.1.queue_depth=8",
+            "flow.1.start_ms=50",
+            "flow.2.read_fraction=0.0",
+            "flow.2.request_bytes=8192",
+            "flow.2.range_bytes=8192",
+            "flow.2.requests=1",
+            "flow.2.start_ms=100",
+        ],
+    );
+    let r = run_cfg(&c);
+    let (a, b) = (cache_of(&r, 0), cache_of(&r, 1));
+    assert_eq!(u(a, "read_page_misses"), 256, "{a}");
+    assert_eq!(u(a, "read_fills"), 256);
+    assert_eq!(u(b, "read_page_hits"), 3000, "{b}");
+    // The write went to flash (one program) and its page left the cache.
+    assert_eq!(u(&r["device"]["flash"], "page_programs"), 1);
+    assert_eq!(u(&r["device"]["cache"], "pages_at_end"), 255);
 }

@@ -195,7 +195,7 @@ pub struct DataCache {
 
 impl DataCache {
     /// The cache of `[cache]` for `flows` flows with pages of `page_bytes`; None when off.
-    pub fn new(k: &CacheConfig, fua: Vec<bool>, page_bytes: u64) -> Option<Self> {
+    pub fn new(k: &CacheConfig, fua: Vec<bool>, page_bytes: u64) -> Option<Box<Self>> {
         if k.mode == CacheMode::Off {
             return None;
         }
@@ -217,7 +217,7 @@ impl DataCache {
                 ..Default::default()
             })
             .collect();
-        Some(Self {
+        Some(Box::new(Self {
             mode: k.mode,
             write: k.mode.caches_writes(),
             read: k.mode.caches_reads(),
@@ -237,7 +237,7 @@ impl DataCache {
             flushes: Vec::new(),
             fua,
             hit_sectors: Vec::new(),
-        })
+        }))
     }
 
     /// The partition of a flow's new pages.
@@ -482,7 +482,7 @@ mod tests {
             capacity_bytes: cap_pages * 4096,
             ..Default::default()
         };
-        DataCache::new(&k, vec![false], 4096).unwrap()
+        *DataCache::new(&k, vec![false], 4096).unwrap()
     }
 
     #[test]

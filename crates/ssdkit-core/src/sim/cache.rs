@@ -48,6 +48,9 @@ impl Simulator {
     /// The cache's part of request `r` after the firmware. False: the request takes the
     /// uncached path (writes with a read-only cache, TRIMs, flushes without a write cache),
     /// after the cache dropped what they make stale.
+    // Out of line: with the cache off the handlers of the uncached path stay as small as
+    // before.
+    #[inline(never)]
     pub(super) fn cache_dispatch(&mut self, r: ReqId, req: &Request) -> bool {
         let write = self.dc().write;
         match req.op {
@@ -178,6 +181,7 @@ impl Simulator {
         true
     }
 
+    #[inline(never)]
     pub(super) fn cache_read_done(&mut self, tx: &Tx) {
         self.progress_at = self.q.processed();
         let now = self.q.now();
@@ -191,6 +195,7 @@ impl Simulator {
         self.cache_part_done(tx.req, tx.sector_count() as u64 * 512);
     }
 
+    #[inline(never)]
     pub(super) fn cache_read_out(&mut self, r: ReqId) {
         let sectors = self.dc().hit_sectors[r.idx()] as u64;
         self.cache_part_done(r, sectors * 512);
@@ -355,6 +360,7 @@ impl Simulator {
 
     /// The write data of `r` is in DRAM: the write completes, or (FUA) its pages are written
     /// back and it completes when they are programmed.
+    #[inline(never)]
     pub(super) fn cache_write_in(&mut self, r: ReqId) {
         let req = *self.host.request(r);
         if !self.dc().fua[req.flow.idx()] {
@@ -437,6 +443,7 @@ impl Simulator {
         }
     }
 
+    #[inline(never)]
     pub(super) fn cache_write_done(&mut self, tx: &Tx) {
         self.progress_at = self.q.processed();
         let part = self.dc().end_write_back(tx.slot);

@@ -70,7 +70,7 @@ pub struct Simulator {
     pub ftl: Ftl,
     tsu: Tsu,
     /// The DRAM data cache; None with `cache.mode = "off"`.
-    pub(crate) cache: Option<crate::cache::DataCache>,
+    pub(crate) cache: Option<Box<crate::cache::DataCache>>,
     pub(crate) backend: Backend,
     dies: Dies,
     multiplane: bool,
