@@ -490,3 +490,49 @@ fn read_cache_keeps_what_it_read() {
     assert_eq!(u(&r["device"]["flash"], "page_programs"), 1);
     assert_eq!(u(&r["device"]["cache"], "pages_at_end"), 255);
 }
+
+/// A fio iolog's `fsync`/`fdatasync` (`sync`/`datasync` lines) reach a write cache as NVMe
+/// Flush commands, each writing back what the flow wrote before it; without a write cache they
+/// stay counted as `no_data`, as before.
+#[test]
+fn fio_syncs_flush_the_write_cache() {
+    let dir = std::env::temp_dir().join(format!("ssdkit-dcache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sync.log");
+    let mut text = String::from("fio version 3 iolog\n0 /dev/x add\n0 /dev/x open\n");
+    let mut t = 10;
+    for round in 0..5u64 {
+        for k in 0..8u64 {
+            text.push_str(&format!(
+                "{t} /dev/x write {} 8192\n",
+                (round * 8 + k) * 8192
+            ));
+            t += 10;
+        }
+        let what = if round % 2 == 0 { "sync" } else { "datasync" };
+        text.push_str(&format!("{t} /dev/x {what} 0 0\n"));
+        t += 10;
+    }
+    std::fs::write(&path, text).unwrap();
+    let trace = format!("flow.0.trace={}", path.display());
+    let base = [
+        trace.as_str(),
+        "flow.0.trace_format=fio_v3",
+        "flow.0.replay=closed",
+        "precondition.mode=sequential",
+    ];
+    let off = run_cfg(&preset("mqsim-paper", &base));
+    assert_eq!(off["flows"][0]["trace"]["no_data"].as_u64(), Some(5));
+    assert!(off["device"]["stats"].get("flush").is_none());
+    let mut on_o = base.to_vec();
+    on_o.push("cache.mode=write");
+    let on = run_cfg(&preset("mqsim-paper", &on_o));
+    assert_eq!(on["flows"][0]["trace"]["no_data"].as_u64(), Some(0));
+    assert_eq!(on["device"]["stats"]["flush"]["count"].as_u64(), Some(5));
+    let k = cache_of(&on, 0);
+    assert_eq!(u(k, "flushes"), 5);
+    // At QD1 each write is in DRAM before the next, so each flush writes back its 8 pages.
+    assert_eq!(u(k, "flush_write_backs"), 40, "{k}");
+    assert_eq!(u(k, "dirty_pages_at_end"), 0);
+    std::fs::remove_dir_all(&dir).ok();
+}

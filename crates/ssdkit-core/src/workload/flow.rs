@@ -79,6 +79,7 @@ impl Flow {
         seed: u64,
         sq_entries: u32,
         planes: Option<Box<[u32]>>,
+        trace_flushes: bool,
     ) -> Result<Self, Error> {
         let start_ps = ms_to_ps(f.start_ms, index, "start_ms")?;
         let stop_ps = if f.duration_ms == 0.0 {
@@ -93,7 +94,12 @@ impl Flow {
                 })?
         };
         let source = if f.is_trace() {
-            Source::Trace(Box::new(TraceReplay::open(f, index, capacity_bytes)?))
+            Source::Trace(Box::new(TraceReplay::open(
+                f,
+                index,
+                capacity_bytes,
+                trace_flushes,
+            )?))
         } else {
             // Two streams per flow: arrival times must not shift when the size or address
             // draws change, so each process has its own.
