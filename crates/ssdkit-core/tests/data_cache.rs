@@ -536,3 +536,66 @@ fn fio_syncs_flush_the_write_cache() {
     assert_eq!(u(k, "dirty_pages_at_end"), 0);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Every feature at once on a small device with GC running: read and write caching, TRIMs,
+/// FUA, flushes of either scope, per-flow partitions, partial pages, dirty preconditioning.
+/// Every request completes once, and the FTL's invariants hold.
+#[allow(clippy::too_many_arguments)] // the proptest's draws, passed as they come
+fn mixed(
+    qd: u32,
+    sectors: u64,
+    pages: u64,
+    seed: u64,
+    read_write: bool,
+    fua: bool,
+    device_scope: bool,
+    per_flow: bool,
+) {
+    let mut text = format!(
+        "{SMALL}\n[run]\nseed = {seed}\n[cache]\nmode = \"{}\"\ncapacity_bytes = {}\nflush_scope = \"{}\"\nprecondition = \"dirty\"\n",
+        if read_write { "read_write" } else { "write" },
+        pages * 4096,
+        if device_scope { "device" } else { "flow" },
+    );
+    if per_flow {
+        text.push_str("sharing = \"per_flow\"\n");
+    }
+    let requests = 1200;
+    for f in 0..2 {
+        text.push_str(&format!(
+            "[[flow]]\nqueue_depth = {qd}\nread_fraction = 0.3\ntrim_fraction = {}\nrequest_bytes = {}\nalign_bytes = 512\nrequests = {requests}\nflush_every = {}\nfua = {}\n",
+            if f == 0 { 0.1 } else { 0.0 },
+            sectors * 512,
+            97 + f * 200,
+            fua && f == 1
+        ));
+    }
+    let c = Config::load(&text, "t.toml", &[]).unwrap();
+    let (out, sim) = run_keep_state(&c, true).unwrap();
+    let log = out.log.unwrap();
+    let data = log.iter().filter(|x| x.op != Op::Flush).count() as u64;
+    assert_eq!(data, 2 * requests);
+    let mut ids: Vec<u64> = log.iter().map(|x| x.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), log.len(), "a request completed twice");
+    assert!(log.iter().all(|x| x.complete_ps >= x.submit_ps));
+    sim.ftl.check_invariants().unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    #[test]
+    fn every_feature_together_completes_and_keeps_invariants(
+        qd in 1u32..24,
+        sectors in 1u64..20,
+        pages in 2u64..24,
+        seed in 0u64..1000,
+        read_write in any::<bool>(),
+        fua in any::<bool>(),
+        device_scope in any::<bool>(),
+        per_flow in any::<bool>(),
+    ) {
+        mixed(qd, sectors, pages, seed, read_write, fua, device_scope, per_flow);
+    }
+}
