@@ -1084,6 +1084,13 @@ class Result:
         ]
         facts += [(k, f"{v:,}") for k, v in optional if v]
         facts.append(("write amplification", wa))
+        if dev.cache is not None:
+            t = dev.cache.totals
+            read_pages = t.read_page_hits + t.read_page_partial_hits + t.read_page_misses
+            hits = f"read hits {t.read_page_hit_rate:.1%}  " if read_pages else ""
+            waited = f"  {t.writes_waited:,} writes waited for room" if t.writes_waited else ""
+            backs = f"write-backs {t.write_back_pages:,}  dirty at end {t.dirty_pages_at_end:,}"
+            facts.append(("data cache", f"{dev.cache.mode}, {dev.cache.capacity_pages:,} pages: {hits}{backs}{waited}"))
         if dev.erase_counts is not None:
             ec = dev.erase_counts
             facts.append(

@@ -20,9 +20,12 @@ def test_write_cache_result_views():
     assert t.dirty_evictions == t.write_back_pages > 0
     assert r.flows[0].cache == t
     assert r.raw["device"]["cache"]["totals"]["writes_waited"] == t.writes_waited
+    line = next(x for x in r.summary().splitlines() if "data cache" in x)
+    assert "write, 64 pages" in line and f"write-backs {t.write_back_pages:,}" in line
 
 
 def test_cache_off_has_no_cache_section():
     r = ssdkit.run("mqsim-paper", overrides={**TINY_WRITES, "flow.0.requests": 200})
     assert r.device.cache is None and r.flows[0].cache is None
     assert "cache" not in r.raw["device"]
+    assert "data cache" not in r.summary()
