@@ -32,6 +32,8 @@ from .device import Completion, Device
 from .fio import FioError, fio_to_toml
 from .mqsim import MqsimError, import_mqsim, mqsim_to_toml
 from .result import (
+    CacheCounts,
+    CacheResult,
     DeviceResult,
     EraseCounts,
     EraseHistogram,
@@ -55,6 +57,8 @@ from .result import (
 )
 
 __all__ = [
+    "CacheCounts",
+    "CacheResult",
     "Completion",
     "ConfigError",
     "Device",

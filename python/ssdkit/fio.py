@@ -73,6 +73,8 @@ SUPPORTED_OPTIONS: dict[str, str] = {
     "rate_iops": "open-loop arrivals at this rate (single-direction jobs)",
     "rate_process": "linear (fixed gaps) or poisson",
     "kb_base": "1024 (default) or 1000",
+    "fsync": "an NVMe Flush after every N writes (write-only jobs): flow.flush_every",
+    "fdatasync": "as fsync (a block device has no metadata to skip)",
     "name": "job name",
     "description": "free text (ignored)",
     "filename": "the device (ignored: the simulated device)",
@@ -104,8 +106,6 @@ _REFUSED_REASONS = {
     "thinktime_spin": "ssdkit flows have no think time",
     "verify": "ssdkit moves no data, so there is nothing to verify",
     "do_verify": "ssdkit moves no data, so there is nothing to verify",
-    "fsync": "ssdkit has no flush commands",
-    "fdatasync": "ssdkit has no flush commands",
     "end_fsync": "ssdkit has no flush commands",
     "fsync_on_close": "ssdkit has no flush commands",
     "sync": "ssdkit has no flush commands or synchronous-write flags",
@@ -652,6 +652,22 @@ def _job_flows(ctx: _Ctx, job: _Job, capacity: int, notes: list[str]) -> list[di
     if time_based and runtime_us == 0:
         raise ctx.fail(opts["time_based"], "time_based needs runtime (fio would run forever)")
     number_ios = _int(ctx, opts["number_ios"], 0) if "number_ios" in opts else 0
+    # fsync=N / fdatasync=N: fio syncs after every N writes, quiescing the job's I/O first: a
+    # barrier Flush, which is ssdkit's flow.flush_every (counted over every request, so only
+    # write-only jobs convert exactly). 0 means none, as in fio.
+    flush_every = 0
+    for key in ("fsync", "fdatasync"):
+        if key in opts:
+            n = _int(ctx, opts[key], 0)
+            if n and (fractions["read"] > 0 or fractions["trim"] > 0):
+                raise ctx.fail(
+                    opts[key],
+                    f"{key}={n} counts writes only; ssdkit's flow.flush_every counts every request, "
+                    "so it converts only for write-only jobs",
+                )
+            if n and flush_every and n != flush_every:
+                raise ctx.fail(opts[key], "fsync and fdatasync with different intervals are not supported")
+            flush_every = n or flush_every
     start_ms = 0.0
     if "startdelay" in opts:
         o = opts["startdelay"]
@@ -761,6 +777,8 @@ def _job_flows(ctx: _Ctx, job: _Job, capacity: int, notes: list[str]) -> list[di
             f["rate_iops"] = rate
         f["read_fraction"] = fractions["read"]
         f["trim_fraction"] = fractions["trim"]
+        if flush_every:
+            f["flush_every"] = flush_every
         if spec[0] == "fixed":
             f["request_bytes"] = spec[1]
         elif spec[0] == "uniform":

@@ -375,7 +375,7 @@ _FLASH_TAGS = {
 }
 # PCIe payload rate per lane in GB/s (10^9 B/s) after line coding, by generation.
 _PCIE_GB_S = {1: 0.25, 2: 0.5, 3: 8 * 128 / 130 / 8, 4: 16 * 128 / 130 / 8, 5: 32 * 128 / 130 / 8}
-_NO_CACHE = "ssdkit has no DRAM data cache: every request goes to flash"
+_CACHE_MODES = {"TURNED_OFF": "off", "WRITE_CACHE": "write", "READ_CACHE": "read", "WRITE_READ_CACHE": "read_write"}
 _NO_SUSPEND = "ssdkit has no program/erase suspension"
 
 
@@ -546,25 +546,35 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         precondition["mode"] = "empty"
     conv.sources["precondition.mode"] = f"<{p[1]}> = {p[0]}"
 
-    # Data cache and mapping table.
-    conv.enum(D("Caching_Mechanism"), ("SIMPLE", "ADVANCED"))
-    conv.enum(D("Data_Cache_Sharing_Mode"), ("SHARED", "EQUAL_PARTITIONING"))
-    for tag in (
-        "Caching_Mechanism",
-        "Data_Cache_Sharing_Mode",
-        "Data_Cache_Capacity",
-        "Data_Cache_DRAM_Row_Size",
-        "Data_Cache_DRAM_Data_Rate",
-        "Data_Cache_DRAM_Data_Busrt_Size",
-        "Data_Cache_DRAM_tRCD",
-        "Data_Cache_DRAM_tCL",
-        "Data_Cache_DRAM_tRP",
+    # Data cache and mapping table. The cache's mode is per flow in MQSim
+    # (Device_Level_Data_Caching_Mode, in workload.xml): `_caching` sets it per scenario; a
+    # device alone takes MQSim's default for flows, WRITE_CACHE.
+    p = D("Caching_Mechanism")
+    if conv.enum(p, ("SIMPLE", "ADVANCED")) == "SIMPLE":
+        conv.approx(
+            p[1],
+            p[0],
+            "ssdkit models MQSim's ADVANCED cache manager (LRU pages with sector bitmaps, DRAM timing); "
+            "SIMPLE is a write cache without them",
+            present=p[2],
+        )
+    cache: dict[str, Any] = {"mode": "write"}
+    p = D("Data_Cache_Sharing_Mode")
+    cache["sharing"] = "per_flow" if conv.enum(p, ("SHARED", "EQUAL_PARTITIONING")) == "EQUAL_PARTITIONING" else "shared"
+    conv.src("cache.sharing", p)
+    for tag, key, lo in (
+        ("Data_Cache_Capacity", "capacity_bytes", 1),
+        ("Data_Cache_DRAM_Row_Size", "dram_row_bytes", 64),
+        ("Data_Cache_DRAM_Data_Rate", "dram_data_rate_mts", 1),
+        ("Data_Cache_DRAM_Data_Busrt_Size", "dram_burst_bytes", 1),
+        ("Data_Cache_DRAM_tRCD", "dram_trcd_ns", 0),
+        ("Data_Cache_DRAM_tCL", "dram_tcl_ns", 0),
+        ("Data_Cache_DRAM_tRP", "dram_trp_ns", 0),
     ):
         p = D(tag)
-        if tag not in ("Caching_Mechanism", "Data_Cache_Sharing_Mode"):
-            conv.int(p, 0)
-        if p[2]:
-            conv.unmapped(p[1], p[0], _NO_CACHE, cause="not_modelled")
+        v = conv.int(p, lo)
+        cache[key] = float(v) if key.endswith("_ns") else v
+        conv.src(f"cache.{key}", p)
     p = D("Address_Mapping")
     if conv.enum(p, ("PAGE_LEVEL", "HYBRID")) == "HYBRID":
         conv.unmapped(
@@ -754,7 +764,18 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
     ftl["firmware_transaction_us"] = 0.25
 
     flash["bus"] = bus
-    doc = {"interface": interface, "pcie": pcie, "ftl": ftl, "precondition": precondition, "flash": flash}
+    # MQSim has no DRAM size: make room for both caches.
+    need = cache["capacity_bytes"] + ftl["cmt"].get("capacity_bytes", 0)
+    if need > 1 << 30:
+        cache["dram_bytes"] = need
+    doc = {
+        "interface": interface,
+        "pcie": pcie,
+        "cache": cache,
+        "ftl": ftl,
+        "precondition": precondition,
+        "flash": flash,
+    }
     facts = {
         "kind": kind,
         "tsp": tsp,
@@ -832,9 +853,9 @@ def _flow(
     p = sec.get("Priority_Class", None)
     if p[2]:
         prio = conv.enum(p, ("URGENT", "HIGH", "MEDIUM", "LOW"))
-    p = sec.get("Device_Level_Data_Caching_Mode", None)
-    if p[2] and conv.enum(p, ("TURNED_OFF", "WRITE_CACHE", "READ_CACHE", "WRITE_READ_CACHE")) != "TURNED_OFF":
-        conv.unmapped(p[1], p[0], _NO_CACHE, cause="not_modelled")
+    p = sec.get("Device_Level_Data_Caching_Mode", "WRITE_CACHE")
+    mode = conv.enum(p, ("TURNED_OFF", "WRITE_CACHE", "READ_CACHE", "WRITE_READ_CACHE"))
+    f["_caching"] = (_CACHE_MODES[mode], p)
     geometry = facts["geometry"]
     pinned = False
     for tag, k, count in zip(
@@ -1133,6 +1154,7 @@ def import_mqsim(
         doc = {kk: (dict(v) if isinstance(v, dict) else v) for kk, v in device.items()}
         doc["interface"] = dict(device["interface"])
         _occupancy(conv, doc, flows)
+        _caching(conv, doc, flows)
         _priorities(conv, doc, flows, prios, facts)
         doc["flow"] = flows
         scenarios.append((k, doc, conv.entries, {**dconv.sources, **conv.sources}))
@@ -1196,6 +1218,31 @@ def _apply_compat(doc: dict) -> None:
         section, name = key.split(".")
         doc[section] = dict(doc.get(section, {}))
         doc[section][name] = value
+
+
+def _caching(conv: _Conv, doc: dict, flows: list[dict]) -> None:
+    """Device_Level_Data_Caching_Mode is per flow in MQSim; ssdkit's cache.mode is one mode
+    for the device: the flows' common mode, or the first flow's (listed as approximated)."""
+    modes = [f.pop("_caching") for f in flows]
+    if not modes:
+        return
+    mode, p = modes[0]
+    doc["cache"] = dict(doc["cache"])
+    doc["cache"]["mode"] = mode
+    conv.sources["cache.mode"] = " ".join(f"<{q[1]}> = {q[0]}" for _, q in modes)
+    if len({m for m, _ in modes}) > 1:
+        conv.approx(
+            p[1],
+            p[0],
+            "MQSim caches per flow; ssdkit has one cache mode for the device: the first flow's ("
+            + ", ".join(m for m, _ in modes)
+            + ")",
+            present=p[2],
+        )
+    if mode == "off":
+        # The cache's own keys are refused with the cache off; its DRAM timing stays.
+        for key in ("capacity_bytes", "sharing", "shares", "precondition"):
+            doc["cache"].pop(key, None)
 
 
 def _occupancy(conv: _Conv, doc: dict, flows: list[dict]) -> None:

@@ -238,6 +238,59 @@ class FtlStats(_DictLike):
 
 
 @dataclass(frozen=True)
+class CacheCounts(_DictLike):
+    """What the DRAM data cache did (docs/cache.md): for a flow, its requests' pages (and the
+    write-backs of the data it wrote); for the device, every flow together."""
+
+    read_page_hits: int
+    read_page_partial_hits: int
+    read_page_misses: int
+    read_sectors_from_dram: int
+    read_sectors_from_flash: int
+    read_fills: int
+    write_page_hits: int
+    write_page_misses: int
+    write_sectors: int
+    #: Dirty sectors overwritten in DRAM before a write-back: they never reach flash.
+    write_absorbed_sectors: int
+    #: Write requests that waited for room (backpressure), and their total wait.
+    writes_waited: int
+    write_wait_us: float
+    clean_evictions: int
+    dirty_evictions: int
+    #: Page programs through the FTL for evictions, flushes and FUA writes.
+    write_back_pages: int
+    write_back_sectors: int
+    flush_write_backs: int
+    fua_write_backs: int
+    flushes: int
+    dirty_pages_at_end: int
+    #: Read pages all of whose sectors were cached, over all read pages; 0.0 without reads.
+    read_page_hit_rate: float
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CacheCounts:
+        return _pick(cls, d)
+
+
+@dataclass(frozen=True)
+class CacheResult(_DictLike):
+    """The ``device.cache`` part: the data cache of the device (absent with
+    ``cache.mode = "off"``)."""
+
+    mode: str
+    capacity_pages: int
+    pages_at_end: int
+    dram_accesses: int
+    dram_busy_us: float
+    totals: CacheCounts
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CacheResult:
+        return _pick(cls, d, totals=CacheCounts.from_dict(_get(d, "totals")))
+
+
+@dataclass(frozen=True)
 class EraseHistogram(_DictLike):
     """Blocks by erase count: ``count[i]`` blocks have an erase count in
     ``[bin_start[i], bin_start[i] + bin_width)``."""
@@ -288,6 +341,8 @@ class DeviceResult(_DictLike):
     precondition: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     #: Where each random stream came from (the seed, and which streams derive from it).
     random_streams: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
+    #: The DRAM data cache; None with ``cache.mode = "off"``.
+    cache: CacheResult | None = None
 
     @property
     def precondition_mode(self) -> str | None:
@@ -305,6 +360,7 @@ class DeviceResult(_DictLike):
             erase_counts=None if erase is None else EraseCounts.from_dict(erase),
             precondition=dict(d.get("precondition") or {}),
             random_streams=dict(d.get("random_streams") or {}),
+            cache=CacheResult.from_dict(d["cache"]) if isinstance(d, dict) and d.get("cache") else None,
         )
 
 
@@ -329,10 +385,18 @@ class FlowResult(_DictLike):
     #: The flow's active interval in seconds: its first request's arrival to its last
     #: completion (0 when it completed nothing). ``stats`` rates are over this interval.
     active_time_s: float = 0.0
+    #: What the data cache did for this flow; None with ``cache.mode = "off"``.
+    cache: CacheCounts | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FlowResult:
-        return _pick(cls, d, stats=Stats.from_dict(_get(d, "stats")))
+        cache = d.get("cache") if isinstance(d, dict) else None
+        return _pick(
+            cls,
+            d,
+            stats=Stats.from_dict(_get(d, "stats")),
+            cache=None if cache is None else CacheCounts.from_dict(cache),
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -1020,6 +1084,13 @@ class Result:
         ]
         facts += [(k, f"{v:,}") for k, v in optional if v]
         facts.append(("write amplification", wa))
+        if dev.cache is not None:
+            t = dev.cache.totals
+            read_pages = t.read_page_hits + t.read_page_partial_hits + t.read_page_misses
+            hits = f"read hits {t.read_page_hit_rate:.1%}  " if read_pages else ""
+            waited = f"  {t.writes_waited:,} writes waited for room" if t.writes_waited else ""
+            backs = f"write-backs {t.write_back_pages:,}  dirty at end {t.dirty_pages_at_end:,}"
+            facts.append(("data cache", f"{dev.cache.mode}, {dev.cache.capacity_pages:,} pages: {hits}{backs}{waited}"))
         if dev.erase_counts is not None:
             ec = dev.erase_counts
             facts.append(

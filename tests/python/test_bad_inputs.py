@@ -187,6 +187,37 @@ CASES = [
     set_case("flow.0.start_ms=2e10", ["flow.0.start_ms"]),
     set_case('steady_state.track="bandwidth"', ["steady_state.track", "iops", "mean_latency"]),
     set_case("steady_state.round_ms=10", ["steady_state.round_ms", "steady_state.enabled"]),
+    # The data cache (issue 12 item 6): 0 means off, the DRAM bounds the capacity, shares sum
+    # to 1, a flush interval is at least 1.
+    Case(
+        "set-cache-capacity-0",
+        ["run", "mqsim-paper", "--set", "cache.mode=write", "--set", "cache.capacity_bytes=0", *QUICK],
+        ["cache.capacity_bytes", '0 means off: set cache.mode = "off"'],
+    ),
+    Case(
+        "set-cache-beyond-dram",
+        ["run", "mqsim-paper", "--set", "cache.mode=write", "--set", "cache.dram_bytes=1048576", *QUICK],
+        ["cache.capacity_bytes", "cache.dram_bytes", "1048576"],
+    ),
+    Case(
+        "set-cache-shares",
+        [
+            "run",
+            "mqsim-paper",
+            "--set",
+            "cache.mode=write",
+            "--set",
+            "cache.sharing=per_flow",
+            "--set",
+            "flow.1.requests=10",
+            "--set",
+            "cache.shares=[0.5, 0.6]",
+            *QUICK,
+        ],
+        ["cache.shares", "sum to 1"],
+    ),
+    set_case("flow.0.flush_every=0", ["flow.0.flush_every", ">= 1"]),
+    set_case("cache.capacity_bytes=1048576", ["cache.capacity_bytes", "cache.mode"]),
     Case(
         "set-steady-state-max-rounds",
         ["run", "mqsim-paper", "--steady-state", "--set", "steady_state.max_rounds=4", *QUICK],

@@ -264,7 +264,8 @@ def test_notes_for_remaining_differences():
         ("[j]\nthinktime=10\n", ["t.fio:2", "[j]", "`thinktime`", "think time"]),
         ("[a]\n[b]\nstonewall\n", [":3", "[b]", "`stonewall`"]),
         ("[j]\nverify=md5\n", ["`verify`"]),
-        ("[j]\nfsync=1\n", ["`fsync`"]),
+        ("[j]\nend_fsync=1\n", ["`end_fsync`"]),
+        ("[j]\nrw=randrw\nfsync=4\n", ["`fsync`", "write-only"]),
         ("[j]\nzonemode=zbd\n", ["`zonemode`"]),
         ("[j]\nfoo=1\n", ["`foo`", "not supported"]),
         ("[j]\ninclude other.fio\n", ["include"]),
@@ -426,3 +427,11 @@ def test_fio_run_equals_handwritten_toml(tmp_path):
     assert json.dumps(ja, sort_keys=True) == json.dumps(jb, sort_keys=True)
     assert [f["name"] for f in ja["flows"]] == ["writer", "reader", "seq"]
     assert sum(f["completed"] for f in ja["flows"]) > 0
+
+
+def test_fsync_becomes_flush_every():
+    # fio syncs after every N writes: a write-only job's flows flush every N requests.
+    f = flow("[j]\nrw=randwrite\nbs=4k\nsize=1m\nfsync=32\n")
+    assert f["flush_every"] == 32
+    assert flow("[j]\nrw=write\nbs=4k\nsize=1m\nfdatasync=8\n")["flush_every"] == 8
+    assert "flush_every" not in flow("[j]\nrw=randwrite\nbs=4k\nsize=1m\nfsync=0\n")

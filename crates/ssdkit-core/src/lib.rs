@@ -10,6 +10,8 @@
 //!   -> fetch unit: QueueFetchSize, arbitration         host::nvme
 //!   -> firmware CPU; split into page transactions      frontend (Firmware, split)
 //!      with sector bitmaps
+//!   -> DRAM data cache (off by default): LRU pages,     cache::{lru, dram}, sim::cache
+//!      write-back, DRAM timing
 //!   -> FTL: translation, plane allocation, GC          ftl::{mapping, allocation, blocks,
 //!      lifecycle, wear levelling, TRIM                       gc, wear, index}
 //!   -> per-die queues and the scheduling policy        tsu::{queues, policy}
@@ -27,6 +29,7 @@
 //! from the run seed.
 
 pub mod api;
+pub mod cache;
 pub mod config;
 pub mod device;
 pub mod engine;

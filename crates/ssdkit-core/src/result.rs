@@ -5,7 +5,8 @@
 //! field. Fields serialise in declaration order: the results first, the configuration last,
 //! so `ssdkit run --json | head` shows results.
 
-use crate::config::{Config, Priority, SteadyTrack};
+pub use crate::cache::CacheCounts;
+use crate::config::{CacheMode, Config, Priority, SteadyTrack};
 use crate::flash::BackendStats;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -82,6 +83,9 @@ pub struct DeviceResult {
     /// The flash back end's operation counts, user and GC traffic together.
     pub flash: BackendStats,
     pub ftl: FtlCounts,
+    /// The DRAM data cache, all flows together; absent with `cache.mode = "off"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheResult>,
     pub erase_counts: EraseCounts,
     /// The cached mapping table's lookups and flash traffic; absent with `ftl.cmt.mode =
     /// "ideal"` (every lookup hits, no translation page exists).
@@ -119,6 +123,10 @@ pub struct FlowResult {
     /// The flow's lookups in the cached mapping table; absent with `ftl.cmt.mode = "ideal"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmt: Option<CmtLookups>,
+    /// What the data cache did for the flow's requests (write-backs: for the data it wrote);
+    /// absent with `cache.mode = "off"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheCounts>,
 }
 
 /// Lookups of mapping entries by user reads and writes (one per page transaction).
@@ -208,6 +216,23 @@ pub struct CmtDevice {
     pub write_amplification_share: f64,
     /// Page reads of translation pages (lookups and write-back reads) over all page reads.
     pub read_share: f64,
+}
+
+/// The data cache of the device (docs/cache.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CacheResult {
+    /// `cache.mode`.
+    pub mode: CacheMode,
+    /// Slots (flash pages) of the cache, all partitions together.
+    pub capacity_pages: u64,
+    /// Pages in the cache at the end of the run.
+    pub pages_at_end: u64,
+    /// Accesses to the DRAM (request data in and out, read-cache fills).
+    pub dram_accesses: u64,
+    /// Time the DRAM was busy, in microseconds.
+    pub dram_busy_us: f64,
+    /// The counts of every flow together.
+    pub totals: CacheCounts,
 }
 
 /// Completed requests by kind.

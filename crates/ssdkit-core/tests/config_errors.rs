@@ -310,5 +310,91 @@ fn mapping_cache_errors_name_the_key() {
         ],
     );
     assert!(e.contains("flow 1's partition"), "{e}");
+    // The mapping cache and the data cache share the controller's DRAM.
+    let e = preset_err(
+        "mqsim-paper",
+        &[
+            "ftl.cmt.mode=shared",
+            "ftl.cmt.capacity_bytes=900000000",
+            "cache.mode=write",
+            "cache.capacity_bytes=268435456",
+        ],
+    );
+    assert!(
+        e.contains("`ftl.cmt.capacity_bytes` = 900000000")
+            && e.contains("`cache.dram_bytes` = 1073741824"),
+        "{e}"
+    );
     preset_ok("mqsim-paper", &["ftl.cmt.mode=shared"]);
+}
+
+/// The data cache's bad input (issue 12 item 6): each message names the key and what is
+/// allowed.
+#[test]
+fn data_cache_bad_input_names_the_key() {
+    let e = preset_err(
+        "mqsim-paper",
+        &["cache.mode=write", "cache.capacity_bytes=0"],
+    );
+    assert!(
+        e.contains("cache.capacity_bytes") && e.contains("0 means off: set cache.mode = \"off\""),
+        "{e}"
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &["cache.mode=write", "cache.dram_bytes=268435455"],
+    );
+    assert!(
+        e.contains("cache.capacity_bytes") && e.contains("cache.dram_bytes"),
+        "{e}"
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &[
+            "cache.mode=write",
+            "cache.sharing=per_flow",
+            "flow.1.requests=5",
+            "cache.shares=[0.5, 0.4]",
+        ],
+    );
+    assert!(e.contains("cache.shares") && e.contains("sum to 1"), "{e}");
+    let e = preset_err(
+        "mqsim-paper",
+        &[
+            "cache.mode=write",
+            "cache.sharing=per_flow",
+            "cache.shares=[0.5, 0.5]",
+        ],
+    );
+    assert!(e.contains("cache.shares") && e.contains("1 flow"), "{e}");
+    let e = preset_err("mqsim-paper", &["flow.0.flush_every=0"]);
+    assert!(
+        e.contains("flow.0.flush_every") && e.contains(">= 1"),
+        "{e}"
+    );
+    // Keys of a cache that is off are refused, not ignored.
+    let e = preset_err("mqsim-paper", &["cache.capacity_bytes=1048576"]);
+    assert!(
+        e.contains("cache.capacity_bytes") && e.contains("cache.mode"),
+        "{e}"
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &["cache.mode=read", "cache.precondition=dirty"],
+    );
+    assert!(
+        e.contains("cache.precondition") && e.contains("write cache"),
+        "{e}"
+    );
+    // Shares within 1e-9 of 1 are accepted.
+    preset_ok(
+        "mqsim-paper",
+        &[
+            "cache.mode=write",
+            "cache.sharing=per_flow",
+            "flow.1.requests=5",
+            "flow.2.requests=5",
+            "cache.shares=[0.3333333333, 0.3333333333, 0.3333333334]",
+        ],
+    );
 }

@@ -77,11 +77,12 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
 
 /// Sections that are single tables, and the flow array: a wrong bracket count otherwise
 /// surfaces as a type error on a made-up key such as `flash[0`.
-const TABLES: [&str; 7] = [
+const TABLES: [&str; 8] = [
     "run",
     "steady_state",
     "interface",
     "pcie",
+    "cache",
     "ftl",
     "precondition",
     "flash",

@@ -5,6 +5,7 @@
 //! loading; the sections live in `device` (host side, flash), `ftl` (FTL, preconditioning) and
 //! `workload` (flows), all re-exported here.
 
+mod cache;
 mod cmt;
 mod device;
 mod errors;
@@ -15,6 +16,7 @@ mod settings;
 mod validate;
 mod workload;
 
+pub use cache::*;
 pub use cmt::*;
 pub use device::*;
 pub use ftl::*;
@@ -45,6 +47,9 @@ pub struct Config {
     /// PCIe link between host and device (NVMe only).
     #[serde(default)]
     pub pcie: PcieConfig,
+    /// DRAM data cache (off unless `mode` is set) and the DRAM it lives in.
+    #[serde(default)]
+    pub cache: CacheConfig,
     /// Flash translation layer: mapping, allocation, garbage collection, wear levelling,
     /// firmware time.
     #[serde(default)]

@@ -246,6 +246,13 @@ pub struct FlowConfig {
     pub dies: Vec<u32>,
     /// Pinning: plane-in-die indices; [] = all. Default [].
     pub planes: Vec<u32>,
+    /// Issue an NVMe Flush after every this many requests of the flow (synthetic or trace);
+    /// the flushes are extra requests, not counted against `requests`. Unset (default): none;
+    /// >= 1. A flush waits for the dirty data of the write cache (`cache.flush_scope`).
+    pub flush_every: Option<u64>,
+    /// Writes of this flow are Force Unit Access: with a write cache they complete only once
+    /// their data is programmed (the cache keeps a clean copy). Default false.
+    pub fua: bool,
 
     // ----- synthetic flows -----
     /// Synthetic: "closed" (queue_depth outstanding) or open loop "fixed", "uniform",
@@ -344,6 +351,8 @@ impl Default for FlowConfig {
             chips: vec![],
             dies: vec![],
             planes: vec![],
+            flush_every: None,
+            fua: false,
             arrival: Arrival::Closed,
             rate_iops: 0.0,
             on_ms: 0.0,

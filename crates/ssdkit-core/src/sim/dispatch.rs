@@ -29,6 +29,8 @@ impl Simulator {
             Ev::DieArrayDone(d) => self.die_array_done(d),
             Ev::DieXferDone(d) => self.die_finish(d),
             Ev::Completed(r) => self.complete_request(r),
+            Ev::CacheWriteIn(r) => self.cache_write_in(r),
+            Ev::CacheReadOut(r) => self.cache_read_out(r),
             Ev::Arrival(f) => {
                 self.flows[f.idx()].arrival_scheduled = false;
                 self.pump(f);
@@ -166,7 +168,11 @@ impl Simulator {
     /// plane's user frontier (no program: the page is only assigned) and is read from there.
     /// None when the plane's user writes wait at the reserve.
     #[cold]
-    fn map_for_read(&mut self, flow: FlowId, lpn: crate::ids::Lpn) -> Option<crate::ids::Ppn> {
+    pub(super) fn map_for_read(
+        &mut self,
+        flow: FlowId,
+        lpn: crate::ids::Lpn,
+    ) -> Option<crate::ids::Ppn> {
         let f = &mut self.flows[flow.idx()];
         let plane = match &f.planes {
             None => self.ftl.target_plane(lpn),
@@ -183,8 +189,12 @@ impl Simulator {
     fn dispatch_request(&mut self, r: ReqId) {
         let req = *self.host.request(r);
         let spp = self.settings.geo.sectors_per_page;
+        // The data cache takes what it serves; the rest goes the uncached way below.
+        if self.cache.is_some() && self.cache_dispatch(r, &req) {
+            return;
+        }
         if req.op == Op::Flush {
-            // No volatile write cache is modelled yet: every write is durable when it
+            // No write cache (`cache.mode` without writes): every write is durable when it
             // completes, so a flush has nothing to wait for beyond its own command path.
             self.flash_done(r, 0);
             return;
@@ -258,7 +268,7 @@ impl Simulator {
     /// alone, so with pipelined transfers its data leaves for the host at once. Out of line:
     /// on a filled drive it never runs, and the read loop stays as tight as before.
     #[cold]
-    fn unmapped_read_page(&mut self, sectors: u64) {
+    pub(super) fn unmapped_read_page(&mut self, sectors: u64) {
         self.unmapped_reads += 1;
         if self.host.pipelined() {
             let now = self.q.now();
@@ -479,17 +489,23 @@ impl Simulator {
         let mut kept: Vec<Vec<(u64, TxId)>> = vec![Vec::new(); ppd as usize];
         for (seq, t) in taken {
             let tx = *self.tsu.get(t);
-            // Translation-page write-backs belong to no flow.
-            let target = if tx.req == ReqId::NONE {
-                self.ftl.plane_with_room(tx.lpn, None)
-            } else {
-                let flow = self.host.request(tx.req).flow;
-                let f = &mut self.flows[flow.idx()];
-                match &f.planes {
-                    None => self.ftl.plane_with_room(tx.lpn, None),
-                    Some(set) => self
-                        .ftl
-                        .plane_with_room(tx.lpn, Some((set, &mut f.plane_cursor))),
+            // Translation-page write-backs belong to no flow; a data-cache write-back to the
+            // flow whose data it writes.
+            let flow = match (&self.cache, tx.kind) {
+                (Some(c), TxKind::CacheWrite) => Some(FlowId(c.write_back(tx.slot).flow)),
+                _ if tx.req == ReqId::NONE => None,
+                _ => Some(self.host.request(tx.req).flow),
+            };
+            let target = match flow {
+                None => self.ftl.plane_with_room(tx.lpn, None),
+                Some(flow) => {
+                    let f = &mut self.flows[flow.idx()];
+                    match &f.planes {
+                        None => self.ftl.plane_with_room(tx.lpn, None),
+                        Some(set) => self
+                            .ftl
+                            .plane_with_room(tx.lpn, Some((set, &mut f.plane_cursor))),
+                    }
                 }
             };
             match target {
@@ -550,10 +566,10 @@ impl Simulator {
         for &t in batch {
             let tx = *self.tsu.get(t);
             let ppn = self.ftl.program(tx.lpn, tx.plane, Stream::User);
-            if tx.kind == TxKind::UserWrite {
-                self.ftl.stats_mut().user_page_writes += 1;
-            } else {
+            if tx.kind == TxKind::MappingWrite {
                 self.ftl.stats_mut().mapping_page_writes += 1;
+            } else {
+                self.ftl.stats_mut().user_page_writes += 1;
             }
             self.tsu.get_mut(t).ppn = ppn;
             self.after_allocation(tx.plane, ppn);
@@ -575,7 +591,11 @@ impl Simulator {
         let first = *self.tsu.get(batch[0]);
         match first.kind {
             TxKind::GcRead if self.gc_copyback => self.copyback_program(die, batch[0]),
-            TxKind::UserRead | TxKind::RmwRead | TxKind::GcRead | TxKind::MappingRead => {
+            TxKind::UserRead
+            | TxKind::RmwRead
+            | TxKind::GcRead
+            | TxKind::MappingRead
+            | TxKind::CacheRead => {
                 let sectors: u32 = batch[..n]
                     .iter()
                     .map(|&t| self.tsu.get(t).sector_count())
@@ -643,6 +663,8 @@ impl Simulator {
             // feeds itself.
             TxKind::MappingRead => self.mapping_read_done(tx),
             TxKind::MappingWrite => {}
+            TxKind::CacheRead => self.cache_read_done(&tx),
+            TxKind::CacheWrite => self.cache_write_done(&tx),
         }
     }
 }

@@ -9,18 +9,55 @@
 use super::Simulator;
 use crate::frontend::PageChunk;
 use crate::ftl::cmt::{CmtCounts, Writeback};
-use crate::ids::{FlowId, PlaneId, ReqId, TxId};
+use crate::ids::{FlowId, Lpn, PlaneId, ReqId, TxId};
 use crate::result::{CmtDevice, CmtLookups};
 use crate::tsu::{Tx, TxKind};
 use std::collections::HashMap;
 
-/// A user page transaction waiting for its translation page.
+/// A page transaction waiting for its translation page, with what it needs to be issued.
 #[derive(Debug, Clone, Copy)]
-struct Parked {
-    req: ReqId,
-    flow: FlowId,
-    chunk: PageChunk,
-    write: bool,
+pub(super) enum Parked {
+    /// A request's page on the uncached path.
+    Page {
+        req: ReqId,
+        flow: FlowId,
+        chunk: PageChunk,
+        write: bool,
+    },
+    /// A data-cache read miss (`fill`: the cache entry to fill, or NONE).
+    CacheRead {
+        req: ReqId,
+        flow: FlowId,
+        lpn: Lpn,
+        sectors: u64,
+        fill: u32,
+    },
+    /// A data-cache write-back (see `issue_write_page`).
+    CacheWrite {
+        lpn: Lpn,
+        sectors: u64,
+        cached: u64,
+        flow: FlowId,
+        wb: u32,
+        req: ReqId,
+    },
+}
+
+impl Parked {
+    fn flow(&self) -> FlowId {
+        match *self {
+            Parked::Page { flow, .. }
+            | Parked::CacheRead { flow, .. }
+            | Parked::CacheWrite { flow, .. } => flow,
+        }
+    }
+    fn write(&self) -> bool {
+        match *self {
+            Parked::Page { write, .. } => write,
+            Parked::CacheRead { .. } => false,
+            Parked::CacheWrite { .. } => true,
+        }
+    }
 }
 
 /// A translation page being read, and who waits for it.
@@ -92,8 +129,21 @@ impl Simulator {
     /// (a hit, or a translation page never written, whose entry is created without a read).
     /// False: it waits for its translation page and is issued from `mapping_read_done`.
     pub(super) fn cmt_lookup(&mut self, r: ReqId, flow: FlowId, write: bool, c: PageChunk) -> bool {
+        let parked = Parked::Page {
+            req: r,
+            flow,
+            chunk: c,
+            write,
+        };
+        self.cmt_lookup_for(c.lpn, parked)
+    }
+
+    /// [`Simulator::cmt_lookup`] for any page transaction: `parked` is what to issue once
+    /// the translation page is in.
+    pub(super) fn cmt_lookup_for(&mut self, lpn: Lpn, parked: Parked) -> bool {
+        let (flow, write) = (parked.flow(), parked.write());
         let cmt = self.ftl.cmt.as_mut().expect("called with a cached map");
-        let lpn = c.lpn.0;
+        let lpn = lpn.0;
         let counts = &mut self.mp.flows[flow.idx()];
         if cmt.lookup(lpn) {
             if write {
@@ -110,12 +160,6 @@ impl Simulator {
             counts.read_misses += 1;
         }
         let t = cmt.tpage_of(lpn);
-        let parked = Parked {
-            req: r,
-            flow,
-            chunk: c,
-            write,
-        };
         if let Some(l) = self.mp.loading.get_mut(&t) {
             l.waiters.push(parked);
             self.mp.coalesced += 1;
@@ -173,9 +217,9 @@ impl Simulator {
         };
         // The page is cached for the first waiter's flow (its partition), as a lookup of
         // that flow brought it in. A write-back's read alone caches nothing.
-        let part = l.waiters.first().map(|p| self.mp.part(p.flow)).or(l.trim);
+        let part = l.waiters.first().map(|p| self.mp.part(p.flow())).or(l.trim);
         if let Some(part) = part {
-            let dirty = l.trim.is_some() || l.waiters.iter().any(|p| p.write);
+            let dirty = l.trim.is_some() || l.waiters.iter().any(|p| p.write());
             let wb = self
                 .ftl
                 .cmt
@@ -185,12 +229,36 @@ impl Simulator {
             self.after_insert(wb);
         }
         for p in l.waiters {
-            if !self.issue_page(p.req, p.flow, !p.write, p.chunk) {
-                let req = self.host.request_mut(p.req);
-                req.pending_tx -= 1;
-                if req.pending_tx == 0 {
-                    self.flash_done(p.req, 0);
+            match p {
+                Parked::Page {
+                    req,
+                    flow,
+                    chunk,
+                    write,
+                } => {
+                    if !self.issue_page(req, flow, !write, chunk) {
+                        let q = self.host.request_mut(req);
+                        q.pending_tx -= 1;
+                        if q.pending_tx == 0 {
+                            self.flash_done(req, 0);
+                        }
+                    }
                 }
+                Parked::CacheRead {
+                    req,
+                    flow,
+                    lpn,
+                    sectors,
+                    fill,
+                } => self.cache_read_resumed(req, flow, lpn, sectors, fill),
+                Parked::CacheWrite {
+                    lpn,
+                    sectors,
+                    cached,
+                    flow,
+                    wb,
+                    req,
+                } => self.issue_write_page_mapped(lpn, sectors, cached, flow, wb, req),
             }
         }
         for w in l.release {

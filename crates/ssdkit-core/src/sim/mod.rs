@@ -4,11 +4,13 @@
 //! holds a reference to another and the whole state is flat.
 //!
 //! - `dispatch`: the handler of each event, along the request path;
+//! - `cache`: the data cache's path (DRAM, write-backs, flushes, room for writes);
 //! - `gc`: turning the FTL's GC steps into transactions;
 //! - `mapping`: the cached mapping table's lookups, translation-page reads and write-backs;
 //! - `run`: the batch run loop, stepping (`step`, `run_until`, `is_idle`) and the watchdog;
 //! - `result`: the result document.
 
+mod cache;
 mod dispatch;
 mod gc;
 mod mapping;
@@ -54,6 +56,10 @@ pub(crate) enum Ev {
     DieXferDone(DieId),
     /// The completion of the request is in the host's completion queue.
     Completed(ReqId),
+    /// Data cache: the write data of the request is in DRAM.
+    CacheWriteIn(ReqId),
+    /// Data cache: the read sectors the cache held are out of DRAM.
+    CacheReadOut(ReqId),
     /// An open-loop flow has a request due (or a closed-loop flow reached its start time).
     Arrival(FlowId),
 }
@@ -65,6 +71,8 @@ pub struct Simulator {
     firmware: Firmware,
     pub ftl: Ftl,
     tsu: Tsu,
+    /// The DRAM data cache; None with `cache.mode = "off"`.
+    pub(crate) cache: Option<Box<crate::cache::DataCache>>,
     pub(crate) backend: Backend,
     dies: Dies,
     multiplane: bool,
@@ -166,6 +174,9 @@ impl Simulator {
                     c.run.seed,
                     sq_entries,
                     s.flows[i].planes.clone(),
+                    // fio's sync/datasync reach the device as Flush commands only when a write
+                    // cache gives them something to do: without one, results stay as they were.
+                    c.cache.mode.caches_writes(),
                 )
             })
             .collect()
@@ -234,6 +245,13 @@ impl Simulator {
             backend: Backend::new(geo, s.timing.clone()),
             ftl,
             tsu: Tsu::new(geo.dies(), geo.planes_per_die, policy),
+            cache: crate::cache::DataCache::new(
+                &c.cache,
+                (0..n)
+                    .map(|i| c.flows.get(i).is_some_and(|f| f.fua))
+                    .collect(),
+                c.flash.page_size_bytes as u64,
+            ),
             dies: Dies::new(
                 geo.dies(),
                 (!c.flash.die_interleaving && geo.dies_per_chip > 1).then_some(geo.dies_per_chip),
@@ -264,6 +282,9 @@ impl Simulator {
             random_streams,
             settings: s,
         };
+        if c.cache.precondition == crate::config::CachePrecondition::Dirty {
+            sim.cache_precondition(c);
+        }
         // A state whose user writes are blocked at a reserve with GC idle (a snapshot or
         // untimed writes that stopped there) would wait for a trigger that never comes:
         // collect there from the start, as the timed run would have.

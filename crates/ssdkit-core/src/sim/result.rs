@@ -53,6 +53,14 @@ impl Simulator {
         };
         let backlog = self.halt.then(|| self.ftl.backlog());
         let mut device = RwStats::default();
+        let cache_counts = |i: usize| {
+            self.cache.as_ref().map(|k| {
+                let mut s = k.stats[i];
+                s.dirty_pages_at_end = k.dirty_count(i);
+                s.set_rate();
+                s
+            })
+        };
         let flows: Vec<FlowResult> = self
             .flow_stats
             .iter()
@@ -82,6 +90,7 @@ impl Simulator {
                     active_time_s: active_ps as f64 / PS_PER_S as f64,
                     stats: s.summary(active_ps),
                     cmt: self.cmt_flow_result(i),
+                    cache: cache_counts(i),
                 }
             })
             .collect();
@@ -131,6 +140,20 @@ impl Simulator {
                     unmapped_page_reads: self.unmapped_reads,
                     pages_mapped_by_reads: self.mapped_by_reads,
                 },
+                cache: self.cache.as_ref().map(|k| {
+                    let mut totals = crate::cache::CacheCounts::default();
+                    for i in 0..k.stats.len() {
+                        totals.merge(&cache_counts(i).unwrap_or_default());
+                    }
+                    crate::result::CacheResult {
+                        mode: k.mode,
+                        capacity_pages: k.parts.iter().map(|p| p.cap).sum(),
+                        pages_at_end: k.pages(),
+                        dram_accesses: k.dram.accesses,
+                        dram_busy_us: k.dram.busy_ps as f64 / crate::engine::PS_PER_US as f64,
+                        totals,
+                    }
+                }),
                 erase_counts: self.ftl.erase_count_summary(),
                 cmt: self.cmt_device_result(),
                 precondition: self.precondition.clone(),

@@ -30,6 +30,12 @@ pub enum TxKind {
     /// Writes a translation page back, out of place (dirty entries left the cache, or GC
     /// moved pages whose entries were not cached).
     MappingWrite,
+    /// A read from flash for the data cache's path (a read miss, or the missing sectors of a
+    /// partial hit); queued and scheduled as a user read.
+    CacheRead,
+    /// A write-back of a cached page (eviction, flush or FUA) through the FTL; queued and
+    /// scheduled as a user write.
+    CacheWrite,
 }
 
 impl TxKind {
@@ -59,6 +65,8 @@ pub struct Tx {
     /// UserWrite: what it still waits for before it may join its die's queue: its page of
     /// host data (pipelined transfers) and the read of its unchanged sectors (partial page).
     pub waits: u8,
+    /// CacheRead: the cache entry to fill (u32::MAX: none); CacheWrite: its write-back record.
+    pub slot: u32,
 }
 
 impl Tx {
@@ -74,6 +82,7 @@ impl Tx {
             sectors: 0,
             link: TxId::NONE,
             waits: 0,
+            slot: u32::MAX,
         }
     }
     #[inline]

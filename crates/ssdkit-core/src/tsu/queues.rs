@@ -41,11 +41,11 @@ impl DieQueues {
 
     pub(super) fn push(&mut self, t: TxId, tx: &Tx, planes_per_die: u32) {
         match tx.kind {
-            TxKind::UserRead | TxKind::RmwRead => {
+            TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead => {
                 self.reads.push_back((self.next_seq, t));
                 self.next_seq += 1;
             }
-            TxKind::UserWrite | TxKind::MappingWrite => {
+            TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite => {
                 let local = (tx.plane.0 % planes_per_die) as usize;
                 self.writes[local].push_back((self.next_seq, t));
                 self.next_seq += 1;

@@ -60,6 +60,14 @@ pub struct Flow {
     pub plane_cursor: u32,
     /// Id of the external request `next` last returned (the host program's request id).
     pub tag: Option<u64>,
+    /// `flow.flush_every` (0: no flushes).
+    flush_every: u64,
+    /// Requests (not flushes) issued since the last flush.
+    since_flush: u64,
+    /// Flushes issued (part of `issued`, not of the `requests` limit).
+    flushes: u64,
+    /// A flush was issued: the next request waits until it has completed.
+    after_flush: bool,
 }
 
 impl Flow {
@@ -71,6 +79,7 @@ impl Flow {
         seed: u64,
         sq_entries: u32,
         planes: Option<Box<[u32]>>,
+        trace_flushes: bool,
     ) -> Result<Self, Error> {
         let start_ps = ms_to_ps(f.start_ms, index, "start_ms")?;
         let stop_ps = if f.duration_ms == 0.0 {
@@ -85,7 +94,12 @@ impl Flow {
                 })?
         };
         let source = if f.is_trace() {
-            Source::Trace(Box::new(TraceReplay::open(f, index, capacity_bytes)?))
+            Source::Trace(Box::new(TraceReplay::open(
+                f,
+                index,
+                capacity_bytes,
+                trace_flushes,
+            )?))
         } else {
             // Two streams per flow: arrival times must not shift when the size or address
             // draws change, so each process has its own.
@@ -130,6 +144,10 @@ impl Flow {
             planes,
             plane_cursor: 0,
             tag: None,
+            flush_every: f.flush_every.unwrap_or(0),
+            since_flush: 0,
+            flushes: 0,
+            after_flush: false,
         })
     }
 
@@ -156,6 +174,10 @@ impl Flow {
             planes,
             plane_cursor: 0,
             tag: None,
+            flush_every: 0,
+            since_flush: 0,
+            flushes: 0,
+            after_flush: false,
         }
     }
 
@@ -180,13 +202,21 @@ impl Flow {
         if !self.open_loop && now >= self.stop_ps {
             return true;
         }
-        if self.pending.is_some() {
+        if self.pending.is_some() || self.flush_due() {
             return false;
         }
         if matches!(self.source, Source::External(_)) {
             return false;
         }
-        self.exhausted || self.issued >= self.limit || self.issued_bytes >= self.byte_limit
+        self.exhausted
+            || self.issued - self.flushes >= self.limit
+            || self.issued_bytes >= self.byte_limit
+    }
+
+    /// `flow.flush_every` requests were issued since the last flush: a Flush comes next.
+    #[inline]
+    fn flush_due(&self) -> bool {
+        self.flush_every > 0 && self.since_flush >= self.flush_every && !self.exhausted
     }
 
     /// Submits nothing more (steady-state rounds are over); a request held back (an
@@ -236,8 +266,31 @@ impl Flow {
                 Ok(Next::Later(Picoseconds::MAX))
             };
         }
+        // A flush is a barrier, as a host's fsync is: it is issued once the flow's earlier
+        // requests have completed, and the next request once it has.
+        if self.flush_every > 0 && self.pending.is_none() && (self.flush_due() || self.after_flush)
+        {
+            if self.outstanding > 0 {
+                return Ok(Next::Done);
+            }
+            self.after_flush = false;
+        }
+        if self.pending.is_none() && self.flush_due() {
+            // At the previous request's arrival (a closed loop submits it now).
+            self.since_flush = 0;
+            self.after_flush = true;
+            let flush = HostRequest {
+                op: crate::workload::Op::Flush,
+                start_sector: 0,
+                sectors: 0,
+            };
+            self.pending = Some((self.last_arrival, flush));
+        }
         if self.pending.is_none() {
-            if self.exhausted || self.issued >= self.limit || self.issued_bytes >= self.byte_limit {
+            if self.exhausted
+                || self.issued - self.flushes >= self.limit
+                || self.issued_bytes >= self.byte_limit
+            {
                 return Ok(Next::Done);
             }
             let item = match &mut self.source {
@@ -296,6 +349,11 @@ impl Flow {
         self.pending = None;
         let at = if self.open_loop { at } else { now };
         self.issued += 1;
+        if req.op == crate::workload::Op::Flush && self.flush_every > 0 {
+            self.flushes += 1;
+        } else {
+            self.since_flush += 1;
+        }
         self.issued_bytes += req.sectors as u64 * 512;
         self.first_arrival.get_or_insert(at);
         self.last_arrival = at;

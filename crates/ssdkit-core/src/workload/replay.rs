@@ -52,7 +52,14 @@ impl TraceReplay {
     /// Opens the trace of flow `index` (already validated); `capacity_bytes` is the logical
     /// capacity. With `fold = "scale"` the file is streamed once first to find its span, so it
     /// must be a regular file; otherwise it is opened and read once (a pipe works).
-    pub fn open(f: &FlowConfig, index: usize, capacity_bytes: u64) -> Result<Self, Error> {
+    /// `flushes`: fio `sync`/`datasync` lines are NVMe Flush requests (with a write cache);
+    /// else they are counted as `no_data`, as before the cache existed.
+    pub fn open(
+        f: &FlowConfig,
+        index: usize,
+        capacity_bytes: u64,
+        flushes: bool,
+    ) -> Result<Self, Error> {
         let key = format!("flow.{index}.trace");
         let path = Path::new(&f.trace);
         if f.fold == Fold::Scale {
@@ -99,8 +106,10 @@ impl TraceReplay {
                 ));
             }
         }
+        let mut reader = open()?;
+        reader.take_flushes(flushes);
         Ok(Self {
-            reader: open()?,
+            reader,
             path: f.trace.clone(),
             key,
             devices: f.devices.clone(),
@@ -148,6 +157,14 @@ impl TraceReplay {
             }
         };
         self.kept += 1;
+        if rec.op == crate::workload::Op::Flush {
+            let flush = HostRequest {
+                op: rec.op,
+                start_sector: 0,
+                sectors: 0,
+            };
+            return self.arrival(rec.time_ns, flush);
+        }
         let mut start = rec.offset_bytes;
         let mut end = rec.offset_bytes.saturating_add(rec.bytes);
         if let Some(q) = start.checked_div(self.align) {
@@ -195,10 +212,19 @@ impl TraceReplay {
             start_sector: self.range_start / 512 + first_sector,
             sectors,
         };
+        self.arrival(rec.time_ns, req)
+    }
+
+    /// Request `req` of a record stamped `time_ns`: when it arrives (timed replay).
+    fn arrival(
+        &mut self,
+        time_ns: u64,
+        req: HostRequest,
+    ) -> Result<Option<(Picoseconds, HostRequest)>, Error> {
         if !self.timed {
             return Ok(Some((0, req)));
         }
-        let mut t = rec.time_ns;
+        let mut t = time_ns;
         let first = *self.first_ns.get_or_insert(t);
         if t < self.prev_ns {
             match self.backwards {

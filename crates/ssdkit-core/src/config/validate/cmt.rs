@@ -28,6 +28,19 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
                 .into(),
         );
     }
+    let dram = c.cache.dram_bytes;
+    let data = if c.cache.mode == crate::config::CacheMode::Off {
+        0
+    } else {
+        c.cache.capacity_bytes
+    };
+    if t.capacity_bytes.saturating_add(data) > dram {
+        return Err(format!(
+            "key `ftl.cmt.capacity_bytes` = {} does not fit in the controller DRAM beside the data cache ({data} bytes): `cache.dram_bytes` = {dram}; allowed 1..={}",
+            t.capacity_bytes,
+            dram.saturating_sub(data)
+        ));
+    }
     let s = crate::config::Settings::resolve(c);
     let cmt = s.cmt.as_ref().expect("a cached mode resolves its settings");
     // The cache holds whole translation pages (a miss brings in every entry of its page).

@@ -2,6 +2,7 @@
 //! This file holds the entry point, which runs the section checks (`device`, `flow`,
 //! `pinning`) in a fixed order, and the range helpers they share.
 
+mod cache;
 mod cmt;
 mod device;
 mod flow;
@@ -72,6 +73,7 @@ pub fn validate(c: &Config) -> Result<(), String> {
     let capacity = s.logical_pages * c.flash.page_size_bytes as u64;
     flow::validate_flows(c, capacity, weighted)?;
     pinning::validate_pinning(c, capacity)?;
+    cache::validate_cache(c)?;
     Ok(())
 }
 

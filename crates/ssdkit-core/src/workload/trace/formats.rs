@@ -29,8 +29,11 @@ pub(crate) enum Parsed {
     Record(TraceRecord),
     /// Valid, but not a request (header, comment, blank, other blkparse action, fio file action).
     NotRequest,
-    /// A request event that moves no data (blkparse flush, fio sync).
+    /// A request event that moves no data (blkparse flush, fio sync_file_range).
     NoData,
+    /// fio `sync`/`datasync` at this time (ns): an NVMe Flush when the flow takes flushes (a
+    /// write cache is configured), else counted as `no_data` like the others.
+    Flush(u64),
 }
 
 pub(crate) type ParseResult = Result<Parsed, Reason>;
@@ -530,7 +533,8 @@ pub(crate) fn parse_fio(line: &[u8], v3: bool) -> ParseResult {
         b"read" => Op::Read,
         b"write" => Op::Write,
         b"trim" => Op::Trim,
-        b"sync" | b"datasync" | b"sync_file_range" => return Ok(Parsed::NoData),
+        b"sync" | b"datasync" => return Ok(Parsed::Flush(time)),
+        b"sync_file_range" => return Ok(Parsed::NoData),
         // v2: a pause; v3: ignored by fio itself. Either way no request.
         b"wait" => return Ok(Parsed::NotRequest),
         v => {
@@ -818,10 +822,18 @@ mod tests {
             parse_fio(b"/dev/sdb trim 4096 4096", false),
             rec(0, 0, Op::Trim, 4096, 4096)
         );
-        assert_eq!(parse_fio(b"/dev/sdb sync 0 0", false), Ok(Parsed::NoData));
+        assert_eq!(parse_fio(b"/dev/sdb sync 0 0", false), Ok(Parsed::Flush(0)));
         assert_eq!(
             parse_fio(b"/dev/sdb datasync 0 0", false),
+            Ok(Parsed::Flush(0))
+        );
+        assert_eq!(
+            parse_fio(b"/dev/sdb sync_file_range 0 4096", false),
             Ok(Parsed::NoData)
+        );
+        assert_eq!(
+            parse_fio(b"7 /dev/sdb sync 0 0", true),
+            Ok(Parsed::Flush(7000))
         );
         assert_eq!(
             parse_fio(b"/dev/sdb wait 1000 0", false),

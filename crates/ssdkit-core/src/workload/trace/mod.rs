@@ -32,7 +32,8 @@
 //! non-blank character is `#`; blkparse non-`D` actions and summary text; WiscSee `C` lines;
 //! fio headers, file actions (add/open/close/unlink) and `wait`; the CloudPhysics header.
 //! Requests without data (`no_data`): blkparse dispatches whose rwbs has no R/W/D (flushes,
-//! `N`) or with 0 sectors; fio sync/datasync/sync_file_range.
+//! `N`) or with 0 sectors; fio sync_file_range, and sync/datasync unless the flow takes
+//! flushes (with a write cache they are Flush records).
 //!
 //! Malformed lines (wrong field count, bad number, size 0 or negative, unknown opcode, address
 //! or end beyond 2^64 bytes, time beyond 2^64 ns, line longer than 1 MiB) give an

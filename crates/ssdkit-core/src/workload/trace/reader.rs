@@ -85,6 +85,8 @@ pub struct TraceReader {
     input: Option<(Arc<AtomicU64>, u64)>,
     /// Why auto-detection chose the format; None when the format was named.
     detection: Option<String>,
+    /// fio `sync`/`datasync` become Flush records (else they count as `no_data`).
+    flushes: bool,
 }
 
 /// Counts the bytes read through it, for a progress display (shared with the reader's owner:
@@ -252,6 +254,7 @@ impl TraceReader {
             rec_line_no: 0,
             rec_text: Vec::with_capacity(TEXT_BYTES),
             done: false,
+            flushes: false,
             input: None,
             detection,
         })
@@ -304,6 +307,21 @@ impl TraceReader {
                 }
                 Ok(Parsed::NotRequest) => self.counters.not_requests += 1,
                 Ok(Parsed::NoData) => self.counters.no_data += 1,
+                Ok(Parsed::Flush(time_ns)) if self.flushes => {
+                    self.counters.records += 1;
+                    self.rec_line_no = self.line_no;
+                    self.rec_text.clear();
+                    self.rec_text
+                        .extend_from_slice(&text[..text.len().min(TEXT_BYTES)]);
+                    return Ok(Some(TraceRecord {
+                        time_ns,
+                        device: 0,
+                        op: crate::workload::Op::Flush,
+                        offset_bytes: 0,
+                        bytes: 0,
+                    }));
+                }
+                Ok(Parsed::Flush(_)) => self.counters.no_data += 1,
                 Err(reason) => {
                     if let Some(e) = self.malformed(reason, Some((start, end))) {
                         return Err(e);
@@ -350,6 +368,11 @@ impl TraceReader {
             c.no_data,
             c.skipped_malformed
         ))
+    }
+
+    /// fio `sync`/`datasync` lines become Flush records (`on`) or count as `no_data`.
+    pub fn take_flushes(&mut self, on: bool) {
+        self.flushes = on;
     }
 
     pub fn counters(&self) -> TraceCounters {
