@@ -560,7 +560,9 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         )
     cache: dict[str, Any] = {"mode": "write"}
     p = D("Data_Cache_Sharing_Mode")
-    cache["sharing"] = "per_flow" if conv.enum(p, ("SHARED", "EQUAL_PARTITIONING")) == "EQUAL_PARTITIONING" else "shared"
+    cache["sharing"] = (
+        "per_flow" if conv.enum(p, ("SHARED", "EQUAL_PARTITIONING")) == "EQUAL_PARTITIONING" else "shared"
+    )
     conv.src("cache.sharing", p)
     for tag, key, lo in (
         ("Data_Cache_Capacity", "capacity_bytes", 1),

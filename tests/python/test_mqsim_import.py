@@ -64,7 +64,7 @@ def get(d, dotted):
 SYNTH = """
 <IO_Flow_Parameter_Set_Synthetic>
   <Priority_Class>{prio}</Priority_Class>
-  <Device_Level_Data_Caching_Mode>TURNED_OFF</Device_Level_Data_Caching_Mode>
+  <Device_Level_Data_Caching_Mode>{caching}</Device_Level_Data_Caching_Mode>
   <Working_Set_Percentage>{wsp}</Working_Set_Percentage>
   <Synthetic_Generator_Type>{gen}</Synthetic_Generator_Type>
   <Read_Percentage>{read}</Read_Percentage>
@@ -82,6 +82,7 @@ SYNTH = """
 </IO_Flow_Parameter_Set_Synthetic>
 """
 DEFAULTS = {
+    "caching": "TURNED_OFF",
     "prio": "HIGH",
     "wsp": 100,
     "gen": "QUEUE_DEPTH",
@@ -135,6 +136,12 @@ def test_device_equals_the_mqsim_paper_preset():
     # Ideal_Mapping_Table = false: MQSim's shipped 2 MiB shared mapping cache.
     cmt = got["ftl"]["cmt"]
     assert (cmt["mode"], cmt["capacity_bytes"]) == ("shared", 2097152)
+    # The shipped 256 MiB data cache with its DRAM (row 8192 B, 100 MT/s, 1 B bursts, 13 ns),
+    # a write cache as MQSim's flows default to.
+    c = got["cache"]
+    assert (c["mode"], c["capacity_bytes"], c["sharing"]) == ("write", 268435456, "shared")
+    assert (c["dram_row_bytes"], c["dram_data_rate_mts"], c["dram_burst_bytes"]) == (8192, 100, 1)
+    assert (c["dram_trcd_ns"], c["dram_tcl_ns"], c["dram_trp_ns"]) == (13.0, 13.0, 13.0)
 
 
 def test_unmapped_list_has_the_known_parameters():
@@ -144,8 +151,6 @@ def test_unmapped_list_has_the_known_parameters():
     text = "\n".join(lines)
     for frag in [
         "Device_Parameter_Set/Seed = 321",
-        "Data_Cache_Capacity = 268435456",
-        "Caching_Mechanism = ADVANCED",
         "CMT_Capacity = 2097152: ssdkit caches whole translation pages",
         "CMD_Suspension_Support = ERASE",
         "Block_PE_Cycles_Limit = 10000",
@@ -153,7 +158,6 @@ def test_unmapped_list_has_the_known_parameters():
         "Static_Wearleveling_Enabled = true",
         "Preferred_suspend_erase_time_for_read = 700000: MQSim's parser reads `Prefered_",
         "IO_Scenario[1]/IO_Flow_Parameter_Set_Synthetic[1]/Initial_Occupancy_Percentage = 75",
-        "IO_Scenario[1]/IO_Flow_Parameter_Set_Synthetic[2]/Device_Level_Data_Caching_Mode = WRITE_CACHE",
         "IO_Scenario[1]/IO_Flow_Parameter_Set_Synthetic[2]/Seed = 6533",
         "IO_Scenario[1]/IO_Flow_Parameter_Set_Synthetic[1]/Intensity = 32768: not read by MQSim",
         "IO_Scenario[3]/IO_Flow_Parameter_Set_Trace_Based[1]/Time_Unit = NANOSECOND",
@@ -542,3 +546,20 @@ def test_mqsim_compat_turns_on_each_listed_behaviour_and_overrides_win(tmp_path)
     assert "die_interleaving = false" in r.stdout
     r = cli("run", "mqsim-paper", "--mqsim-compat")
     assert r.returncode != 0 and "--mqsim-compat goes with --mqsim" in r.stderr
+
+
+def test_caching_mode_is_the_flows_and_off_drops_the_cache_keys(tmp_path):
+    sc = convert({}, {})
+    assert sc.doc["cache"]["mode"] == "off"
+    assert "capacity_bytes" not in sc.doc["cache"] and "sharing" not in sc.doc["cache"]
+    path = tmp_path / "off.toml"
+    path.write_text(sc.toml)
+    ssdkit.resolve_config(str(path))  # the cache's own keys would be refused with it off
+    sc = convert({"caching": "WRITE_READ_CACHE"}, {"caching": "WRITE_READ_CACHE"})
+    assert sc.doc["cache"]["mode"] == "read_write"
+    assert not [e for e in sc.unmapped if "Device_Level_Data_Caching_Mode" in e.path]
+    # Flows that differ: one mode for the device, the first flow's, listed.
+    sc = convert({"caching": "WRITE_CACHE"}, {"caching": "READ_CACHE"})
+    assert sc.doc["cache"]["mode"] == "write"
+    (e,) = [e for e in sc.unmapped if "Device_Level_Data_Caching_Mode" in e.path]
+    assert e.kind == "approximated" and "write, read" in e.reason, e.line()

@@ -29,13 +29,11 @@ def test_causes_that_change_results_come_first():
 @pytest.mark.parametrize(
     "path_end, cause",
     [
-        ("Device_Parameter_Set/Data_Cache_Capacity", "not_modelled"),
         ("Device_Parameter_Set/CMT_Capacity", "approximated"),  # whole translation pages
         ("Flash_Parameter_Set/CMD_Suspension_Support", "not_modelled"),
         # The shipped ssdconfig.xml disables preconditioning, and MQSim uses the occupancy only
         # to precondition.
         ("IO_Flow_Parameter_Set_Synthetic[1]/Initial_Occupancy_Percentage", "no_effect"),
-        ("IO_Flow_Parameter_Set_Synthetic[1]/Device_Level_Data_Caching_Mode", "not_modelled"),
         ("Host_Parameter_Set/PCIe_Lane_Bandwidth", "approximated"),
         ("Device_Parameter_Set/Transaction_Scheduling_Policy", "approximated"),
         ("Device_Parameter_Set/Seed", "random_seed"),
