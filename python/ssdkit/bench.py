@@ -37,9 +37,23 @@ class Case:
     trace: bool = False
 
 
-# Every case states the whole flow, so the preset's demo flow cannot leak into a figure.
-_BASE = {"flow.0.read_fraction": 1.0, "flow.0.request_bytes": 4096, "flow.0.pattern": "random"}
+# Every case states the whole flow, so the preset's demo flow cannot leak into a figure, and
+# its controller memory: the whole map in DRAM and no data cache (a), or the MQSim paper's
+# Table 3 controller, a 4 MiB mapping cache and a 256 MiB write cache (b, the `-cmt` cases).
+_BASE = {
+    "flow.0.read_fraction": 1.0,
+    "flow.0.request_bytes": 4096,
+    "flow.0.pattern": "random",
+    "ftl.cmt.mode": "ideal",
+    "cache.mode": "off",
+}
 _WRITE = {"flow.0.queue_depth": 32, "flow.0.read_fraction": 0.0}
+_TABLE3 = {
+    "ftl.cmt.mode": "shared",
+    "ftl.cmt.capacity_bytes": 4 << 20,
+    "cache.mode": "write",
+    "cache.capacity_bytes": 256 << 20,
+}
 
 CASES = (
     Case("randread-4k-qd1", "4 KiB random read, QD1", {"flow.0.queue_depth": 1}),
@@ -59,6 +73,18 @@ CASES = (
         "randwrite-4k-qd32",
         "4 KiB random write, QD32, from the preconditioned snapshot (GC active)",
         _WRITE,
+        from_snapshot=True,
+    ),
+    Case(
+        "randread-4k-qd32-cmt",
+        "4 KiB random read, QD32, with a 4 MiB mapping cache and a 256 MiB write cache (Table 3)",
+        {"flow.0.queue_depth": 32, **_TABLE3},
+    ),
+    Case(
+        "randwrite-4k-qd32-cmt",
+        "4 KiB random write, QD32, from its snapshot, with Table 3's mapping cache and a write cache "
+        "that starts full of dirty pages",
+        {**_WRITE, **_TABLE3, "cache.precondition": "dirty"},
         from_snapshot=True,
     ),
 )
@@ -141,13 +167,15 @@ def run_bench(
         for case in CASES:
             flow = {**_BASE, **case.overrides, "flow.0.requests": requests}
             if case.trace:
-                flow = {k: v for k, v in flow.items() if k not in _BASE}
+                flow = {k: v for k, v in flow.items() if k not in _BASE or not k.startswith("flow.")}
                 flow["flow.0.trace"] = _write_trace(os.path.join(tmp, "bench.trace"), requests)
             ov = device + [f"{k}={api.toml_literal(v, k)}" for k, v in flow.items()]
             if case.from_snapshot:
                 # The snapshot is made with the write case's own flow, so fast preconditioning
                 # brings the device to that workload's steady state.
-                prec = _precondition_in_child(snap, ov)
+                p = _precondition_in_child(snap, ov)
+                # The summary below describes the first snapshot case's preconditioning.
+                prec = prec or p
             fig = _run_case(case, ov, snap if case.from_snapshot else None)
             figures.append(fig)
             t.line(

@@ -237,7 +237,14 @@ def test_bench_small(tmp_path):
     assert p.returncode == 0, p.stderr
     out = p.stdout
     assert "requests/s" in out and "events/s" in out and "peak memory (RSS)" in out
-    for case in ["randread-4k-qd1", "randread-4k-qd32", "seqread-128k-qd32", "randwrite-4k-qd32"]:
+    for case in [
+        "randread-4k-qd1",
+        "randread-4k-qd32",
+        "seqread-128k-qd32",
+        "randwrite-4k-qd32",
+        "randread-4k-qd32-cmt",
+        "randwrite-4k-qd32-cmt",
+    ]:
         assert case in out
     for word in [
         "wall-clock second of the simulation phase",
@@ -267,6 +274,8 @@ def test_bench_json():
         "seqread-128k-qd32",
         "trace-read-4k-qd32",
         "randwrite-4k-qd32",
+        "randread-4k-qd32-cmt",
+        "randwrite-4k-qd32-cmt",
     ]
     figs = doc["figures"]
     assert set(figs) == {
