@@ -34,6 +34,8 @@ from .mqsim import MqsimError, import_mqsim, mqsim_to_toml
 from .result import (
     CacheCounts,
     CacheResult,
+    CmtLookups,
+    CmtResult,
     DeviceResult,
     EraseCounts,
     EraseHistogram,
@@ -59,6 +61,8 @@ from .result import (
 __all__ = [
     "CacheCounts",
     "CacheResult",
+    "CmtLookups",
+    "CmtResult",
     "Completion",
     "ConfigError",
     "Device",

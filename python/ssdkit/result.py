@@ -291,6 +291,58 @@ class CacheResult(_DictLike):
 
 
 @dataclass(frozen=True)
+class CmtLookups(_DictLike):
+    """Lookups in the cached mapping table (docs/ftl.md), one per user page transaction: for
+    a flow, or every flow together."""
+
+    read_hits: int
+    read_misses: int
+    #: read_hits / (read_hits + read_misses); 0.0 without lookups.
+    read_hit_rate: float
+    write_hits: int
+    write_misses: int
+    write_hit_rate: float
+    hit_rate: float
+    #: Translation-page reads issued for the misses.
+    mapping_reads: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CmtLookups:
+        return _pick(cls, d)
+
+
+@dataclass(frozen=True)
+class CmtResult(_DictLike):
+    """The ``device.cmt`` part: the cached mapping table and its flash traffic (absent with
+    ``ftl.cmt.mode = "ideal"``; docs/results.md has every field)."""
+
+    lookups: CmtLookups
+    capacity_entries: int
+    entry_bytes: int
+    entries_per_translation_page: int
+    translation_pages: int
+    cached_entries: int
+    coalesced_misses: int
+    lookup_reads: int
+    writeback_reads: int
+    eviction_writebacks: int
+    gc_writebacks: int
+    gc_updates_cached: int
+    gc_updates_uncached: int
+    trim_updates: int
+    mapping_page_writes: int
+    gc_translation_moves: int
+    #: Translation-page programs over all page programs.
+    write_amplification_share: float
+    #: Translation-page reads over all page reads.
+    read_share: float
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CmtResult:
+        return _pick(cls, d, lookups=CmtLookups.from_dict(_get(d, "lookups")))
+
+
+@dataclass(frozen=True)
 class EraseHistogram(_DictLike):
     """Blocks by erase count: ``count[i]`` blocks have an erase count in
     ``[bin_start[i], bin_start[i] + bin_width)``."""
@@ -343,6 +395,8 @@ class DeviceResult(_DictLike):
     random_streams: dict[str, Any] = field(default_factory=dict, hash=False, repr=False)
     #: The DRAM data cache; None with ``cache.mode = "off"``.
     cache: CacheResult | None = None
+    #: The cached mapping table; None with ``ftl.cmt.mode = "ideal"``.
+    cmt: CmtResult | None = None
 
     @property
     def precondition_mode(self) -> str | None:
@@ -361,6 +415,7 @@ class DeviceResult(_DictLike):
             precondition=dict(d.get("precondition") or {}),
             random_streams=dict(d.get("random_streams") or {}),
             cache=CacheResult.from_dict(d["cache"]) if isinstance(d, dict) and d.get("cache") else None,
+            cmt=CmtResult.from_dict(d["cmt"]) if isinstance(d, dict) and d.get("cmt") else None,
         )
 
 
@@ -387,15 +442,19 @@ class FlowResult(_DictLike):
     active_time_s: float = 0.0
     #: What the data cache did for this flow; None with ``cache.mode = "off"``.
     cache: CacheCounts | None = None
+    #: This flow's lookups in the cached mapping table; None with ``ftl.cmt.mode = "ideal"``.
+    cmt: CmtLookups | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FlowResult:
         cache = d.get("cache") if isinstance(d, dict) else None
+        cmt = d.get("cmt") if isinstance(d, dict) else None
         return _pick(
             cls,
             d,
             stats=Stats.from_dict(_get(d, "stats")),
             cache=None if cache is None else CacheCounts.from_dict(cache),
+            cmt=None if cmt is None else CmtLookups.from_dict(cmt),
         )
 
 
@@ -1091,6 +1150,12 @@ class Result:
             waited = f"  {t.writes_waited:,} writes waited for room" if t.writes_waited else ""
             backs = f"write-backs {t.write_back_pages:,}  dirty at end {t.dirty_pages_at_end:,}"
             facts.append(("data cache", f"{dev.cache.mode}, {dev.cache.capacity_pages:,} pages: {hits}{backs}{waited}"))
+        if dev.cmt is not None:
+            m = dev.cmt
+            reads = m.lookup_reads + m.writeback_reads
+            writes = f"writes {m.mapping_page_writes:,} ({m.write_amplification_share:.1%} of programs)"
+            text = f"{m.capacity_entries:,} entries: hit rate {m.lookups.hit_rate:.1%}  translation reads {reads:,}  {writes}"
+            facts.append(("mapping cache", text))
         if dev.erase_counts is not None:
             ec = dev.erase_counts
             facts.append(
