@@ -1153,7 +1153,10 @@ class Result:
         if dev.cmt is not None:
             m = dev.cmt
             reads = m.lookup_reads + m.writeback_reads
-            writes = f"writes {m.mapping_page_writes:,} ({m.write_amplification_share:.1%} of programs)"
+            writes = (
+                f"writes {m.mapping_page_writes:,}  moved by GC {m.gc_translation_moves:,}"
+                f" ({m.write_amplification_share:.1%} of programs)"
+            )
             text = f"{m.capacity_entries:,} entries: hit rate {m.lookups.hit_rate:.1%}  translation reads {reads:,}  {writes}"
             facts.append(("mapping cache", text))
         if dev.erase_counts is not None:

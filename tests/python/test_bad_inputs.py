@@ -196,7 +196,12 @@ CASES = [
     ),
     Case(
         "set-cache-beyond-dram",
-        ["run", "mqsim-paper", "--set", "cache.mode=write", "--set", "cache.dram_bytes=1048576", *QUICK],
+        [
+            "run",
+            "mqsim-paper",
+            *["--set", "ftl.cmt.mode=ideal", "--set", "cache.mode=write", "--set", "cache.dram_bytes=1048576"],
+            *QUICK,
+        ],
         ["cache.capacity_bytes", "cache.dram_bytes", "1048576"],
     ),
     Case(
@@ -217,7 +222,16 @@ CASES = [
         ["cache.shares", "sum to 1"],
     ),
     set_case("flow.0.flush_every=0", ["flow.0.flush_every", ">= 1"]),
-    set_case("cache.capacity_bytes=1048576", ["cache.capacity_bytes", "cache.mode"]),
+    Case(
+        "set-cache-key-with-cache-off",
+        ["run", "mqsim-paper", "--set", "cache.mode=off", "--set", "cache.capacity_bytes=1048576", *QUICK],
+        ["cache.capacity_bytes", "cache.mode"],
+    ),
+    Case(
+        "set-cmt-beyond-dram",
+        ["run", "mqsim-paper", "--set", "cache.dram_bytes=268435456", *QUICK],
+        ["ftl.cmt.capacity_bytes", "cache.dram_bytes", "268435456"],
+    ),
     Case(
         "set-steady-state-max-rounds",
         ["run", "mqsim-paper", "--steady-state", "--set", "steady_state.max_rounds=4", *QUICK],

@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import ssdkit
+from conftest import BARE
 
 PLANES = 128
 RESERVE_BLOCKS = 11  # ceil(0.005 x 2048)
@@ -30,6 +31,8 @@ def test_mqsim_paper_holds_the_preconditioned_state(policy, tmp_path):
     r = ssdkit.run(
         "mqsim-paper",
         overrides={
+            # The back end's steady state: no write cache, the whole map in DRAM.
+            **BARE,
             "ftl.gc_policy": policy,
             "flow.0.read_fraction": 0,
             "flow.0.requests": 1_500_000,

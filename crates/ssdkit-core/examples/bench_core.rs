@@ -1,7 +1,9 @@
 //! Times the simulator alone (no Python) on the benchmark cases; `ssdkit bench` is the
 //! user-facing command. Usage: cargo run --release --example bench_core [requests [key=value...]]
-//! The overrides change the device of every case (`make test` runs it with a few hundred
-//! requests on a shrunken device, to check it still works).
+//! Every case starts from the preset with a bare controller (the whole map in DRAM, no data
+//! cache, as `ssdkit bench`'s first cases); the overrides change the device of every case, e.g.
+//! `ftl.cmt.mode=shared` (`make test` runs it with a few hundred requests on a shrunken device,
+//! to check it still works).
 use ssdkit_core::api::{load, run, Source};
 use std::time::Instant;
 
@@ -31,8 +33,10 @@ fn main() {
             ],
         ),
     ];
-    for (name, mut o) in cases {
+    for (name, case) in cases {
         let reqs = n;
+        let mut o: Vec<String> = vec!["ftl.cmt.mode=ideal".into(), "cache.mode=off".into()];
+        o.extend(case);
         o.extend(device.iter().cloned());
         o.push(format!("flow.0.requests={reqs}"));
         let c = load(Source::Preset("mqsim-paper"), &o).unwrap();

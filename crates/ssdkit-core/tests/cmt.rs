@@ -19,8 +19,10 @@ fn cmt(r: &Value) -> &Value {
     &r["device"]["cmt"]
 }
 
+/// The mapping cache alone: no data cache (the preset's write cache would absorb the writes).
 fn reads(extra: &[&str]) -> Config {
     let mut o = vec![
+        "cache.mode=off",
         "flow.0.read_fraction=1.0",
         "flow.0.requests=40000",
         "precondition.mode=sequential",

@@ -342,7 +342,11 @@ fn data_cache_bad_input_names_the_key() {
     );
     let e = preset_err(
         "mqsim-paper",
-        &["cache.mode=write", "cache.dram_bytes=268435455"],
+        &[
+            "ftl.cmt.mode=ideal",
+            "cache.mode=write",
+            "cache.dram_bytes=268435455",
+        ],
     );
     assert!(
         e.contains("cache.capacity_bytes") && e.contains("cache.dram_bytes"),
@@ -373,7 +377,10 @@ fn data_cache_bad_input_names_the_key() {
         "{e}"
     );
     // Keys of a cache that is off are refused, not ignored.
-    let e = preset_err("mqsim-paper", &["cache.capacity_bytes=1048576"]);
+    let e = preset_err(
+        "mqsim-paper",
+        &["cache.mode=off", "cache.capacity_bytes=1048576"],
+    );
     assert!(
         e.contains("cache.capacity_bytes") && e.contains("cache.mode"),
         "{e}"

@@ -16,7 +16,7 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use serde_json::Value;
-use ssdkit_core::api::run_keep_state;
+use ssdkit_core::api::{load, run_keep_state, Source};
 use ssdkit_core::config::Config;
 use ssdkit_core::workload::Op;
 
@@ -83,8 +83,11 @@ fn u(v: &Value, k: &str) -> u64 {
     v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"))
 }
 
+/// QD1 writes through the write cache, with the whole map in DRAM (a mapping-cache miss would
+/// add a translation-page read to a FUA write's path).
 fn qd1_writes(extra: &[&str]) -> (Config, Vec<u64>) {
     let mut o = vec![
+        "ftl.cmt.mode=ideal",
         "cache.mode=write",
         "flow.0.queue_depth=1",
         "flow.0.read_fraction=0.0",
@@ -337,7 +340,26 @@ fn cache_off_gives_the_bytes_of_no_cache_section() {
         "flow.0.queue_depth=8",
         "flow.0.requests=5000",
     ];
-    let a = strip(run_cfg(&preset("mqsim-paper", &o)));
+    // The preset without its `[cache]` table (Table 3's write cache) ...
+    let text = ssdkit_core::config::preset_toml("mqsim-paper").unwrap();
+    let start = text
+        .find("\n[cache]\n")
+        .expect("the preset has a [cache] table")
+        + 1;
+    let end = start + 1 + text[start + 1..].find("\n[").unwrap() + 1;
+    let bare = format!("{}{}", &text[..start], &text[end..]);
+    assert!(!bare.contains("[cache]"));
+    let owned: Vec<String> = o.iter().map(|s| s.to_string()).collect();
+    let c = load(
+        Source::Toml {
+            text: &bare,
+            origin: "mqsim-paper without [cache]",
+        },
+        &owned,
+    )
+    .unwrap();
+    let a = strip(run_cfg(&c));
+    // ... runs as the preset with the cache turned off.
     let mut o2 = o.to_vec();
     o2.push("cache.mode=off");
     let b = strip(run_cfg(&preset("mqsim-paper", &o2)));
@@ -554,7 +576,9 @@ fn fio_syncs_flush_the_write_cache() {
         "flow.0.replay=closed",
         "precondition.mode=sequential",
     ];
-    let off = run_cfg(&preset("mqsim-paper", &base));
+    let mut off_o = base.to_vec();
+    off_o.push("cache.mode=off");
+    let off = run_cfg(&preset("mqsim-paper", &off_o));
     assert_eq!(off["flows"][0]["trace"]["no_data"].as_u64(), Some(5));
     assert!(off["device"]["stats"].get("flush").is_none());
     let mut on_o = base.to_vec();

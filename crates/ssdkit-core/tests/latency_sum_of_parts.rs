@@ -54,12 +54,15 @@ fn qd1(op_read: bool) -> (Config, Vec<u64>) {
 
 fn qd1_with(op_read: bool, extra: &[&str]) -> (Config, Vec<u64>) {
     let rf = if op_read { "1.0" } else { "0.0" };
-    let mut o = vec![
+    // The bare controller: these are the back end's sums (the mapping cache's miss cost is
+    // checked in tests/cmt.rs, the write cache's latency in tests/data_cache.rs).
+    let mut o = common::bare(&[]);
+    o.extend([
         "flow.0.queue_depth=1".to_string(),
         format!("flow.0.read_fraction={rf}"),
         "flow.0.requests=3000".into(),
         "precondition.mode=sequential".into(),
-    ];
+    ]);
     o.extend(extra.iter().map(|s| s.to_string()));
     let o: Vec<&str> = o.iter().map(String::as_str).collect();
     let c = preset("mqsim-paper", &o);

@@ -84,13 +84,16 @@ fn a_serial_chip_runs_one_die_operation_at_a_time() {
 }
 
 /// mqsim-paper pages are 8 KiB (16 sectors); writes here are 4 KiB halves, at queue depth 1
-/// so each write is programmed before the next is split.
+/// so each write is programmed before the next is split. No write cache (it would merge the
+/// halves in DRAM) and the whole map in DRAM.
 fn halves(stride: u64, requests: u64) -> serde_json::Value {
     let s = format!("flow.0.stride_bytes={stride}");
     let n = format!("flow.0.requests={requests}");
     run_cfg(&preset(
         "mqsim-paper",
         &[
+            "ftl.cmt.mode=ideal",
+            "cache.mode=off",
             "precondition.mode=empty",
             "flow.0.queue_depth=1",
             "flow.0.read_fraction=0",

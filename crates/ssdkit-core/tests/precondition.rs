@@ -15,8 +15,11 @@ use ssdkit_core::ftl::BlockState;
 use ssdkit_core::ftl::{precondition, snapshot, Ftl};
 use ssdkit_core::ids::BlockId;
 
-/// 4 planes of 256 blocks of 64 pages of 4 KiB: 256 MiB, small enough to write for real.
-const SMALL: [&str; 8] = [
+/// 4 planes of 256 blocks of 64 pages of 4 KiB: 256 MiB, small enough to write for real. A bare
+/// controller (no write cache: 256 MiB of it would hold the whole device; the whole map in DRAM).
+const SMALL: [&str; 10] = [
+    "ftl.cmt.mode=ideal",
+    "cache.mode=off",
     "flash.channels=2",
     "flash.chips_per_channel=1",
     "flash.dies_per_chip=1",

@@ -16,9 +16,12 @@ use common::*;
 use serde_json::Value;
 use ssdkit_core::config::Config;
 
-/// 4 planes (2 dies) of 256 blocks of 64 pages of 4 KiB, 12 % spare: 64 MiB per plane.
+/// 4 planes (2 dies) of 256 blocks of 64 pages of 4 KiB, 12 % spare: 64 MiB per plane. A bare
+/// controller (`common::BARE`): the closed forms below are the back end's.
 fn small(extra: &[&str]) -> Config {
     let mut o: Vec<&str> = vec![
+        "ftl.cmt.mode=ideal",
+        "cache.mode=off",
         "flash.channels=2",
         "flash.chips_per_channel=1",
         "flash.dies_per_chip=1",

@@ -47,6 +47,9 @@ fn fifo_closed_form(alpha: f64) -> f64 {
 
 fn one_plane(spare: f64, blocks: u32, ppb: u32, policy: &str) -> Config {
     let o: Vec<String> = vec![
+        // The bare controller: the closed form is of the FTL's GC alone.
+        "ftl.cmt.mode=ideal".into(),
+        "cache.mode=off".into(),
         "flash.channels=1".into(),
         "flash.chips_per_channel=1".into(),
         "flash.dies_per_chip=1".into(),

@@ -1,5 +1,6 @@
 //! `ftl.user_order`: a die serves queued reads before queued writes (`reads_first`, the
 //! default) or in arrival order (`arrival`).
+mod common;
 use ssdkit_core::api::{load, run, Source};
 use ssdkit_core::device::Device;
 use ssdkit_core::result::RunResult;
@@ -12,14 +13,15 @@ const ONE_DIE: [&str; 7] = [
     "flash.planes_per_die=1",
     "flash.blocks_per_plane=128",
     "flash.pages_per_block=64",
-    // Empty: no GC reserve in the way; the read below reads the first write's page.
+    // A bare controller (common::BARE) so that writes reach the die (no write cache) and reads
+    // need no mapping read. Empty: no GC reserve in the way; the read below reads the first write's page.
     "precondition.mode=\"empty\"",
 ];
 
 /// Completion times (ps) of a write and a read that both wait behind a first write on the
 /// only die: which goes next is the policy's choice.
 fn second_write_and_read(order: &str) -> (u64, u64) {
-    let mut o: Vec<String> = ONE_DIE.map(String::from).to_vec();
+    let mut o = common::bare(&ONE_DIE);
     o.push(format!("ftl.user_order=\"{order}\""));
     let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
     let mut dev = Device::new(&c).unwrap();
@@ -53,7 +55,7 @@ fn arrival_order_serves_the_earlier_write_first() {
 }
 
 fn mixed(order: Option<&str>) -> RunResult {
-    let mut o: Vec<String> = ONE_DIE.map(String::from).to_vec();
+    let mut o = common::bare(&ONE_DIE);
     o.extend(
         [
             // A steady-state device: reads hit flash, GC runs.

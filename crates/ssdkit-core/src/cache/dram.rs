@@ -1,7 +1,7 @@
 //! The controller's DRAM as one shared resource: an access of `b` bytes touches
 //! ceil(b / row) rows, each opened at tRCD + tCL, with a precharge tRP between rows, and moves
 //! its data at two bursts per transfer time (DDR), as MQSim's `estimate_dram_access_time`
-//! (seed 000 section 4.2.2) counts it. Accesses serialise in the order they are issued: one
+//! (the MQSim paper, section 4.2.2) counts it. Accesses serialise in the order they are issued: one
 //! starts when the previous one has ended.
 
 use crate::config::CacheConfig;

@@ -1,4 +1,4 @@
-//! The DRAM data cache (seed 000 sections 3.3 and 4.2.2; docs/cache.md): logical pages with a
+//! The DRAM data cache (the MQSim paper, FAST'18, sections 3.3 and 4.2.2; docs/cache.md): logical pages with a
 //! valid and a dirty sector bitmap each (a page has at most 64 sectors), kept in LRU order in
 //! one partition (shared) or one per flow, and the DRAM they live in (`dram`). This module
 //! holds the state and its bookkeeping only; the simulator (`sim/cache.rs`) decides when a

@@ -64,7 +64,7 @@ pub enum CachePrecondition {
     Dirty,
 }
 
-/// `[cache]`: the DRAM data cache and the DRAM it lives in (seed 000 section 4.2.2).
+/// `[cache]`: the DRAM data cache and the DRAM it lives in (the MQSim paper, FAST'18, section 4.2.2).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {

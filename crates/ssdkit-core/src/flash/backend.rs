@@ -29,7 +29,8 @@ pub struct Backend {
     pub timing: Timing,
     bus_free: Vec<Picoseconds>,
     bus_last_chip: Vec<u32>,
-    /// Seed 002: the controller issues one page operation per channel-switch delay.
+    /// The latency model of multi-channel, multi-way SSDs (Intel X25-M): the controller issues
+    /// one page operation per channel-switch delay.
     issue_free: Picoseconds,
     pub stats: BackendStats,
 }

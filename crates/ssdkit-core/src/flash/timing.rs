@@ -33,7 +33,7 @@ pub fn page_type(mapping: PageTypeMapping, i: u32, bits: u32, planes_per_die: u3
     match mapping {
         PageTypeMapping::Cyclic => (i % bits) as u8,
         PageTypeMapping::Simplessd => {
-            // Seed 001: the first five pages behave as LSB, the next three as CSB ("meta"
+            // SimpleSSD (IEEE CAL 2018): the first five pages behave as LSB, the next three as CSB ("meta"
             // pages); the rest follow f = ((i - n_meta) / n_plane) mod n_state. The paper
             // prints `addr & nmeta`, which would only ever be 0 or 8; the subtraction is the
             // reading that gives the described rotation. On MLC there is no CSB, so the meta

@@ -1,4 +1,4 @@
-//! Transaction scheduling unit (seed 000 section 2.3, the MQSim paper): page transactions,
+//! Transaction scheduling unit (the MQSim paper, FAST'18, section 2.3): page transactions,
 //! the per-die queues they wait in (user reads, user writes, GC reads, GC writes, GC erases),
 //! and the scheduling policy that picks what a free die does next, including multi-plane
 //! batches; mapping reads of the cached mapping table have their own queue and go before

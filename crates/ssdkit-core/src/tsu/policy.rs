@@ -11,7 +11,7 @@ pub enum Choice {
     GcFirst,
 }
 
-/// Seed 000 section 2.3 (the MQSim paper): user and GC traffic queue apart, and GC is either
+/// The MQSim paper (FAST'18), section 2.3: user and GC traffic queue apart, and GC is either
 /// preemptible or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchedulingPolicy {

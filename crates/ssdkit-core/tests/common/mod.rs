@@ -5,9 +5,22 @@ use serde_json::Value;
 use ssdkit_core::api::{load, run, Source};
 use ssdkit_core::config::Config;
 
-/// A 64 MiB device (2 planes x 128 blocks x 64 pages of 4 KiB) with the mqsim-paper timing:
-/// a few thousand writes keep its GC busy.
-pub const TINY: [&str; 6] = [
+/// The controller without its memories: the whole map in DRAM (the MQSim paper's "perfect CMT")
+/// and no data cache. The `mqsim-paper` preset has Table 3's 4 MiB mapping cache and 256 MiB
+/// write cache; checks of the back end's closed forms take them away.
+pub const BARE: [&str; 2] = ["ftl.cmt.mode=ideal", "cache.mode=off"];
+
+/// `BARE` then `extra`, as an owned override list.
+pub fn bare(extra: &[&str]) -> Vec<String> {
+    BARE.iter().chain(extra).map(|s| s.to_string()).collect()
+}
+
+/// A 64 MiB device (2 planes x 128 blocks x 64 pages of 4 KiB) with the mqsim-paper timing and
+/// a bare controller (`BARE`: a 256 MiB write cache would hold the whole device): a few
+/// thousand writes keep its GC busy.
+pub const TINY: [&str; 8] = [
+    "ftl.cmt.mode=ideal",
+    "cache.mode=off",
     "flash.channels=2",
     "flash.chips_per_channel=1",
     "flash.dies_per_chip=1",

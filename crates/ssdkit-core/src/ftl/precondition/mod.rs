@@ -1,7 +1,7 @@
 //! Preconditioning: the device state at time zero.
 //!
 //! Real drives are measured in steady state; a fresh simulated drive never collects garbage
-//! and reports fiction (seed 000 sections 3.2 and 4.4). Four modes:
+//! and reports fiction (the MQSim paper, FAST'18, sections 3.2 and 4.4). Four modes:
 //! - `fast` sets each closed block's valid-page count from the steady-state distribution of
 //!   the GC policy (mean-field model, `meanfield`), O(physical pages), no writes simulated;
 //! - `write` simulates the writes through the FTL, untimed: sequential fill, then uniform
