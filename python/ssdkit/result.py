@@ -305,6 +305,9 @@ class CmtLookups(_DictLike):
     hit_rate: float
     #: Translation-page reads issued for the misses.
     mapping_reads: int
+    #: Translation-page write-backs of dirty pages evicted for the pages these lookups (and
+    #: TRIMs) brought in; GC's write-backs belong to no flow.
+    eviction_writebacks: int
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CmtLookups:

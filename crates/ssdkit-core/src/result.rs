@@ -145,6 +145,10 @@ pub struct CmtLookups {
     /// read wait for that read instead, and misses on a translation page never written need
     /// none).
     pub mapping_reads: u64,
+    /// Translation-page write-backs of dirty pages evicted to make room for the pages this
+    /// flow's lookups (and TRIMs) brought in. GC's write-backs belong to no flow
+    /// (`device.cmt.gc_writebacks`).
+    pub eviction_writebacks: u64,
 }
 
 impl CmtLookups {
@@ -154,6 +158,7 @@ impl CmtLookups {
         write_hits: u64,
         write_misses: u64,
         mapping_reads: u64,
+        eviction_writebacks: u64,
     ) -> Self {
         let rate = |h: u64, m: u64| {
             if h + m > 0 {
@@ -171,6 +176,7 @@ impl CmtLookups {
             write_hit_rate: rate(write_hits, write_misses),
             hit_rate: rate(read_hits + write_hits, read_misses + write_misses),
             mapping_reads,
+            eviction_writebacks,
         }
     }
 }

@@ -230,4 +230,49 @@ fn random_writes_write_translation_pages_back() {
     );
     let share = m["write_amplification_share"].as_f64().unwrap();
     assert_eq!(share, n("mapping_page_writes") as f64 / programs as f64);
+    // One flow: all eviction write-backs are its own.
+    assert_eq!(
+        r["flows"][0]["cmt"]["eviction_writebacks"].as_u64(),
+        Some(n("eviction_writebacks"))
+    );
+}
+
+#[test]
+fn a_reader_evicting_a_writers_dirty_pages_is_charged_their_write_backs() {
+    // A shared cache: flow 0 writes randomly over the first 200 GiB, flow 1 reads randomly
+    // over the next 200 GiB. The reader's translation pages push out the writer's dirty
+    // ones, so both flows cause write-backs though only one writes; together they are the
+    // device's.
+    let half: u64 = 200 << 30;
+    let o: Vec<String> = vec![
+        "ftl.cmt.capacity_bytes=1048576".into(),
+        "flow.0.read_fraction=0.0".into(),
+        "flow.0.queue_depth=8".into(),
+        "flow.0.requests=10000".into(),
+        format!("flow.0.range_bytes={half}"),
+        "flow.1.read_fraction=1.0".into(),
+        "flow.1.queue_depth=8".into(),
+        "flow.1.requests=10000".into(),
+        format!("flow.1.start_bytes={half}"),
+        format!("flow.1.range_bytes={half}"),
+    ];
+    let o: Vec<&str> = o.iter().map(String::as_str).collect();
+    let r = run_cfg(&reads(&o));
+    let wb = |i: usize| {
+        r["flows"][i]["cmt"]["eviction_writebacks"]
+            .as_u64()
+            .unwrap()
+    };
+    let device = cmt(&r)["eviction_writebacks"].as_u64().unwrap();
+    println!(
+        "eviction write-backs: writer {}, reader {}, device {device}",
+        wb(0),
+        wb(1)
+    );
+    assert!(wb(0) > 0 && wb(1) > 0, "writer {} reader {}", wb(0), wb(1));
+    assert_eq!(wb(0) + wb(1), device);
+    assert_eq!(
+        cmt(&r)["lookups"]["eviction_writebacks"].as_u64(),
+        Some(device)
+    );
 }

@@ -66,9 +66,9 @@ struct Loading {
     waiters: Vec<Parked>,
     /// Write-backs of this page waiting for its unchanged entries.
     release: Vec<TxId>,
-    /// A TRIM changed an entry of the page: it is cached dirty, in this partition, when it
-    /// arrives.
-    trim: Option<usize>,
+    /// A TRIM of this flow changed an entry of the page: it is cached dirty, in the flow's
+    /// partition, when it arrives.
+    trim: Option<FlowId>,
 }
 
 /// The simulator's side of the cached mapping table.
@@ -80,6 +80,8 @@ pub(crate) struct MappingPath {
     loading: HashMap<u32, Loading>,
     flows: Vec<CmtCounts>,
     flow_reads: Vec<u64>,
+    /// Per flow: eviction write-backs its insertions caused.
+    flow_writebacks: Vec<u64>,
     coalesced: u64,
     lookup_reads: u64,
     writeback_reads: u64,
@@ -108,6 +110,7 @@ impl MappingPath {
             gc_batch,
             flows: vec![CmtCounts::default(); flows],
             flow_reads: vec![0; flows],
+            flow_writebacks: vec![0; flows],
             gc_pending: vec![false; translation_pages as usize],
             gc_tpages: vec![Vec::new(); planes as usize],
             ..Default::default()
@@ -174,7 +177,7 @@ impl Simulator {
                 .as_mut()
                 .expect("cached")
                 .insert(t, part, write);
-            self.after_insert(wb);
+            self.after_insert(wb, flow);
             return true;
         }
         self.mp.lookup_reads += 1;
@@ -217,8 +220,9 @@ impl Simulator {
         };
         // The page is cached for the first waiter's flow (its partition), as a lookup of
         // that flow brought it in. A write-back's read alone caches nothing.
-        let part = l.waiters.first().map(|p| self.mp.part(p.flow())).or(l.trim);
-        if let Some(part) = part {
+        let owner = l.waiters.first().map(|p| p.flow()).or(l.trim);
+        if let Some(flow) = owner {
+            let part = self.mp.part(flow);
             let dirty = l.trim.is_some() || l.waiters.iter().any(|p| p.write());
             let wb = self
                 .ftl
@@ -226,7 +230,7 @@ impl Simulator {
                 .as_mut()
                 .expect("cached")
                 .insert(t, part, dirty);
-            self.after_insert(wb);
+            self.after_insert(wb, flow);
         }
         for p in l.waiters {
             match p {
@@ -266,10 +270,12 @@ impl Simulator {
         }
     }
 
+    /// `flow`'s insertion evicted `wb`, if anything.
     #[inline]
-    fn after_insert(&mut self, wb: Option<Writeback>) {
+    fn after_insert(&mut self, wb: Option<Writeback>, flow: FlowId) {
         if let Some(Writeback(t)) = wb {
             self.mp.eviction_writebacks += 1;
+            self.mp.flow_writebacks[flow.idx()] += 1;
             // Every entry of the page was in DRAM: nothing to read.
             self.write_back(t, false);
         }
@@ -374,18 +380,18 @@ impl Simulator {
         }
         let t = cmt.tpage_of(lpn.0);
         if let Some(l) = self.mp.loading.get_mut(&t) {
-            l.trim.get_or_insert(part);
+            l.trim.get_or_insert(flow);
             return;
         }
         if self.ftl.translate(self.ftl.tpage_lpn(t)).is_none() {
             let wb = self.ftl.cmt.as_mut().expect("cached").insert(t, part, true);
-            self.after_insert(wb);
+            self.after_insert(wb, flow);
             return;
         }
         self.mp.lookup_reads += 1;
         self.mp.flow_reads[flow.idx()] += 1;
         self.read_translation_page(t);
-        self.mp.loading.get_mut(&t).expect("just added").trim = Some(part);
+        self.mp.loading.get_mut(&t).expect("just added").trim = Some(flow);
     }
 
     /// The flow's lookups, for the result.
@@ -398,6 +404,7 @@ impl Simulator {
             c.write_hits,
             c.write_misses,
             self.mp.flow_reads[flow],
+            self.mp.flow_writebacks[flow],
         ))
     }
 
@@ -425,6 +432,7 @@ impl Simulator {
                 sum.write_hits,
                 sum.write_misses,
                 self.mp.lookup_reads,
+                self.mp.eviction_writebacks,
             ),
             capacity_entries: s.partition_entries.iter().sum(),
             entry_bytes: s.entry_bytes,
