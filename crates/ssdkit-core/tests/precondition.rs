@@ -222,6 +222,14 @@ fn snapshot_round_trip_and_bad_files() {
     assert!(e.contains("truncated"), "{e}");
     let e = err(b"hello, not a snapshot at all", &c);
     assert!(e.contains("not an ssdkit snapshot"), "{e}");
+    // A snapshot of the format before the cached mapping table (version 1).
+    let mut old = bytes.clone();
+    old[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let e = err(&old, &c);
+    assert!(
+        e.contains("format version 1") && e.contains("precondition again"),
+        "{e}"
+    );
     let other = small(&["flash.blocks_per_plane=200", "flow.0.requests=10"]);
     let e = err(&bytes, &other);
     assert!(

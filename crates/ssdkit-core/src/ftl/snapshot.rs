@@ -323,7 +323,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     let version = r.u32()?;
     if version != VERSION {
         return Err(bad(format!(
-            "snapshot format version {version}; this ssdkit reads version {VERSION}"
+            "snapshot format version {version}; this ssdkit reads version {VERSION} (version 2 added the cached mapping table): precondition again to make a new snapshot (`ssdkit precondition`)"
         )));
     }
     let hlen = r.u32()? as usize;
