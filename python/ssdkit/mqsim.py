@@ -488,12 +488,16 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         )
     p = H("PCIe_Lane_Count")
     lanes = conv.int(p, 1)
-    if lanes in (1, 2, 4, 8, 16):
+    if lanes in (1, 2, 4, 8, 12, 16, 32):
         pcie["lanes"] = lanes
         conv.src("pcie.lanes", p)
     else:
         conv.unmapped(
-            p[1], lanes, "ssdkit allows 1, 2, 4, 8 or 16 lanes; left at 4", present=p[2], cause="value_changed"
+            p[1],
+            lanes,
+            "not a PCIe link width (ssdkit allows 1, 2, 4, 8, 12, 16 or 32 lanes); left at 4",
+            present=p[2],
+            cause="value_changed",
         )
     pcie["max_payload_bytes"] = 128  # MQSim PCIe_Link.h
     pcie["packet_overhead_bytes"] = 28  # 20 B TLP header + 6 B DLLP + 2 B PHY (MQSim PCIe_Link.h)

@@ -405,3 +405,43 @@ fn data_cache_bad_input_names_the_key() {
         ],
     );
 }
+
+#[test]
+fn pcie_packet_keys_name_the_key_and_the_allowed_values() {
+    let e = preset_err("mqsim-paper", &["pcie.lanes=3"]);
+    assert!(
+        e.contains("key `pcie.lanes` = 3") && e.contains("1, 2, 4, 8, 12, 16, 32"),
+        "{e}"
+    );
+    let e = preset_err("mqsim-paper", &["pcie.generation=6"]);
+    assert!(e.contains("pcie.generation") && e.contains("1..=5"), "{e}");
+    let e = preset_err("mqsim-paper", &["pcie.max_payload_bytes=8192"]);
+    assert!(e.contains("pcie.max_payload_bytes"), "{e}");
+    let e = preset_err("mqsim-paper", &["pcie.max_payload_bytes=384"]);
+    assert!(e.contains("pcie.max_payload_bytes"), "{e}");
+    let e = preset_err("mqsim-paper", &["pcie.ack_every_tlps=5000"]);
+    assert!(
+        e.contains("pcie.ack_every_tlps") && e.contains("0..=4096"),
+        "{e}"
+    );
+    // A DLLP size with no DLLPs would be ignored: refused.
+    let e = preset_err("mqsim-paper", &["pcie.dllp_bytes=6"]);
+    assert!(
+        e.contains("pcie.dllp_bytes") && e.contains("pcie.ack_every_tlps"),
+        "{e}"
+    );
+    let e = preset_err("x25m", &["pcie.update_fc_every_tlps=4"]);
+    assert!(
+        e.contains("pcie.update_fc_every_tlps") && e.contains("\"nvme\" only"),
+        "{e}"
+    );
+    preset_ok(
+        "mqsim-paper",
+        &[
+            "pcie.lanes=32",
+            "pcie.generation=5",
+            "pcie.ack_every_tlps=4",
+            "pcie.dllp_bytes=6",
+        ],
+    );
+}

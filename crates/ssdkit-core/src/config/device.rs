@@ -105,7 +105,8 @@ pub struct PcieConfig {
     /// PCIe generation: 1 and 2 use 8b/10b at 2.5/5 GT/s, 3/4/5 use 128b/130b at 8/16/32 GT/s.
     /// Default 3; 1..=5.
     pub generation: u32,
-    /// Lane count. Default 4; one of 1, 2, 4, 8, 16.
+    /// Lane count. Default 4; one of 1, 2, 4, 8, 12, 16, 32 (the PCIe link widths). A packet
+    /// uses every lane: one packet at a time per direction.
     pub lanes: u32,
     /// Max payload size of one TLP in bytes. Default 128; power of two in 128..=4096.
     pub max_payload_bytes: u32,
@@ -113,8 +114,19 @@ pub struct PcieConfig {
     /// power of two in 128..=4096.
     pub max_read_request_bytes: u32,
     /// Bytes of overhead per TLP on the wire: header, sequence, LCRC, framing, and the share
-    /// of DLLPs. Default 28 (MQSim: 20 B header + 6 B DLLP + 2 B PHY); 0..=256.
+    /// of DLLPs. Default 28 (MQSim: 20 B header + 6 B DLLP + 2 B PHY); 0..=256. With explicit
+    /// DLLPs (`ack_every_tlps`, `update_fc_every_tlps`) leave their share out (22).
     pub packet_overhead_bytes: u32,
+    /// Data link layer ACKs as packets of their own: the receiver of every N TLPs sends one
+    /// ACK DLLP back, on the other direction of the link, where it queues like any packet.
+    /// Default 0 (none: their cost is folded into `packet_overhead_bytes`); 0..=4096.
+    pub ack_every_tlps: u32,
+    /// Flow-control credit updates (UpdateFC DLLPs) the same way: one per N TLPs received.
+    /// Default 0 (none); 0..=4096.
+    pub update_fc_every_tlps: u32,
+    /// Bytes of one DLLP on the wire, framing included. Default 8 (NVMeSim's Table II: ACK,
+    /// 8 B); 1..=64.
+    pub dllp_bytes: u32,
 }
 impl Default for PcieConfig {
     fn default() -> Self {
@@ -124,6 +136,9 @@ impl Default for PcieConfig {
             max_payload_bytes: 128,
             max_read_request_bytes: 512,
             packet_overhead_bytes: 28,
+            ack_every_tlps: 0,
+            update_fc_every_tlps: 0,
+            dllp_bytes: 8,
         }
     }
 }

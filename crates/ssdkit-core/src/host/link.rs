@@ -34,6 +34,15 @@ pub struct Link {
     up_free: Picoseconds,
     pub bytes_down: u64,
     pub bytes_up: u64,
+    /// DLLPs per TLPs received (0: none) and the wire time of one; PCIe only.
+    ack_every: u64,
+    fc_every: u64,
+    dllp_ps: Picoseconds,
+    dllp_bytes: u64,
+    /// TLPs that have crossed each direction, for the DLLPs they are due.
+    tlps_down: u64,
+    tlps_up: u64,
+    pub dllps: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -56,6 +65,9 @@ pub fn pcie_bytes_per_s(generation: u32, lanes: u32) -> f64 {
 
 impl Link {
     pub fn new(c: &Config) -> Self {
+        let dllps = c.interface.link_model != LinkModel::Ideal
+            && c.interface.kind == InterfaceType::Nvme
+            && (c.pcie.ack_every_tlps > 0 || c.pcie.update_fc_every_tlps > 0);
         let (kind, rate, overhead, mps, mrrs) = match (c.interface.link_model, c.interface.kind) {
             (LinkModel::Ideal, _) => (Kind::Ideal, 1.0, 0, 4096, 4096),
             (_, InterfaceType::Nvme) => (
@@ -83,7 +95,56 @@ impl Link {
             up_free: 0,
             bytes_down: 0,
             bytes_up: 0,
+            ack_every: if dllps {
+                c.pcie.ack_every_tlps as u64
+            } else {
+                0
+            },
+            fc_every: if dllps {
+                c.pcie.update_fc_every_tlps as u64
+            } else {
+                0
+            },
+            dllp_ps: 0,
+            dllp_bytes: c.pcie.dllp_bytes as u64,
+            tlps_down: 0,
+            tlps_up: 0,
+            dllps: 0,
         }
+        .with_dllp_time()
+    }
+
+    fn with_dllp_time(mut self) -> Self {
+        self.dllp_ps = self.wire_ps(self.dllp_bytes);
+        self
+    }
+
+    /// `packets` TLPs crossed `dir`, the last arriving at `end`: the receiver owes the DLLPs
+    /// they complete (one ACK per `ack_every`, one UpdateFC per `fc_every` TLPs received) and
+    /// sends them on the other direction when the message is in, where they occupy the wire
+    /// like any packet (NVMeSim: one packet at a time per direction, so later packets stall
+    /// behind them).
+    #[inline]
+    fn owe_dllps(&mut self, dir: Dir, packets: u64, end: Picoseconds) {
+        if self.ack_every == 0 && self.fc_every == 0 {
+            return;
+        }
+        let (count, back_free, back_bytes) = match dir {
+            Dir::Down => (&mut self.tlps_down, &mut self.up_free, &mut self.bytes_up),
+            Dir::Up => (&mut self.tlps_up, &mut self.down_free, &mut self.bytes_down),
+        };
+        let before = *count;
+        *count += packets;
+        let after = *count;
+        let due = |every: u64| after.checked_div(every).map_or(0, |a| a - before / every);
+        let n = due(self.ack_every) + due(self.fc_every);
+        if n == 0 {
+            return;
+        }
+        let start = end.max(*back_free);
+        *back_free = start.saturating_add(self.dllp_ps.saturating_mul(n));
+        *back_bytes += n * self.dllp_bytes;
+        self.dllps += n;
     }
 
     /// Wire time of `wire_bytes`. The product is taken in 128 bits: a request of the largest
@@ -97,6 +158,18 @@ impl Link {
     /// Sends `payload` bytes split into packets of at most `max_packet` (at least one packet
     /// even for no payload), from no earlier than `at`. Returns the arrival of the last byte.
     fn send(&mut self, dir: Dir, at: Picoseconds, payload: u64, max_packet: u64) -> Picoseconds {
+        self.send_owing(dir, at, payload, max_packet, true)
+    }
+
+    /// `send`; with `owe`, the DLLPs the message's packets are due go back when it is in.
+    fn send_owing(
+        &mut self,
+        dir: Dir,
+        at: Picoseconds,
+        payload: u64,
+        max_packet: u64,
+        owe: bool,
+    ) -> Picoseconds {
         if self.kind == Kind::Ideal {
             return at;
         }
@@ -115,11 +188,15 @@ impl Link {
         };
         let start = at.max(*free);
         *free = start.saturating_add(dur);
+        let end = *free;
         match dir {
             Dir::Down => self.bytes_down += wire,
             Dir::Up => self.bytes_up += wire,
         }
-        *free
+        if owe && self.kind == Kind::Pcie {
+            self.owe_dllps(dir, packets, end);
+        }
+        end
     }
 
     /// The host announces a new submission: an NVMe doorbell write; for SATA, nothing yet
@@ -183,9 +260,16 @@ impl Link {
         if n == 0 {
             return at;
         }
-        let first = self.send(dir, at, 0, 1);
+        // The DLLPs of all n go back when the last is in, as for one message of n packets.
+        let first = self.send_owing(dir, at, 0, 1, false);
         let rest = n - 1;
-        if rest == 0 || self.kind == Kind::Ideal {
+        if self.kind == Kind::Ideal {
+            return first;
+        }
+        if rest == 0 {
+            if self.kind == Kind::Pcie {
+                self.owe_dllps(dir, 1, first);
+            }
             return first;
         }
         let dur = self.wire_ps(self.overhead).saturating_mul(rest);
@@ -194,11 +278,15 @@ impl Link {
             _ => &mut self.down_free,
         };
         *free = free.saturating_add(dur);
+        let end = *free;
         match dir {
             Dir::Down => self.bytes_down += rest * self.overhead,
             Dir::Up => self.bytes_up += rest * self.overhead,
         }
-        *free
+        if self.kind == Kind::Pcie {
+            self.owe_dllps(dir, n, end);
+        }
+        end
     }
 }
 

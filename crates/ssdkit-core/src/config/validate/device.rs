@@ -48,9 +48,9 @@ pub(super) fn validate_interface(i: &InterfaceConfig, p: &PcieConfig) -> Result<
 /// `[pcie]`.
 pub(super) fn validate_pcie(p: &PcieConfig) -> Result<(), String> {
     int_range("pcie.generation", p.generation as u64, 1, 5)?;
-    if ![1, 2, 4, 8, 16].contains(&p.lanes) {
+    if ![1, 2, 4, 8, 12, 16, 32].contains(&p.lanes) {
         return Err(format!(
-            "key `pcie.lanes` = {} is not allowed; allowed 1, 2, 4, 8, 16",
+            "key `pcie.lanes` = {} is not a PCIe link width; allowed 1, 2, 4, 8, 12, 16, 32",
             p.lanes
         ));
     }
@@ -72,6 +72,23 @@ pub(super) fn validate_pcie(p: &PcieConfig) -> Result<(), String> {
         0,
         256,
     )?;
+    int_range("pcie.ack_every_tlps", p.ack_every_tlps as u64, 0, 4096)?;
+    int_range(
+        "pcie.update_fc_every_tlps",
+        p.update_fc_every_tlps as u64,
+        0,
+        4096,
+    )?;
+    int_range("pcie.dllp_bytes", p.dllp_bytes as u64, 1, 64)?;
+    if p.ack_every_tlps == 0
+        && p.update_fc_every_tlps == 0
+        && p.dllp_bytes != PcieConfig::default().dllp_bytes
+    {
+        return Err(format!(
+            "key `pcie.dllp_bytes` = {} is used only with DLLPs as packets: set `pcie.ack_every_tlps` or `pcie.update_fc_every_tlps` (both are 0), or remove it",
+            p.dllp_bytes
+        ));
+    }
     Ok(())
 }
 
@@ -474,6 +491,13 @@ fn interface_keys_in_use(i: &InterfaceConfig, p: &PcieConfig) -> Result<(), Stri
                     p.packet_overhead_bytes,
                     dp.packet_overhead_bytes,
                 ),
+                ("pcie.ack_every_tlps", p.ack_every_tlps, dp.ack_every_tlps),
+                (
+                    "pcie.update_fc_every_tlps",
+                    p.update_fc_every_tlps,
+                    dp.update_fc_every_tlps,
+                ),
+                ("pcie.dllp_bytes", p.dllp_bytes, dp.dllp_bytes),
             ] {
                 unused(key, v != d, v, why)?;
             }
