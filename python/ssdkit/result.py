@@ -315,6 +315,33 @@ class CmtLookups(_DictLike):
 
 
 @dataclass(frozen=True)
+class HostResult(_DictLike):
+    """The ``device.host`` part: how the host learned of completions (``host.completion`` =
+    ``"interrupt"`` or ``"polled"``; docs/host.md)."""
+
+    completion: str
+    cores: int
+    #: Interrupt vectors (0 when polled).
+    vectors: int
+    completions: int
+    #: MSI-X messages sent, and how many of them the aggregation timer sent.
+    interrupts: int
+    timer_interrupts: int
+    completions_per_interrupt: float
+    largest_batch: int
+    polls: int
+    cq_doorbells: int
+    #: Busy time of each host core, microseconds.
+    core_busy_us: list[float]
+    #: Queues (64 B + 16 B per entry per flow) and the most outstanding data buffers.
+    host_memory_bytes: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> HostResult:
+        return _pick(cls, d, core_busy_us=list(_get(d, "core_busy_us")))
+
+
+@dataclass(frozen=True)
 class CmtResult(_DictLike):
     """The ``device.cmt`` part: the cached mapping table and its flash traffic (absent with
     ``ftl.cmt.mode = "ideal"``; docs/results.md has every field)."""
@@ -400,6 +427,11 @@ class DeviceResult(_DictLike):
     cache: CacheResult | None = None
     #: The cached mapping table; None with ``ftl.cmt.mode = "ideal"``.
     cmt: CmtResult | None = None
+    #: Latencies as the application sees them (to the end of the ISR and DPC, or of the poll);
+    #: None with ``host.completion = "none"`` (then they are ``stats``).
+    app_stats: Stats | None = None
+    #: Interrupts, polls and host CPU time; None with ``host.completion = "none"``.
+    host: HostResult | None = None
 
     @property
     def precondition_mode(self) -> str | None:
@@ -419,6 +451,8 @@ class DeviceResult(_DictLike):
             random_streams=dict(d.get("random_streams") or {}),
             cache=CacheResult.from_dict(d["cache"]) if isinstance(d, dict) and d.get("cache") else None,
             cmt=CmtResult.from_dict(d["cmt"]) if isinstance(d, dict) and d.get("cmt") else None,
+            app_stats=Stats.from_dict(d["app_stats"]) if isinstance(d, dict) and d.get("app_stats") else None,
+            host=HostResult.from_dict(d["host"]) if isinstance(d, dict) and d.get("host") else None,
         )
 
 
@@ -447,17 +481,22 @@ class FlowResult(_DictLike):
     cache: CacheCounts | None = None
     #: This flow's lookups in the cached mapping table; None with ``ftl.cmt.mode = "ideal"``.
     cmt: CmtLookups | None = None
+    #: This flow's latencies as its application sees them; None with ``host.completion =
+    #: "none"``.
+    app_stats: Stats | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FlowResult:
         cache = d.get("cache") if isinstance(d, dict) else None
         cmt = d.get("cmt") if isinstance(d, dict) else None
+        app = d.get("app_stats") if isinstance(d, dict) else None
         return _pick(
             cls,
             d,
             stats=Stats.from_dict(_get(d, "stats")),
             cache=None if cache is None else CacheCounts.from_dict(cache),
             cmt=None if cmt is None else CmtLookups.from_dict(cmt),
+            app_stats=None if app is None else Stats.from_dict(app),
         )
 
 
@@ -1162,6 +1201,27 @@ class Result:
             )
             text = f"{m.capacity_entries:,} entries: hit rate {m.lookups.hit_rate:.1%}  translation reads {reads:,}  {writes}"
             facts.append(("mapping cache", text))
+        if dev.host is not None:
+            h = dev.host
+            if h.completion == "interrupt":
+                how = (
+                    f"interrupts {h.interrupts:,} ({h.completions_per_interrupt:.2f} completions each,"
+                    f" {h.timer_interrupts:,} by the timer)"
+                )
+            else:
+                how = f"polls {h.polls:,}"
+            busy = sum(h.core_busy_us) / 1e6
+            mib = h.host_memory_bytes / 2**20
+            facts.append(
+                ("host", f"{h.completion}: {how}  {h.cores} cores busy {busy:.3f} s in all  memory {mib:.1f} MiB")
+            )
+            if dev.app_stats is not None:
+                for op in ("read", "write"):
+                    st = getattr(dev.app_stats, op)
+                    if st.count:
+                        facts.append(
+                            (f"app {op} latency", f"mean {st.latency.mean:.1f} us  p99 {st.latency.p99:.1f} us")
+                        )
         if dev.erase_counts is not None:
             ec = dev.erase_counts
             facts.append(

@@ -91,6 +91,14 @@ pub struct DeviceResult {
     /// "ideal"` (every lookup hits, no translation page exists).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmt: Option<CmtDevice>,
+    /// The latency an application sees, to the end of the host's processing of each
+    /// completion (its ISR and DPC, or the poll that found it); absent with `host.completion =
+    /// "none"`, where it is `stats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_stats: Option<RwResult>,
+    /// Interrupts, polls and host CPU time; absent with `host.completion = "none"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostResult>,
     /// How the device was brought to its starting state; the keys depend on the mode
     /// (docs/results.md).
     pub precondition: Value,
@@ -123,10 +131,41 @@ pub struct FlowResult {
     /// The flow's lookups in the cached mapping table; absent with `ftl.cmt.mode = "ideal"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmt: Option<CmtLookups>,
+    /// As `device.app_stats`, for the flow (rates over its active interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_stats: Option<RwResult>,
     /// What the data cache did for the flow's requests (write-backs: for the data it wrote);
     /// absent with `cache.mode = "off"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheCounts>,
+}
+
+/// The host's side of completions (`host.completion` = "interrupt" or "polled").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HostResult {
+    pub completion: crate::config::CompletionMode,
+    /// Cores that serviced completions, and interrupt vectors (0 when polled).
+    pub cores: u32,
+    pub vectors: u32,
+    /// Completion entries the host received.
+    pub completions: u64,
+    /// MSI-X messages sent, and how many of them the aggregation timer sent.
+    pub interrupts: u64,
+    pub timer_interrupts: u64,
+    /// Completions signalled over interrupts (0 without interrupts).
+    pub completions_per_interrupt: f64,
+    /// Most completions one interrupt or poll carried.
+    pub largest_batch: u64,
+    pub polls: u64,
+    /// Completion-queue head doorbells written (one per queue per processed batch).
+    pub cq_doorbells: u64,
+    /// Busy time of each core, microseconds.
+    pub core_busy_us: Vec<f64>,
+    /// Host memory for the queues (`interface.io_queue_depth` entries of 64 B per submission
+    /// queue and 16 B per completion queue, a pair per flow) and the most data buffers
+    /// outstanding at once (the bytes of requests submitted and not yet processed by the
+    /// host), as NVMeSim counts it.
+    pub host_memory_bytes: u64,
 }
 
 /// Lookups of mapping entries by user reads and writes (one per page transaction).

@@ -445,3 +445,71 @@ fn pcie_packet_keys_name_the_key_and_the_allowed_values() {
         ],
     );
 }
+
+#[test]
+fn host_completion_keys_name_the_key_and_the_allowed_values() {
+    let e = preset_err(
+        "mqsim-paper",
+        &["host.completion=interrupt", "host.coalesce_completions=0"],
+    );
+    assert!(
+        e.contains("host.coalesce_completions") && e.contains("1..=256"),
+        "{e}"
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &["host.completion=interrupt", "host.coalesce_completions=4"],
+    );
+    assert!(e.contains("host.coalesce_time_us"), "{e}");
+    let e = preset_err(
+        "mqsim-paper",
+        &["host.completion=interrupt", "host.coalesce_time_us=30000"],
+    );
+    assert!(
+        e.contains("host.coalesce_time_us") && e.contains("25500"),
+        "{e}"
+    );
+    let e = preset_err("mqsim-paper", &["host.completion=bogus"]);
+    assert!(
+        e.contains("host.completion") && e.contains("interrupt") && e.contains("polled"),
+        "{e}"
+    );
+    // Keys of another mode would be ignored: refused.
+    let e = preset_err("mqsim-paper", &["host.isr_us=2"]);
+    assert!(
+        e.contains("host.isr_us") && e.contains("\"interrupt\""),
+        "{e}"
+    );
+    let e = preset_err("mqsim-paper", &["host.completion=polled", "host.vectors=2"]);
+    assert!(e.contains("host.vectors"), "{e}");
+    let e = preset_err(
+        "mqsim-paper",
+        &["host.completion=interrupt", "host.poll_us=1"],
+    );
+    assert!(
+        e.contains("host.poll_us") && e.contains("\"polled\""),
+        "{e}"
+    );
+    let e = preset_err("mqsim-paper", &["host.cores=4"]);
+    assert!(e.contains("host.cores"), "{e}");
+    let e = preset_err(
+        "mqsim-paper",
+        &["host.completion=interrupt", "host.vectors=4096"],
+    );
+    assert!(e.contains("host.vectors") && e.contains("0..=2048"), "{e}");
+    let e = preset_err("x25m", &["host.completion=interrupt"]);
+    assert!(
+        e.contains("host.completion") && e.contains("NVMe only"),
+        "{e}"
+    );
+    preset_ok(
+        "mqsim-paper",
+        &[
+            "host.completion=interrupt",
+            "host.coalesce_completions=8",
+            "host.coalesce_time_us=100",
+            "host.vectors=2",
+            "host.cores=2",
+        ],
+    );
+}

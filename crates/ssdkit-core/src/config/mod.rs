@@ -10,6 +10,7 @@ mod cmt;
 mod device;
 mod errors;
 mod ftl;
+mod host;
 mod overrides;
 mod presets;
 mod settings;
@@ -20,6 +21,7 @@ pub use cache::*;
 pub use cmt::*;
 pub use device::*;
 pub use ftl::*;
+pub use host::*;
 pub use workload::*;
 
 pub use overrides::apply_override;
@@ -41,6 +43,10 @@ pub struct Config {
     /// Storage Performance Test Specification (off unless `enabled`).
     #[serde(default)]
     pub steady_state: SteadyStateConfig,
+    /// How the host learns of completions (interrupts, polling, or at the completion entry)
+    /// and what that costs on its cores.
+    #[serde(default)]
+    pub host: HostConfig,
     /// Host interface logic: NVMe queues and fetch, or a SATA-class link.
     #[serde(default)]
     pub interface: InterfaceConfig,

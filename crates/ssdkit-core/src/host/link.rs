@@ -6,6 +6,8 @@ pub const SQE_BYTES: u64 = 64;
 pub const CQE_BYTES: u64 = 16;
 /// Payload of a doorbell register write.
 pub const DOORBELL_BYTES: u64 = 4;
+/// Payload of an MSI-X message (a memory write of its 32-bit data).
+pub const MSI_BYTES: u64 = 4;
 /// SATA FIS payloads: Register H2D (command) and Set Device Bits (NCQ completion).
 pub const SATA_COMMAND_FIS: u64 = 20;
 pub const SATA_SDB_FIS: u64 = 8;
@@ -252,6 +254,12 @@ impl Link {
             Kind::Sata => self.send(Dir::Up, t, SATA_SDB_FIS, SATA_SDB_FIS),
             Kind::Ideal => t,
         }
+    }
+
+    /// An MSI-X message to the host: a posted write, queued behind the data and completions
+    /// already on the way up.
+    pub fn msi(&mut self, now: Picoseconds) -> Picoseconds {
+        self.send(Dir::Up, now, MSI_BYTES, MSI_BYTES)
     }
 
     /// `n` header-only packets (memory read requests), back to back: the same as `n` calls

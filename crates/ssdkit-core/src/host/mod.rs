@@ -4,6 +4,7 @@
 //! NVMe submission queues with QueueFetchSize and arbitration; SATA's one shared queue).
 //! The place for SATA NCQ details, MSI interrupts and the host's interrupt service.
 
+pub mod interrupts;
 pub mod link;
 pub mod nvme;
 
@@ -163,6 +164,16 @@ impl Host {
             }
         };
         self.link.complete(now, bytes)
+    }
+
+    /// An MSI-X message (a 4-byte posted write) goes to the host now; returns its arrival.
+    pub fn msi(&mut self, now: Picoseconds) -> Picoseconds {
+        self.link.msi(now)
+    }
+
+    /// The host writes a completion queue's head doorbell now.
+    pub fn cq_doorbell(&mut self, now: Picoseconds) {
+        self.link.doorbell(now);
     }
 
     /// The completion of `r` reached the host: the request leaves the device and its fetch

@@ -35,6 +35,9 @@ impl Simulator {
                 self.flows[f.idx()].arrival_scheduled = false;
                 self.pump(f);
             }
+            Ev::MsiArrived(b) => self.msi_arrived(b),
+            Ev::CoalesceTimer(v) => self.coalesce_timer(v),
+            Ev::HostDone(b) => self.host_done(b),
         }
         // A plane stuck below its GC start with nothing to collect can become collectable
         // through an overwrite or TRIM handled anywhere above; its own die may be idle.
@@ -86,6 +89,10 @@ impl Simulator {
     /// `arrived` (earlier than now when an open-loop flow's queue was full).
     pub(crate) fn submit(&mut self, flow: FlowId, arrived: u64, r: HostRequest) -> ReqId {
         let (id, t) = self.host.submit(self.q.now(), flow, arrived, r);
+        if self.host_side.is_some() {
+            let bytes = self.host.request(id).bytes();
+            self.host_buffer_held(bytes);
+        }
         self.host.request_mut(id).seq = self.submitted;
         self.submitted += 1;
         if self.series.on() {
@@ -144,8 +151,16 @@ impl Simulator {
         self.last_completion = now;
         self.flow_last_completion[req.flow.idx()] = now;
         self.try_fetch();
-        self.flows[req.flow.idx()].outstanding -= 1;
-        self.pump(req.flow);
+        if self.host_side.is_some() {
+            self.host_completion(crate::host::interrupts::Pending {
+                flow: req.flow,
+                op: req.op,
+                submit_ps: req.submit_ps,
+                bytes,
+            });
+            return;
+        }
+        self.app_sees(req.flow);
         if self.host.outstanding() == 0 {
             self.maybe_last_completion(now);
         }

@@ -11,6 +11,7 @@
 //! - `result`: the result document.
 
 mod cache;
+mod completion;
 mod dispatch;
 mod gc;
 mod mapping;
@@ -62,6 +63,12 @@ pub(crate) enum Ev {
     CacheReadOut(ReqId),
     /// An open-loop flow has a request due (or a closed-loop flow reached its start time).
     Arrival(FlowId),
+    /// Host model: the MSI of a batch of completions reached the host.
+    MsiArrived(u32),
+    /// Host model: a vector's Interrupt Coalescing aggregation time is up.
+    CoalesceTimer(u32),
+    /// Host model: the host has processed a batch of completions (ISR and DPC, or a poll).
+    HostDone(u32),
 }
 
 pub struct Simulator {
@@ -88,6 +95,8 @@ pub struct Simulator {
     /// The map is cached (`ftl.cmt.mode` other than "ideal").
     cmt_on: bool,
     mp: mapping::MappingPath,
+    /// The host's processing of completions; None with `host.completion = "none"`.
+    pub(crate) host_side: Option<Box<completion::HostSide>>,
     pub(crate) flows: Vec<Flow>,
     /// First error of a flow's request source (a bad trace line) or of the model; stops the
     /// run.
@@ -265,6 +274,8 @@ impl Simulator {
             gc_background: c.ftl.gc_background,
             cmt_on,
             mp,
+            host_side: (c.host.completion != crate::config::CompletionMode::None)
+                .then(|| Box::new(completion::HostSide::new(c))),
             flows,
             failure: None,
             flow_stats: vec![RwStats::default(); n],
@@ -384,7 +395,7 @@ impl Simulator {
 
     /// Requests inside the simulator (submitted, not completed).
     pub fn outstanding(&self) -> usize {
-        self.host.outstanding()
+        self.host.outstanding() + self.host_side.as_ref().map_or(0, |h| h.cpu.in_host())
     }
 
     /// The state of the first dies with queued work, for a stall message.

@@ -90,6 +90,15 @@ impl Simulator {
                     active_time_s: active_ps as f64 / PS_PER_S as f64,
                     stats: s.summary(active_ps),
                     cmt: self.cmt_flow_result(i),
+                    app_stats: self.host_side.as_ref().map(|h| {
+                        let active = match self.flows[i].first_arrival {
+                            Some(first) if self.completed[i] > 0 => {
+                                h.flow_last_seen[i].saturating_sub(first)
+                            }
+                            _ => 0,
+                        };
+                        h.app_stats[i].summary(active)
+                    }),
                     cache: cache_counts(i),
                 }
             })
@@ -156,6 +165,17 @@ impl Simulator {
                 }),
                 erase_counts: self.ftl.erase_count_summary(),
                 cmt: self.cmt_device_result(),
+                app_stats: self.host_side.as_ref().map(|h| {
+                    let mut all = RwStats::default();
+                    for s in &h.app_stats {
+                        all.read.merge(&s.read);
+                        all.write.merge(&s.write);
+                        all.trim.merge(&s.trim);
+                        all.flush.merge(&s.flush);
+                    }
+                    all.summary(elapsed)
+                }),
+                host: self.host_side.as_ref().map(|h| h.result()),
                 precondition: self.precondition.clone(),
                 random_streams: self.random_streams.clone(),
             },

@@ -6,6 +6,7 @@ mod cache;
 mod cmt;
 mod device;
 mod flow;
+mod host;
 mod pinning;
 
 use super::{Config, RunConfig, Settings, SteadyStateConfig};
@@ -58,6 +59,7 @@ fn unused(key: &str, set: bool, shown: impl std::fmt::Display, why: &str) -> Res
 pub fn validate(c: &Config) -> Result<(), String> {
     validate_run(&c.run)?;
     validate_steady_state(&c.steady_state)?;
+    host::validate_host(c)?;
     device::validate_interface(&c.interface, &c.pcie)?;
     device::validate_pcie(&c.pcie)?;
     device::validate_flash(&c.flash)?;
