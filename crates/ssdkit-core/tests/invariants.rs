@@ -50,6 +50,9 @@ struct Features {
     second: u8,
     /// Cached mapping table: none, shared or per flow.
     cmt: u8,
+    /// Host completion: none; interrupts coalesced by 3 (20 us timer) on one shared vector
+    /// and core; polled on one core.
+    host: u8,
 }
 
 fn features() -> impl Strategy<Value = Features> {
@@ -72,7 +75,7 @@ fn features() -> impl Strategy<Value = Features> {
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
-        (prop_oneof![Just(0.0), 0.0f64..0.3], 0u8..4, 0u8..3),
+        (prop_oneof![Just(0.0), 0.0f64..0.3], 0u8..4, 0u8..3, 0u8..3),
     )
         .prop_map(
             |(
@@ -83,7 +86,7 @@ fn features() -> impl Strategy<Value = Features> {
                 background,
                 wl_static,
                 wl_dynamic,
-                (trim_fraction, second, cmt),
+                (trim_fraction, second, cmt, host),
             )| {
                 Features {
                     policy,
@@ -96,6 +99,7 @@ fn features() -> impl Strategy<Value = Features> {
                     trim_fraction,
                     second,
                     cmt,
+                    host,
                 }
             },
         )
@@ -112,6 +116,7 @@ const PLAIN: Features = Features {
     trim_fraction: 0.0,
     second: 0,
     cmt: 0,
+    host: 0,
 };
 
 #[allow(clippy::too_many_arguments)] // one knob per property dimension
@@ -216,6 +221,20 @@ fn config(
         // The costlier of GC's two ways to update uncached entries.
         o.push("ftl.cmt.gc_updates=batch".into());
     }
+    match f.host {
+        1 => o.extend(
+            [
+                "host.completion=interrupt",
+                "host.coalesce_completions=3",
+                "host.coalesce_time_us=20",
+                "host.vectors=1",
+                "host.cores=1",
+            ]
+            .map(String::from),
+        ),
+        2 => o.extend(["host.completion=polled", "host.cores=1"].map(String::from)),
+        _ => {}
+    }
     if f.background {
         o.push("ftl.gc_background_threshold=0.1".into());
     }
@@ -257,6 +276,17 @@ fn check(c: &ssdkit_core::config::Config) {
         (0..expected).collect::<Vec<u64>>(),
         "every request completes exactly once"
     );
+    if c.host.completion != ssdkit_core::config::CompletionMode::None {
+        // ... and its application sees it once, after its completion entry.
+        let app = &out.result["device"]["app_stats"];
+        let seen: u64 = ["read", "write", "trim"]
+            .iter()
+            .map(|op| app[op]["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(seen, expected, "every completion reaches its application");
+        let h = &out.result["device"]["host"];
+        assert_eq!(h["completions"].as_u64(), Some(expected));
+    }
     let spp = 4096 / 512;
     let mut written = HashSet::new();
     let mut trimmed = HashSet::new();
@@ -428,6 +458,12 @@ fn every_policy_with_copyback_wl_and_trim_keeps_invariants() {
             trim_fraction: 0.1,
             second: 1,
             cmt: 0,
+            // The host's interrupts and polls on top (and none for the others).
+            host: match policy {
+                "greedy" => 1,
+                "fifo" => 2,
+                _ => 0,
+            },
         };
         let c = config(16, 0.2, 8, false, true, 12_000, 5, &f);
         check(&c);
