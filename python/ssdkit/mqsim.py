@@ -1078,6 +1078,16 @@ def _resolve_trace(conv: _Conv, p: tuple, ctx: dict) -> str:
     )
 
 
+# Host-side costs MQSim does not model, kept off in a converted file so that its results compare
+# with MQSim's; the keys to turn them on.
+HOST_SIDE_LINES = [
+    "Host side as in MQSim: response time ends at the completion entry; no MSI, ISR or polling",
+    '(host.completion = "none"), no completion-queue doorbell, DLLPs folded into',
+    'pcie.packet_overhead_bytes. For what an application sees: host.completion = "interrupt"',
+    'or "polled" (docs/host.md); DLLPs as packets: pcie.ack_every_tlps.',
+]
+
+
 # ---------------------------------------------------------------------------------------------
 # Public entry points
 
@@ -1328,6 +1338,7 @@ def _finish(
     ]
     if not wlabel:
         header.append("No workload.xml: add [[flow]] tables (or use this file as the device for --fio).")
+    header += HOST_SIDE_LINES
     if mqsim_compat:
         header.append("MQSim behaviours on (--mqsim-compat):")
         header += compat_lines()

@@ -114,6 +114,14 @@ def convert(*flows, ssdconfig=SSDCONFIG):
 # --- device -------------------------------------------------------------------------------------
 
 
+def test_converted_file_says_which_host_costs_mqsim_does_not_model():
+    (dev,) = import_mqsim(SSDCONFIG)
+    head = "\n".join(line for line in dev.toml.splitlines() if line.startswith("#"))
+    assert "no MSI, ISR or polling" in head and 'host.completion = "interrupt"' in head
+    got = resolved(dev.toml)
+    assert got["host"]["completion"] == "none" and got["pcie"]["ack_every_tlps"] == 0
+
+
 def test_device_equals_the_mqsim_paper_preset():
     (dev,) = import_mqsim(SSDCONFIG)
     assert dev.index == 0 and "flow" not in dev.doc
