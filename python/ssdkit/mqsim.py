@@ -503,10 +503,11 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
     pcie["packet_overhead_bytes"] = 28  # 20 B TLP header + 6 B DLLP + 2 B PHY (MQSim PCIe_Link.h)
     p = H("SATA_Processing_Delay")
     delay = conv.int(p, 0)
-    if kind == "SATA" and delay:
-        conv.unmapped(
-            p[1], delay, "ssdkit's SATA model has no host processing delay", present=p[2], cause="not_modelled"
-        )
+    if kind == "SATA":
+        # MQSim's SATA_HBA pays it once on submission and once on completion, one request at
+        # a time in each direction; ssdkit's host does the same.
+        interface["sata_processing_delay_us"] = delay / 1000
+        conv.src("interface.sata_processing_delay_us", p)
     elif kind == "NVME" and p[2]:
         conv.unmapped(p[1], delay, "SATA only: no effect with HostInterface_Type NVME", cause="no_effect")
     for tag in ("Enable_ResponseTime_Logging", "ResponseTime_Logging_Period_Length"):

@@ -3,6 +3,7 @@ CLI, and runs of every scenario of the shipped files."""
 
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -262,6 +263,20 @@ def test_absent_tags_take_mqsim_defaults(tmp_path):
     assert dev.doc["ftl"]["gc_preemptible"] is True and dev.doc["precondition"]["mode"] == "fast"
     text = "\n".join(e.line() for e in dev.unmapped)
     assert "PCIe_Lane_Bandwidth = 0.4 (tag absent: MQSim's built-in default): no PCIe generation" in text
+
+
+def test_sata_device_maps_the_hba_processing_delay(tmp_path):
+    # The shipped ssdconfig.xml with a SATA host interface: the NCQ depth is capped at 32, and
+    # the HBA's SATA_Processing_Delay (400000 ns there) becomes interface.sata_processing_delay_us.
+    text = pathlib.Path(SSDCONFIG).read_text().replace("<HostInterface_Type>NVME<", "<HostInterface_Type>SATA<")
+    assert "<HostInterface_Type>SATA<" in text
+    cfg = tmp_path / "sata.xml"
+    cfg.write_text(text)
+    (dev,) = import_mqsim(str(cfg))
+    got = resolved(dev.toml)
+    assert got["interface"]["type"] == "sata" and got["interface"]["ncq_depth"] == 32
+    assert got["interface"]["sata_processing_delay_us"] == 400.0
+    assert "SATA_Processing_Delay" not in "\n".join(e.line() for e in dev.unmapped)
 
 
 def test_trace_lookup(tmp_path):

@@ -104,13 +104,24 @@ fn keys_of_the_other_interface_are_refused_when_set() {
         "{e}"
     );
     for k in [
-        "interface.sata_rate_mbps=600",
+        "interface.sata_gbps=6",
         "interface.sata_frame_overhead_bytes=0",
         "interface.sata_max_data_fis_bytes=4096",
+        "interface.sata_processing_delay_us=10",
     ] {
         let e = preset_err("mqsim-paper", &[k]);
         assert!(e.contains(k.split('=').next().unwrap()), "{e}");
     }
+    let e = preset_err("x25m", &["interface.sata_gbps=4"]);
+    assert!(
+        e.contains("key `interface.sata_gbps` = 4") && e.contains("allowed 1.5, 3 or 6"),
+        "{e}"
+    );
+    let e = preset_err("x25m", &["interface.sata_processing_delay_us=-1"]);
+    assert!(
+        e.contains("key `interface.sata_processing_delay_us`") && e.contains("1000000"),
+        "{e}"
+    );
     // Defaults written out are not settings of the other interface.
     preset_ok("x25m", &["pcie.lanes=4", "pcie.generation=3"]);
     preset_ok("mqsim-paper", &["interface.ncq_depth=32"]);

@@ -58,13 +58,20 @@ pub struct InterfaceConfig {
     pub io_queue_depth: u32,
     /// SATA: native command queue depth shared by all flows. Default 32; 1..=32.
     pub ncq_depth: u32,
-    /// SATA: link payload rate in MB/s (10^6 B/s) after line coding. Default 300 (3 Gb/s);
-    /// (0, 10000].
-    pub sata_rate_mbps: f64,
-    /// SATA: bytes of framing per FIS (SOF, CRC, EOF, primitives). Default 24; 0..=1024.
+    /// SATA: line rate in Gb/s, 1.5, 3 or 6 (SATA revisions 1-3), 8b/10b coded: 150, 300 or
+    /// 600 MB/s of frames. Default 3. Half duplex: one frame crosses at a time, either way.
+    pub sata_gbps: f64,
+    /// SATA: bytes of framing per FIS on the wire besides its own dwords (SOF, CRC, EOF and
+    /// the X_RDY/R_RDY/WTRM/R_OK handshake primitives, a dword each). Default 24; 0..=1024.
     pub sata_frame_overhead_bytes: u32,
     /// SATA: largest data FIS payload in bytes. Default 8192; 512..=65536.
     pub sata_max_data_fis_bytes: u32,
+    /// SATA: the host bus adapter's time to process each submission and each completion, in
+    /// microseconds (MQSim's SATA_Processing_Delay, there in ns). The HBA handles
+    /// submissions one at a time, and completions one at a time, so a request waits for those
+    /// ahead of it; both delays are inside the response time, as in MQSim. Default 0;
+    /// 0..=1e6.
+    pub sata_processing_delay_us: f64,
     /// NVMe command fetch arbitration between submission queues: "round_robin" (priorities
     /// must all be the default) or "weighted" (urgent queues first, then high/medium/low in
     /// turns of wrr_high/wrr_medium/wrr_low commands, as NVMe weighted round robin with urgent
@@ -87,9 +94,10 @@ impl Default for InterfaceConfig {
             queue_fetch_size: 512,
             io_queue_depth: 1024,
             ncq_depth: 32,
-            sata_rate_mbps: 300.0,
+            sata_gbps: 3.0,
             sata_frame_overhead_bytes: 24,
             sata_max_data_fis_bytes: 8192,
+            sata_processing_delay_us: 0.0,
             arbitration: Arbitration::RoundRobin,
             wrr_high: 4,
             wrr_medium: 2,

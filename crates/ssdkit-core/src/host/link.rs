@@ -8,8 +8,14 @@ pub const CQE_BYTES: u64 = 16;
 pub const DOORBELL_BYTES: u64 = 4;
 /// Payload of an MSI-X message (a memory write of its 32-bit data).
 pub const MSI_BYTES: u64 = 4;
-/// SATA FIS payloads: Register H2D (command) and Set Device Bits (NCQ completion).
+/// SATA FIS sizes in bytes, FIS type dword included (Serial ATA 2.6, section 10.3): Register
+/// Host to Device (the queued command), Register Device to Host (the device accepts it and
+/// clears BSY), DMA Setup (starts a first-party DMA data phase for one tag), the Data FIS
+/// header (one dword before each data FIS's payload) and Set Device Bits (NCQ completion).
 pub const SATA_COMMAND_FIS: u64 = 20;
+pub const SATA_REG_D2H_FIS: u64 = 20;
+pub const SATA_DMA_SETUP_FIS: u64 = 28;
+pub const SATA_DATA_FIS_HEADER: u64 = 4;
 pub const SATA_SDB_FIS: u64 = 8;
 
 const FP_SHIFT: u32 = 16;
@@ -53,6 +59,12 @@ enum Dir {
     Up,
 }
 
+/// Payload bytes per second of a SATA link of `gbps` line rate: 8b/10b coded, so 150, 300 and
+/// 600 MB/s for SATA 1.5, 3 and 6 Gb/s.
+pub fn sata_bytes_per_s(gbps: f64) -> f64 {
+    gbps * 1e9 * (8.0 / 10.0) / 8.0
+}
+
 /// Payload bytes per second of a PCIe link: lanes x transfer rate x line-code efficiency.
 pub fn pcie_bytes_per_s(generation: u32, lanes: u32) -> f64 {
     let (gts, eff) = match generation {
@@ -81,7 +93,7 @@ impl Link {
             ),
             (_, InterfaceType::Sata) => (
                 Kind::Sata,
-                c.interface.sata_rate_mbps * 1e6,
+                sata_bytes_per_s(c.interface.sata_gbps),
                 c.interface.sata_frame_overhead_bytes as u64,
                 c.interface.sata_max_data_fis_bytes as u64,
                 u64::MAX,
@@ -211,14 +223,20 @@ impl Link {
     }
 
     /// The command reaches the device: NVMe memory read of the SQE (request up, completion
-    /// down), or the SATA command FIS.
+    /// down), or the SATA Register H2D FIS carrying the queued command. Under SATA the device
+    /// answers with a Register D2H FIS (BSY cleared) that holds the half-duplex link before
+    /// anything else may cross; the device has the command when the H2D FIS is in.
     pub fn fetch_command(&mut self, now: Picoseconds) -> Picoseconds {
         match self.kind {
             Kind::Pcie => {
                 let req_sent = self.send(Dir::Up, now, 0, 1);
                 self.send(Dir::Down, req_sent, SQE_BYTES, self.max_payload)
             }
-            Kind::Sata => self.send(Dir::Down, now, SATA_COMMAND_FIS, SATA_COMMAND_FIS),
+            Kind::Sata => {
+                let t = self.send(Dir::Down, now, SATA_COMMAND_FIS, SATA_COMMAND_FIS);
+                self.send(Dir::Up, t, SATA_REG_D2H_FIS, SATA_REG_D2H_FIS);
+                t
+            }
             Kind::Ideal => now,
         }
     }
@@ -231,14 +249,37 @@ impl Link {
                 let req_sent = self.send_packets(Dir::Up, now, requests);
                 self.send(Dir::Down, req_sent, bytes, self.max_payload)
             }
-            _ => self.send(Dir::Down, now, bytes, self.max_payload),
+            Kind::Sata => self.sata_data_phase(Dir::Down, now, bytes),
+            Kind::Ideal => now,
         }
     }
 
     /// One chunk of read data moves to host memory (posted writes or a data FIS): the data of
     /// one page, sent when it is out of its die. Returns when it is in host memory.
     pub fn read_data(&mut self, now: Picoseconds, bytes: u64) -> Picoseconds {
-        self.send(Dir::Up, now, bytes, self.max_payload)
+        match self.kind {
+            Kind::Sata => self.sata_data_phase(Dir::Up, now, bytes),
+            _ => self.send(Dir::Up, now, bytes, self.max_payload),
+        }
+    }
+
+    /// A first-party DMA data phase of NCQ: the device's DMA Setup FIS names the tag and
+    /// buffer offset, then the data crosses as Data FISes of at most the data FIS size, each
+    /// with its header dword (the DMA Setup FIS is assumed to auto-activate a write, so no
+    /// DMA Activate FIS). Every data phase, a chunk of a pipelined request included, has its
+    /// own DMA Setup, since phases of different tags may interleave. Half duplex: all of it
+    /// holds the one link, so it is sent as one message of that many frames.
+    fn sata_data_phase(&mut self, dir: Dir, at: Picoseconds, bytes: u64) -> Picoseconds {
+        let fises = bytes.div_ceil(self.max_payload).max(1);
+        let payload = SATA_DMA_SETUP_FIS + bytes + fises * SATA_DATA_FIS_HEADER;
+        let wire = payload + (fises + 1) * self.overhead;
+        let start = at.max(self.down_free);
+        self.down_free = start.saturating_add(self.wire_ps(wire));
+        match dir {
+            Dir::Down => self.bytes_down += wire,
+            Dir::Up => self.bytes_up += wire,
+        }
+        self.down_free
     }
 
     /// Read data (if any) moves to host memory, then the completion entry is posted.
@@ -339,7 +380,11 @@ mod tests {
         let mut l = Link::new(&c);
         let t = l.fetch_write_data(0, bytes);
         let fis = c.interface.sata_max_data_fis_bytes as u64;
-        let wire = bytes + bytes.div_ceil(fis) * c.interface.sata_frame_overhead_bytes as u64;
+        let fises = bytes.div_ceil(fis);
+        let wire = SATA_DMA_SETUP_FIS
+            + bytes
+            + fises * SATA_DATA_FIS_HEADER
+            + (fises + 1) * c.interface.sata_frame_overhead_bytes as u64;
         let expect = (wire as u128 * l.ps_per_byte_fp as u128) >> FP_SHIFT;
         assert_eq!(t as u128, expect);
         // About 2.2e12 bytes at 300 MB/s: about 7,300 s.

@@ -45,6 +45,11 @@ pub struct Host {
     /// `interface.pipelined_transfers`: data crosses the link a page at a time.
     pipelined: bool,
     reqs: Slab<Request>,
+    /// SATA: the HBA's processing time per submission and per completion, and when each of
+    /// its two one-at-a-time stages is next free (MQSim's SATA_HBA).
+    hba_ps: Picoseconds,
+    hba_submit_free: Picoseconds,
+    hba_complete_free: Picoseconds,
 }
 
 impl Host {
@@ -60,7 +65,21 @@ impl Host {
             sata: s.sata,
             pipelined: c.interface.pipelined_transfers,
             reqs: Slab::new(),
+            hba_ps: if s.sata {
+                crate::engine::us_to_ps(c.interface.sata_processing_delay_us)
+            } else {
+                0
+            },
+            hba_submit_free: 0,
+            hba_complete_free: 0,
         }
+    }
+
+    /// Through one of the HBA's stages: after what is ahead of it, `hba_ps` more.
+    #[inline]
+    fn hba(free: &mut Picoseconds, at: Picoseconds, ps: Picoseconds) -> Picoseconds {
+        *free = at.max(*free) + ps;
+        *free
     }
 
     /// The device-side queue of a flow: its own under NVMe, the shared one under SATA.
@@ -91,7 +110,11 @@ impl Host {
             pending_tx: 0,
             seq: 0,
         }));
-        (id, self.link.doorbell(now))
+        let mut t = self.link.doorbell(now);
+        if self.hba_ps > 0 {
+            t = Self::hba(&mut self.hba_submit_free, t, self.hba_ps);
+        }
+        (id, t)
     }
 
     /// The doorbell of `r` reached the device: the request is visible to the fetch unit.
@@ -163,7 +186,11 @@ impl Host {
                 0
             }
         };
-        self.link.complete(now, bytes)
+        let t = self.link.complete(now, bytes);
+        if self.hba_ps > 0 {
+            return Self::hba(&mut self.hba_complete_free, t, self.hba_ps);
+        }
+        t
     }
 
     /// An MSI-X message (a 4-byte posted write) goes to the host now; returns its arrival.

@@ -2,6 +2,7 @@
 //! SSDs), computed from a configuration: shared by the `x25m` checks.
 
 use ssdkit_core::config::Config;
+use ssdkit_core::host::link::{SATA_DATA_FIS_HEADER, SATA_DMA_SETUP_FIS};
 
 /// Eq. 1-7: latency of one request of `n_page` pages, microseconds.
 pub fn eq_6_7(c: &Config, n_page: u64, write: bool) -> f64 {
@@ -25,12 +26,27 @@ pub fn eq_6_7(c: &Config, n_page: u64, write: bool) -> f64 {
     ch * (n_page - 1) as f64 + t_wait * (n_cycle - 1) as f64 + page // Eq. 6 / Eq. 7
 }
 
-/// Microseconds the SATA link of `c` takes to carry `payload` bytes as FISes of at most
-/// `interface.sata_max_data_fis_bytes` (at least one), each with its framing overhead.
+/// Microseconds the SATA link of `c` takes to carry one control FIS of `fis_bytes` (Register
+/// H2D or D2H, Set Device Bits) with its framing.
+pub fn fis_us(c: &Config, fis_bytes: u64) -> f64 {
+    let wire = fis_bytes + c.interface.sata_frame_overhead_bytes as u64;
+    wire as f64 / link_mb_per_s(c)
+}
+
+/// Microseconds of one NCQ data phase of `payload` bytes: the DMA Setup FIS, then Data FISes
+/// of at most `interface.sata_max_data_fis_bytes` (at least one), each with its header dword
+/// and framing.
 pub fn sata_us(c: &Config, payload: u64) -> f64 {
     let i = &c.interface;
     let fises = payload.div_ceil(i.sata_max_data_fis_bytes as u64).max(1);
-    let wire = payload + fises * i.sata_frame_overhead_bytes as u64;
-    // MB/s is bytes per microsecond.
-    wire as f64 / i.sata_rate_mbps
+    let wire = SATA_DMA_SETUP_FIS
+        + payload
+        + fises * SATA_DATA_FIS_HEADER
+        + (fises + 1) * i.sata_frame_overhead_bytes as u64;
+    wire as f64 / link_mb_per_s(c)
+}
+
+/// Frame bytes per microsecond (MB/s): the line rate in Gb/s, 8b/10b coded.
+pub fn link_mb_per_s(c: &Config) -> f64 {
+    c.interface.sata_gbps * 1e3 * 0.8 / 8.0
 }

@@ -23,13 +23,12 @@ pub(super) fn validate_interface(i: &InterfaceConfig, p: &PcieConfig) -> Result<
         65536,
     )?;
     int_range("interface.ncq_depth", i.ncq_depth as u64, 1, 32)?;
-    float_range(
-        "interface.sata_rate_mbps",
-        i.sata_rate_mbps,
-        0.0,
-        10000.0,
-        true,
-    )?;
+    if ![1.5, 3.0, 6.0].contains(&i.sata_gbps) {
+        return Err(format!(
+            "key `interface.sata_gbps` = {} is not a SATA line rate; allowed 1.5, 3 or 6 (Gb/s, SATA revisions 1-3)",
+            i.sata_gbps
+        ));
+    }
     int_range(
         "interface.sata_frame_overhead_bytes",
         i.sata_frame_overhead_bytes as u64,
@@ -41,6 +40,13 @@ pub(super) fn validate_interface(i: &InterfaceConfig, p: &PcieConfig) -> Result<
         i.sata_max_data_fis_bytes as u64,
         512,
         65536,
+    )?;
+    float_range(
+        "interface.sata_processing_delay_us",
+        i.sata_processing_delay_us,
+        0.0,
+        1e6,
+        false,
     )?;
     Ok(())
 }
@@ -517,9 +523,9 @@ fn interface_keys_in_use(i: &InterfaceConfig, p: &PcieConfig) -> Result<(), Stri
                 why,
             )?;
             unused(
-                "interface.sata_rate_mbps",
-                i.sata_rate_mbps != di.sata_rate_mbps,
-                i.sata_rate_mbps,
+                "interface.sata_gbps",
+                i.sata_gbps != di.sata_gbps,
+                i.sata_gbps,
                 why,
             )?;
             unused(
@@ -532,6 +538,12 @@ fn interface_keys_in_use(i: &InterfaceConfig, p: &PcieConfig) -> Result<(), Stri
                 "interface.sata_max_data_fis_bytes",
                 i.sata_max_data_fis_bytes != di.sata_max_data_fis_bytes,
                 i.sata_max_data_fis_bytes,
+                why,
+            )?;
+            unused(
+                "interface.sata_processing_delay_us",
+                i.sata_processing_delay_us != di.sata_processing_delay_us,
+                i.sata_processing_delay_us,
                 why,
             )?;
         }
