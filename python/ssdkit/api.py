@@ -243,13 +243,14 @@ def _concat_columns(parts: list[dict[str, bytearray]]) -> dict[str, bytearray]:
     """Batches of native log columns joined into one set."""
     from .device import NATIVE_COLUMNS
 
-    return {n: bytearray(b"".join(p[n] for p in parts)) for n in NATIVE_COLUMNS}
+    names = list(parts[0]) if parts else list(NATIVE_COLUMNS)
+    return {n: bytearray(b"".join(p[n] for p in parts)) for n in names}
 
 
 def _request_log(cols: dict[str, bytearray]) -> pandas.DataFrame:
     import pandas as pd  # deferred: the CLI should not pay pandas' import time
 
-    from .device import _arrays
+    from .device import _arrays, _breakdown_ns
 
     a = _arrays(cols)
     df = pd.DataFrame(
@@ -261,6 +262,7 @@ def _request_log(cols: dict[str, bytearray]) -> pandas.DataFrame:
             "submit_ns": a["submit_ns"],
             "complete_ns": a["complete_ns"],
             "latency_ns": a["latency_ns"],
+            **_breakdown_ns(a),
         },
         index=pd.Index(a["id"], name="id"),
         copy=False,

@@ -251,6 +251,25 @@ _INT64_COLUMNS = ("id", "queue", "offset_bytes", "bytes", "submit_ns", "complete
 _UINT64_COLUMNS = ("submit_ps", "complete_ps")
 #: Every native column: the int64 and uint64 ones, and ``op`` (uint8 codes).
 NATIVE_COLUMNS = (*_INT64_COLUMNS, *_UINT64_COLUMNS, "op")
+#: The response-time steps of the latency breakdown (``run.latency_breakdown``), in path
+#: order; the core adds ``<step>_ps`` (uint64) columns when it is on.
+BREAKDOWN_STEPS = (
+    "host_queue",
+    "doorbell",
+    "sq_wait",
+    "command_fetch",
+    "firmware",
+    "mapping",
+    "cache",
+    "die_queue",
+    "channel_wait",
+    "cmd_addr",
+    "array",
+    "onfi_transfer",
+    "data_dma",
+    "completion",
+    "t_stall",
+)
 
 
 def _arrays(cols: dict[str, bytearray]) -> dict[str, np.ndarray]:
@@ -263,7 +282,15 @@ def _arrays(cols: dict[str, bytearray]) -> dict[str, np.ndarray]:
     out["op_code"] = codes
     for name in _UINT64_COLUMNS:
         out[name] = np.frombuffer(cols[name], dtype=np.uint64)
+    for step in BREAKDOWN_STEPS:
+        if f"{step}_ps" in cols:
+            out[f"{step}_ps"] = np.frombuffer(cols[f"{step}_ps"], dtype=np.uint64)
     return out
+
+
+def _breakdown_ns(a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The breakdown's step columns, if the log has them, as ``<step>_ns`` (float64)."""
+    return {f"{s}_ns": a[f"{s}_ps"] / 1000.0 for s in BREAKDOWN_STEPS if f"{s}_ps" in a}
 
 
 def _int_array(x: Any, what: str) -> np.ndarray:

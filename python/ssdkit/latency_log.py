@@ -15,7 +15,9 @@ from typing import Any
 
 from ._native import ConfigError, SsdkitIoError
 
-#: Columns of the log, in order.
+#: Columns of the log, in order; with ``run.latency_breakdown`` one ``<step>_ns`` column
+#: per response-time step follows (``ssdkit.device.BREAKDOWN_STEPS``), summing to
+#: ``latency_ns``.
 COLUMNS = ("id", "flow", "op", "offset_bytes", "bytes", "submit_ns", "complete_ns", "latency_ns")
 
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
@@ -70,7 +72,7 @@ class LatencyLogWriter:
     def _table(self, cols: dict[str, bytearray]):
         import pyarrow as pa
 
-        from .device import _arrays
+        from .device import _arrays, _breakdown_ns
 
         a = _arrays(cols)
         return pa.table(
@@ -83,6 +85,7 @@ class LatencyLogWriter:
                 "submit_ns": a["submit_ns"],
                 "complete_ns": a["complete_ns"],
                 "latency_ns": a["latency_ns"],
+                **_breakdown_ns(a),
             }
         )
 

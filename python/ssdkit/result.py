@@ -432,6 +432,11 @@ class DeviceResult(_DictLike):
     app_stats: Stats | None = None
     #: Interrupts, polls and host CPU time; None with ``host.completion = "none"``.
     host: HostResult | None = None
+    #: Where the requests' time went, step by step: ``{"read": {...}, "write": {...}}``, each
+    #: with ``count`` and per step (``host_queue`` ... ``t_stall``, ``host_processing``) the
+    #: latency summary in microseconds (docs/breakdown.md); None unless
+    #: ``run.latency_breakdown``. :meth:`Result.breakdown` gives it as a table.
+    latency_breakdown: dict[str, Any] | None = field(default=None, hash=False, repr=False)
 
     @property
     def precondition_mode(self) -> str | None:
@@ -453,6 +458,7 @@ class DeviceResult(_DictLike):
             cmt=CmtResult.from_dict(d["cmt"]) if isinstance(d, dict) and d.get("cmt") else None,
             app_stats=Stats.from_dict(d["app_stats"]) if isinstance(d, dict) and d.get("app_stats") else None,
             host=HostResult.from_dict(d["host"]) if isinstance(d, dict) and d.get("host") else None,
+            latency_breakdown=d.get("latency_breakdown") if isinstance(d, dict) else None,
         )
 
 
@@ -484,6 +490,8 @@ class FlowResult(_DictLike):
     #: This flow's latencies as its application sees them; None with ``host.completion =
     #: "none"``.
     app_stats: Stats | None = None
+    #: As :attr:`DeviceResult.latency_breakdown`, for this flow.
+    latency_breakdown: dict[str, Any] | None = field(default=None, hash=False, repr=False)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FlowResult:
@@ -890,6 +898,28 @@ class Result:
         """The result document as the core wrote it (same keys, order and values)."""
         return json.dumps(self.raw, indent=indent, sort_keys=False)
 
+    def breakdown(self) -> pandas.DataFrame:
+        """The latency breakdown (``run.latency_breakdown``) as a table: one row per flow (the
+        device as flow ``None``), op and step in path order, with the step's latency summary in
+        microseconds (``mean``, ``min``, ``p50`` ... ``max``). Raises :class:`ValueError` when
+        the run did not record it."""
+        import pandas as pd
+
+        from .device import BREAKDOWN_STEPS
+
+        if self.device.latency_breakdown is None:
+            raise ValueError("this run has no latency breakdown: run it with run.latency_breakdown = true")
+        rows = []
+        sources = [(None, self.device.latency_breakdown)] + [(f.index, f.latency_breakdown) for f in self.flows]
+        for flow, bd in sources:
+            for op in ("read", "write"):
+                part = (bd or {}).get(op) or {}
+                for step in (*BREAKDOWN_STEPS, "host_processing"):
+                    v = part.get(step)
+                    if v is not None:
+                        rows.append({"flow": flow, "op": op, "step": step, "count": part.get("count", 0), **v})
+        return pd.DataFrame(rows)
+
     def rows(self, trim: bool | None = None) -> list[tuple[str, int | None, str, OpStats]]:
         """``(scope, flow_index, op, stats)`` for every flow and then the device; op is read,
         write, all and, if ``trim`` (by default: when the run completed any TRIM request),
@@ -1222,6 +1252,8 @@ class Result:
                         facts.append(
                             (f"app {op} latency", f"mean {st.latency.mean:.1f} us  p99 {st.latency.p99:.1f} us")
                         )
+        if dev.latency_breakdown:
+            facts += _breakdown_facts(dev.latency_breakdown)
         if dev.erase_counts is not None:
             ec = dev.erase_counts
             facts.append(
@@ -1490,3 +1522,25 @@ def _table(shown: list[tuple[str, str, OpStats]], width: int) -> list[str]:
 def _line(cells: list[str], w: list[int], gaps: list[str]) -> str:
     """Name columns left-aligned, figures right-aligned, each after its gap."""
     return "".join(gaps[i] + (c.ljust(w[i]) if i < 2 else c.rjust(w[i])) for i, c in enumerate(cells))
+
+
+def _breakdown_facts(bd: dict[str, Any]) -> list[tuple[str, str]]:
+    """One summary line per step of the latency breakdown: mean and p99 of reads and writes
+    (microseconds); the response-time steps' means sum to the mean latency."""
+    from .device import BREAKDOWN_STEPS
+
+    ops = [op for op in ("read", "write") if (bd.get(op) or {}).get("count")]
+    if not ops:
+        return []
+    out = [("latency breakdown", "mean / p99 us per step; the means sum to the mean latency")]
+    steps = [*BREAKDOWN_STEPS, "host_processing"]
+    for step in steps:
+        parts = []
+        for op in ops:
+            v = bd[op].get(step)
+            if v is None:
+                continue
+            parts.append(f"{op} {v['mean']:10.3f} / {v['p99']:10.3f}")
+        if parts:
+            out.append((f"  {step}", "  ".join(parts)))
+    return out

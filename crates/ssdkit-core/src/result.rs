@@ -99,6 +99,10 @@ pub struct DeviceResult {
     /// Interrupts, polls and host CPU time; absent with `host.completion = "none"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostResult>,
+    /// Where the requests' time went, step by step (`run.latency_breakdown`; absent when
+    /// off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_breakdown: Option<BreakdownResult>,
     /// How the device was brought to its starting state; the keys depend on the mode
     /// (docs/results.md).
     pub precondition: Value,
@@ -138,6 +142,9 @@ pub struct FlowResult {
     /// absent with `cache.mode = "off"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheCounts>,
+    /// As `device.latency_breakdown`, for the flow's requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_breakdown: Option<BreakdownResult>,
 }
 
 /// The host's side of completions (`host.completion` = "interrupt" or "polled").
@@ -293,6 +300,69 @@ pub struct RwResult {
     /// host program issues them); not part of `all`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<OpResult>,
+}
+
+/// The latency breakdown of reads and of writes (`run.latency_breakdown`; docs/breakdown.md).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BreakdownResult {
+    pub read: StepSummaries,
+    pub write: StepSummaries,
+}
+
+/// Microseconds each request spent in each step of its path (mean, minimum, percentiles,
+/// maximum over the requests). For every request the steps from `host_queue` to `t_stall`
+/// sum to its response time; the means therefore sum to the mean latency. A step's time is
+/// on the request's critical path: of a request's pages, the one that finished last.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StepSummaries {
+    /// Requests broken down.
+    pub count: u64,
+    /// Open-loop arrivals waiting in the host for room in a full submission queue.
+    pub host_queue: LatencySummary,
+    /// The submission-queue tail doorbell's wire time (NVMe); SATA: the host bus adapter's
+    /// submission stage (its wait and `interface.sata_processing_delay_us`).
+    pub doorbell: LatencySummary,
+    /// In the submission queue (SATA: the host queue in front of the NCQ) until the device
+    /// fetches the command: arbitration, `queue_fetch_size`, NCQ slots.
+    pub sq_wait: LatencySummary,
+    /// The command's wire time: the SQE's memory read request and 64-byte completion, or the
+    /// Register H2D FIS.
+    pub command_fetch: LatencySummary,
+    /// The controller CPU: the request's firmware time and its wait for the CPU.
+    pub firmware: LatencySummary,
+    /// Waiting for the mapping entries of the last page: translation-page reads of the
+    /// cached mapping table.
+    pub mapping: LatencySummary,
+    /// The data cache: DRAM transfers, waits for room (write-backs), flushes; a request the
+    /// cache serves spends its whole device time after the firmware here.
+    pub cache: LatencySummary,
+    /// The last page's transaction waiting in its die's queue (behind other transactions,
+    /// GC included).
+    pub die_queue: LatencySummary,
+    /// Waits for the controller's issue slot and the channel bus (command and data out).
+    pub channel_wait: LatencySummary,
+    /// Command and address cycles, with the channel- and way-switch delays.
+    pub cmd_addr: LatencySummary,
+    /// The array: sense (read) or program (write).
+    pub array: LatencySummary,
+    /// Page data on the channel bus (ONFI): out of the registers, or into them for a program.
+    pub onfi_transfer: LatencySummary,
+    /// Data on the host link, wire time: a write's data (whole, or the last page's wait for
+    /// its own page with pipelined transfers; a partial-page write's read of its kept
+    /// sectors when that ends later counts here), a read's data not sent before the
+    /// completion.
+    pub data_dma: LatencySummary,
+    /// The completion's wire time (16-byte CQE, or the Set Device Bits FIS); SATA: the host
+    /// bus adapter's completion stage.
+    pub completion: LatencySummary,
+    /// NVMeSim's T_stall: host-link packets of this request waiting for their direction
+    /// behind other packets (other queues' doorbells, fetches, data, completions,
+    /// interrupts, DLLPs).
+    pub t_stall: LatencySummary,
+    /// After the response time: from the completion-queue entry to the end of the host's
+    /// processing (MSI, interrupt coalescing, ISR, queue scans, DPC; or the poll). Absent
+    /// with `host.completion = "none"`.
+    pub host_processing: Option<LatencySummary>,
 }
 
 /// Completed requests of one kind. With `count` 0 every other figure is 0 and the histogram

@@ -133,6 +133,8 @@ fn config(
     let trim = f.trim_fraction.min(1.0 - read_fraction);
     let mut o = vec![
         format!("run.seed={seed}"),
+        // Recording changes nothing else; every request's steps must sum to its latency.
+        "run.latency_breakdown=true".to_string(),
         format!("flow.0.queue_depth={qd}"),
         format!("flow.0.read_fraction={read_fraction}"),
         format!("flow.0.request_bytes={}", sectors * 512),
@@ -294,6 +296,15 @@ fn check(c: &ssdkit_core::config::Config) {
         assert!(
             rec.complete_ps >= rec.submit_ps,
             "completion before submission: {rec:?}"
+        );
+        let steps = rec.steps.as_ref().expect("breakdown on");
+        let sum: u64 = steps[..ssdkit_core::stats::breakdown::RESPONSE_STEPS]
+            .iter()
+            .sum();
+        assert_eq!(
+            sum,
+            rec.complete_ps - rec.submit_ps,
+            "steps sum to the latency: {rec:?}"
         );
         let first = rec.start_sector / spp;
         let last = (rec.start_sector + rec.sectors as u64 - 1) / spp;

@@ -306,6 +306,20 @@ pub(crate) fn columns<'py>(
         Ok(())
     })?;
     d.set_item("op", ops)?;
+    // With `run.latency_breakdown`: each response-time step as `<step>_ps` (uint64).
+    if recs.first().is_some_and(|r| r.steps.is_some()) {
+        use ssdkit_core::stats::breakdown::{RESPONSE_STEPS, STEP_NAMES};
+        for (k, name) in STEP_NAMES.iter().enumerate().take(RESPONSE_STEPS) {
+            let buf = PyByteArray::new_with(py, recs.len() * 8, |out| {
+                for (chunk, r) in out.chunks_exact_mut(8).zip(recs) {
+                    let v = r.steps.as_ref().map_or(0, |s| s[k]);
+                    chunk.copy_from_slice(&v.to_ne_bytes());
+                }
+                Ok(())
+            })?;
+            d.set_item(format!("{name}_ps"), buf)?;
+        }
+    }
     Ok(d)
 }
 

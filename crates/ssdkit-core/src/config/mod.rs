@@ -90,6 +90,14 @@ pub struct RunConfig {
     /// rates and write amplification; `last_completion` at the last request's completion,
     /// reporting the work left (`backlog` in the result).
     pub end: RunEnd,
+    /// Report where each request's response time went, step by step along its path (host
+    /// queue, doorbell, submission-queue wait, command fetch, firmware, mapping, cache, die
+    /// queue, channel wait, command/address, array, ONFI transfer, data DMA, completion,
+    /// T_stall; and the host's completion processing after it): per flow and op as means and
+    /// percentiles (`latency_breakdown` in the result), as columns of the request log, and
+    /// one summary line per step. The steps of every request sum to its latency exactly
+    /// (docs/breakdown.md). Off by default: it costs time per request. Default false.
+    pub latency_breakdown: bool,
 }
 
 /// `run.end`.
@@ -109,6 +117,7 @@ impl Default for RunConfig {
             max_simulated_ms: 0.0,
             timeseries_window_ms: 0.0,
             end: RunEnd::Idle,
+            latency_breakdown: false,
         }
     }
 }

@@ -33,6 +33,30 @@ pub struct Backend {
     /// one page operation per channel-switch delay.
     issue_free: Picoseconds,
     pub stats: BackendStats,
+    /// The parts of the last operation started and of the last transfer out, for the
+    /// latency breakdown.
+    pub last_op: OpSplit,
+    pub last_xfer: XferSplit,
+}
+
+/// Where the time from starting a die operation to the end of its array phase went: waits
+/// for the controller's issue slot and the channel bus; command/address cycles with the
+/// channel- and way-switch delays; data moved into the die (programs); the array phase.
+/// The four sum to the array end minus the start.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpSplit {
+    pub wait: Picoseconds,
+    pub cmd: Picoseconds,
+    pub data: Picoseconds,
+    pub array: Picoseconds,
+}
+
+/// A transfer out of the page registers: its wait for the channel (and a way switch), and
+/// the data's time on the bus.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct XferSplit {
+    pub wait: Picoseconds,
+    pub data: Picoseconds,
 }
 
 impl Backend {
@@ -44,6 +68,8 @@ impl Backend {
             geo,
             timing,
             stats: BackendStats::default(),
+            last_op: OpSplit::default(),
+            last_xfer: XferSplit::default(),
         }
     }
 
@@ -57,12 +83,14 @@ impl Backend {
         start + switch_ps
     }
 
-    /// Reserves the die's channel for `dur` from no earlier than `at`; returns the end time.
+    /// Reserves the die's channel for `dur` from no earlier than `at`; returns the end time
+    /// and the wait for the bus (the way switch excluded).
     #[inline]
-    fn bus(&mut self, die: u32, at: Picoseconds, dur: Picoseconds) -> Picoseconds {
+    fn bus(&mut self, die: u32, at: Picoseconds, dur: Picoseconds) -> (Picoseconds, Picoseconds) {
         let ch = self.geo.channel_of_die(die) as usize;
         let chip = self.geo.chip_of_die(die);
         let mut start = at.max(self.bus_free[ch]);
+        let wait = start - at;
         if self.bus_last_chip[ch] != chip {
             if self.bus_last_chip[ch] != u32::MAX {
                 start += self.timing.way_switch_ps;
@@ -70,7 +98,31 @@ impl Backend {
             self.bus_last_chip[ch] = chip;
         }
         self.bus_free[ch] = start + dur;
-        start + dur
+        (start + dur, wait)
+    }
+
+    /// Records the parts of an operation started at `now`: `issued` is when the controller's
+    /// issue slot let it go (after the channel switch), `bus_end`/`bus_wait` from `bus`,
+    /// `data` the part of the bus time that moved page data, `array` the array phase.
+    #[inline]
+    fn split(
+        &mut self,
+        now: Picoseconds,
+        issued: Picoseconds,
+        switch_ps: Picoseconds,
+        (bus_end, bus_wait): (Picoseconds, Picoseconds),
+        data: Picoseconds,
+        array: Picoseconds,
+    ) -> Picoseconds {
+        let issue_wait = issued - switch_ps - now;
+        let wait = issue_wait + bus_wait;
+        self.last_op = OpSplit {
+            wait,
+            cmd: bus_end - now - wait - data,
+            data,
+            array,
+        };
+        bus_end + array
     }
 
     /// Starts a (multi-plane) read of `planes` pages at page offset `page`: command/address
@@ -83,20 +135,28 @@ impl Backend {
         page: u32,
         planes: u32,
     ) -> Picoseconds {
-        let t = self.issue(now, self.timing.switch_read_ps);
-        let cmd_end = self.bus(die, t, self.timing.read_cmd_ps * planes as u64);
+        let sw = self.timing.switch_read_ps;
+        let t = self.issue(now, sw);
+        let bus = self.bus(die, t, self.timing.read_cmd_ps * planes as u64);
         self.stats.page_reads += planes as u64;
         if planes > 1 {
             self.stats.multiplane_reads += 1;
         }
-        cmd_end + self.timing.read_ps[self.timing.page_type[page as usize] as usize]
+        let array = self.timing.read_ps[self.timing.page_type[page as usize] as usize];
+        self.split(now, t, sw, bus, 0, array)
     }
 
     /// Moves `sectors` sectors out of the die's registers to the controller.
     pub fn transfer_out(&mut self, now: Picoseconds, die: u32, sectors: u32) -> Picoseconds {
         self.stats.bus_bytes += sectors as u64 * 512;
         let dur = self.xfer_ps(sectors);
-        self.bus(die, now, dur)
+        let (end, _) = self.bus(die, now, dur);
+        // The wait includes a way switch: nothing but the data moves.
+        self.last_xfer = XferSplit {
+            wait: end - dur - now,
+            data: dur,
+        };
+        end
     }
 
     #[inline]
@@ -115,23 +175,25 @@ impl Backend {
         page: u32,
         planes: u32,
     ) -> Picoseconds {
-        let t = self.issue(now, self.timing.switch_write_ps);
+        let sw = self.timing.switch_write_ps;
+        let t = self.issue(now, sw);
         let spp = self.geo.sectors_per_page;
-        let per_plane = self.timing.program_cmd_ps + self.timing.xfer_ps[spp as usize];
-        let end = self.bus(die, t, per_plane * planes as u64);
+        let data = self.timing.xfer_ps[spp as usize] * planes as u64;
+        let bus = self.bus(die, t, self.timing.program_cmd_ps * planes as u64 + data);
         self.stats.page_programs += planes as u64;
         self.stats.bus_bytes += planes as u64 * self.geo.page_size as u64;
         if planes > 1 {
             self.stats.multiplane_programs += 1;
         }
-        end + self.timing.program_ps[self.timing.page_type[page as usize] as usize]
+        let array = self.timing.program_ps[self.timing.page_type[page as usize] as usize];
+        self.split(now, t, sw, bus, data, array)
     }
 
     /// Starts the program half of a copyback: command/address cycles only, the data is
     /// already in the die's page register. Returns when the program ends.
     pub fn start_copyback_program(&mut self, now: Picoseconds, die: u32, page: u32) -> Picoseconds {
         let t = self.issue(now, self.timing.switch_write_ps);
-        let end = self.bus(die, t, self.timing.program_cmd_ps);
+        let (end, _) = self.bus(die, t, self.timing.program_cmd_ps);
         self.stats.page_programs += 1;
         self.stats.copyback_programs += 1;
         end + self.timing.program_ps[self.timing.page_type[page as usize] as usize]
@@ -140,7 +202,7 @@ impl Backend {
     /// Starts a (multi-plane) erase. Returns when it ends.
     pub fn start_erase(&mut self, now: Picoseconds, die: u32, planes: u32) -> Picoseconds {
         let t = self.issue(now, self.timing.switch_write_ps);
-        let end = self.bus(die, t, self.timing.erase_cmd_ps * planes as u64);
+        let (end, _) = self.bus(die, t, self.timing.erase_cmd_ps * planes as u64);
         self.stats.block_erases += planes as u64;
         if planes > 1 {
             self.stats.multiplane_erases += 1;

@@ -7,7 +7,7 @@ mod die;
 mod geometry;
 mod timing;
 
-pub use backend::{Backend, BackendStats};
+pub use backend::{Backend, BackendStats, OpSplit, XferSplit};
 pub use die::{Dies, MAX_BATCH};
 pub use geometry::{Geometry, SECTOR_BYTES};
 pub use timing::Timing;

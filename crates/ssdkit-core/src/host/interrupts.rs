@@ -18,6 +18,8 @@ pub struct Pending {
     pub flow: FlowId,
     pub op: Op,
     pub submit_ps: Picoseconds,
+    /// When its completion entry reached the host's completion queue.
+    pub cq_ps: Picoseconds,
     pub bytes: u64,
 }
 

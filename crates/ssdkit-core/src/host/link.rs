@@ -51,6 +51,9 @@ pub struct Link {
     tlps_down: u64,
     tlps_up: u64,
     pub dllps: u64,
+    /// Time packets waited for their direction (NVMeSim's T_stall), summed over every send:
+    /// a caller that reads it before and after a call has that call's stall.
+    pub stall_ps: Picoseconds,
 }
 
 #[derive(Clone, Copy)]
@@ -124,6 +127,7 @@ impl Link {
             tlps_down: 0,
             tlps_up: 0,
             dllps: 0,
+            stall_ps: 0,
         }
         .with_dllp_time()
     }
@@ -203,6 +207,7 @@ impl Link {
         let start = at.max(*free);
         *free = start.saturating_add(dur);
         let end = *free;
+        self.stall_ps += start - at;
         match dir {
             Dir::Down => self.bytes_down += wire,
             Dir::Up => self.bytes_up += wire,
@@ -275,6 +280,7 @@ impl Link {
         let wire = payload + (fises + 1) * self.overhead;
         let start = at.max(self.down_free);
         self.down_free = start.saturating_add(self.wire_ps(wire));
+        self.stall_ps += start - at;
         match dir {
             Dir::Down => self.bytes_down += wire,
             Dir::Up => self.bytes_up += wire,
@@ -290,10 +296,15 @@ impl Link {
         } else {
             now
         };
+        self.post_completion(t)
+    }
+
+    /// The completion entry (CQE, or the Set Device Bits FIS) goes to the host from `now`.
+    pub fn post_completion(&mut self, now: Picoseconds) -> Picoseconds {
         match self.kind {
-            Kind::Pcie => self.send(Dir::Up, t, CQE_BYTES, CQE_BYTES),
-            Kind::Sata => self.send(Dir::Up, t, SATA_SDB_FIS, SATA_SDB_FIS),
-            Kind::Ideal => t,
+            Kind::Pcie => self.send(Dir::Up, now, CQE_BYTES, CQE_BYTES),
+            Kind::Sata => self.send(Dir::Up, now, SATA_SDB_FIS, SATA_SDB_FIS),
+            Kind::Ideal => now,
         }
     }
 

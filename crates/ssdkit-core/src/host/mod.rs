@@ -50,6 +50,29 @@ pub struct Host {
     hba_ps: Picoseconds,
     hba_submit_free: Picoseconds,
     hba_complete_free: Picoseconds,
+    /// The parts of the last `submit` and `complete`, for the latency breakdown.
+    pub last_submit: SubmitSplit,
+    pub last_complete: CompleteSplit,
+}
+
+/// Where the time of one submission went: the doorbell's wire time, its wait for the link,
+/// the SATA host bus adapter's stage (its wait and processing).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SubmitSplit {
+    pub wire: Picoseconds,
+    pub stall: Picoseconds,
+    pub hba: Picoseconds,
+}
+
+/// Where the time from the end of a request's flash work to its completion-queue entry
+/// went: data wire time (the read data not sent yet), completion wire time (CQE or Set
+/// Device Bits FIS), their waits for the link, the SATA HBA's completion stage.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompleteSplit {
+    pub data: Picoseconds,
+    pub completion: Picoseconds,
+    pub stall: Picoseconds,
+    pub hba: Picoseconds,
 }
 
 impl Host {
@@ -72,6 +95,8 @@ impl Host {
             },
             hba_submit_free: 0,
             hba_complete_free: 0,
+            last_submit: SubmitSplit::default(),
+            last_complete: CompleteSplit::default(),
         }
     }
 
@@ -110,10 +135,19 @@ impl Host {
             pending_tx: 0,
             seq: 0,
         }));
-        let mut t = self.link.doorbell(now);
-        if self.hba_ps > 0 {
-            t = Self::hba(&mut self.hba_submit_free, t, self.hba_ps);
-        }
+        let s0 = self.link.stall_ps;
+        let rung = self.link.doorbell(now);
+        let stall = self.link.stall_ps - s0;
+        let t = if self.hba_ps > 0 {
+            Self::hba(&mut self.hba_submit_free, rung, self.hba_ps)
+        } else {
+            rung
+        };
+        self.last_submit = SubmitSplit {
+            wire: rung - now - stall,
+            stall,
+            hba: t - rung,
+        };
         (id, t)
     }
 
@@ -186,11 +220,33 @@ impl Host {
                 0
             }
         };
-        let t = self.link.complete(now, bytes);
-        if self.hba_ps > 0 {
-            return Self::hba(&mut self.hba_complete_free, t, self.hba_ps);
-        }
+        let s0 = self.link.stall_ps;
+        let data_in = if bytes > 0 {
+            self.link.read_data(now, bytes)
+        } else {
+            now
+        };
+        let s1 = self.link.stall_ps;
+        let posted = self.link.post_completion(data_in);
+        let s2 = self.link.stall_ps;
+        let t = if self.hba_ps > 0 {
+            Self::hba(&mut self.hba_complete_free, posted, self.hba_ps)
+        } else {
+            posted
+        };
+        self.last_complete = CompleteSplit {
+            data: data_in - now - (s1 - s0),
+            completion: posted - data_in - (s2 - s1),
+            stall: s2 - s0,
+            hba: t - posted,
+        };
         t
+    }
+
+    /// Time host-link packets have waited for the link so far (see `Link::stall_ps`).
+    #[inline]
+    pub fn link_stall_ps(&self) -> Picoseconds {
+        self.link.stall_ps
     }
 
     /// An MSI-X message (a 4-byte posted write) goes to the host now; returns its arrival.

@@ -209,6 +209,7 @@ impl Simulator {
             slot: fill,
             ..Tx::new(TxKind::CacheRead, self.settings.geo.plane_of(ppn))
         });
+        self.bd_tx_issued(t, r, true, 0);
         self.enqueue(t);
         true
     }

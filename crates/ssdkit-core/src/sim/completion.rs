@@ -118,6 +118,13 @@ impl Simulator {
                 Op::Flush => s.flush.record(lat, p.bytes),
             }
             h.flow_last_seen[p.flow.idx()] = now;
+            let write = match p.op {
+                Op::Read => Some(false),
+                Op::Write => Some(true),
+                _ => None,
+            };
+            self.bd_host_done(p.flow.idx(), write, p.cq_ps);
+            let h = self.host_side.as_mut().expect("host model");
             h.buffers -= p.bytes;
             self.app_sees(p.flow);
         }

@@ -7,6 +7,7 @@ use crate::flash::MAX_BATCH;
 use crate::frontend::{page_span, split, PageChunk};
 use crate::ftl::Stream;
 use crate::ids::{DieId, FlowId, PlaneId, Ppn, ReqId, TxId};
+use crate::stats::breakdown::Step;
 use crate::tsu::{Choice, Tx, TxKind};
 use crate::workload::flow::Next;
 use crate::workload::synthetic::HostRequest;
@@ -19,10 +20,17 @@ impl Simulator {
                 self.host.announce(r);
                 self.try_fetch();
             }
-            Ev::CommandArrived(r) => match self.host.command_arrived(self.q.now(), r) {
-                None => self.firmware(r),
-                Some(t) => self.at(t, Ev::WriteDataArrived(r)),
-            },
+            Ev::CommandArrived(r) => {
+                let s0 = self.host.link_stall_ps();
+                match self.host.command_arrived(self.q.now(), r) {
+                    None => self.firmware(r),
+                    Some(t) => {
+                        let stall = self.host.link_stall_ps() - s0;
+                        self.bd_phase(r, Step::DataDma, t, stall);
+                        self.at(t, Ev::WriteDataArrived(r));
+                    }
+                }
+            }
             Ev::WriteDataArrived(r) => self.firmware(r),
             Ev::WriteChunkArrived(t) => self.release_write(t),
             Ev::FirmwareDone(r) => self.dispatch_request(r),
@@ -89,6 +97,7 @@ impl Simulator {
     /// `arrived` (earlier than now when an open-loop flow's queue was full).
     pub(crate) fn submit(&mut self, flow: FlowId, arrived: u64, r: HostRequest) -> ReqId {
         let (id, t) = self.host.submit(self.q.now(), flow, arrived, r);
+        self.bd_submitted(id, arrived);
         if self.host_side.is_some() {
             let bytes = self.host.request(id).bytes();
             self.host_buffer_held(bytes);
@@ -112,7 +121,13 @@ impl Simulator {
     }
 
     fn fetch_waiting(&mut self) {
-        while let Some((r, t)) = self.host.next_fetch(self.q.now()) {
+        loop {
+            let s0 = self.host.link_stall_ps();
+            let Some((r, t)) = self.host.next_fetch(self.q.now()) else {
+                return;
+            };
+            let stall = self.host.link_stall_ps() - s0;
+            self.bd_fetched(r, t, stall);
             self.at(t, Ev::CommandArrived(r));
         }
     }
@@ -121,6 +136,12 @@ impl Simulator {
         let now = self.q.now();
         let req = self.host.finish(r);
         let lat = now - req.submit_ps;
+        let write = match req.op {
+            Op::Read => Some(false),
+            Op::Write => Some(true),
+            _ => None,
+        };
+        let steps = self.bd_completed(r, req.flow.idx(), write, lat);
         let s = &mut self.flow_stats[req.flow.idx()];
         let bytes = req.bytes();
         match req.op {
@@ -138,6 +159,7 @@ impl Simulator {
                 sectors: req.sectors,
                 submit_ps: req.submit_ps,
                 complete_ps: now,
+                steps: steps.map(Box::new),
             });
         }
         if self.series.on() {
@@ -156,6 +178,7 @@ impl Simulator {
                 flow: req.flow,
                 op: req.op,
                 submit_ps: req.submit_ps,
+                cq_ps: now,
                 bytes,
             });
             return;
@@ -176,6 +199,7 @@ impl Simulator {
             self.settings.geo.sectors_per_page,
         );
         let t = self.firmware.process(self.q.now(), pages);
+        self.bd_phase(r, Step::Firmware, t, 0);
         self.at(t, Ev::FirmwareDone(r));
     }
 
@@ -275,6 +299,7 @@ impl Simulator {
             sectors: c.sectors,
             ..Tx::new(TxKind::UserRead, self.settings.geo.plane_of(ppn))
         });
+        self.bd_tx_issued(t, r, true, 0);
         self.enqueue(t);
         true
     }
@@ -315,16 +340,20 @@ impl Simulator {
             ..Tx::new(TxKind::UserWrite, plane)
         });
         let mut waits = 0;
+        let mut stall = 0;
         if self.host.pipelined() {
             // This page's data queues on the link behind the request's earlier pages.
+            let s0 = self.host.link_stall_ps();
             let t = self
                 .host
                 .write_chunk(now, c.sectors.count_ones() as u64 * 512);
+            stall = self.host.link_stall_ps() - s0;
             if t > now {
                 self.at(t, Ev::WriteChunkArrived(w));
                 waits += 1;
             }
         }
+        self.bd_tx_issued(w, r, false, stall);
         // Sectors the page holds that this write does not replace: a sub-page write to a page
         // with no other data (never written, or written only in these sectors) needs no
         // read-modify-write.
@@ -364,13 +393,16 @@ impl Simulator {
     /// All flash work of request `r` is done: send the read data not sent yet (with pipelined
     /// transfers, the `last_page_bytes` of the page just out of its die) and the completion.
     pub(super) fn flash_done(&mut self, r: ReqId, last_page_bytes: u64) {
+        self.bd_flash_done(r);
         let t = self.host.complete(self.q.now(), r, last_page_bytes);
+        self.bd_completing(r, t);
         self.at(t, Ev::Completed(r));
     }
 
     // ----- transaction scheduling and flash execution -----
 
     pub(super) fn enqueue(&mut self, t: TxId) {
+        self.bd_tx_ready(t);
         let die = self.tsu.enqueue(t);
         self.schedule_die(die);
     }
@@ -597,6 +629,7 @@ impl Simulator {
     }
 
     pub(super) fn begin(&mut self, die: DieId, batch: &[TxId], array_end: u64) {
+        self.bd_die_began(die);
         self.dies.begin(die, batch);
         self.at(array_end, Ev::DieArrayDone(die));
     }
@@ -616,6 +649,7 @@ impl Simulator {
                     .map(|&t| self.tsu.get(t).sector_count())
                     .sum();
                 let end = self.backend.transfer_out(self.q.now(), die.0, sectors);
+                self.bd_die_xfer(die);
                 self.at(end, Ev::DieXferDone(die));
             }
             _ => self.die_finish(die),
@@ -625,8 +659,20 @@ impl Simulator {
     fn die_finish(&mut self, die: DieId) {
         let (batch, n) = self.dies.batch(die);
         self.dies.set_busy(die, false);
+        let split = self.bd.as_ref().map(|b| b.die_split(die));
         for &t in &batch[..n] {
+            if let (Some(b), Some(split)) = (self.bd.as_mut(), split) {
+                // User transactions carry their stamps: their request may end with them.
+                b.current = matches!(
+                    self.tsu.get(t).kind,
+                    TxKind::UserRead | TxKind::UserWrite | TxKind::CacheRead
+                )
+                .then_some((t, split));
+            }
             self.tx_done(t);
+        }
+        if let Some(b) = self.bd.as_mut() {
+            b.current = None;
         }
         self.die_freed(die);
     }
@@ -676,7 +722,16 @@ impl Simulator {
             TxKind::GcErase => self.gc_erased(tx.plane),
             // Mapping traffic is not user progress: the watchdog must see work that only
             // feeds itself.
-            TxKind::MappingRead => self.mapping_read_done(tx),
+            TxKind::MappingRead => {
+                // The transactions its waiters issue now waited for this translation page.
+                if let Some(b) = self.bd.as_mut() {
+                    b.pre = Step::Mapping;
+                }
+                self.mapping_read_done(tx);
+                if let Some(b) = self.bd.as_mut() {
+                    b.pre = Step::Cache;
+                }
+            }
             TxKind::MappingWrite => {}
             TxKind::CacheRead => self.cache_read_done(&tx),
             TxKind::CacheWrite => self.cache_write_done(&tx),

@@ -10,6 +10,7 @@
 //! - `run`: the batch run loop, stepping (`step`, `run_until`, `is_idle`) and the watchdog;
 //! - `result`: the result document.
 
+mod breakdown;
 mod cache;
 mod completion;
 mod dispatch;
@@ -97,6 +98,8 @@ pub struct Simulator {
     mp: mapping::MappingPath,
     /// The host's processing of completions; None with `host.completion = "none"`.
     pub(crate) host_side: Option<Box<completion::HostSide>>,
+    /// The latency breakdown's stamps and statistics; None unless `run.latency_breakdown`.
+    pub(crate) bd: Option<Box<breakdown::Tracker>>,
     pub(crate) flows: Vec<Flow>,
     /// First error of a flow's request source (a bad trace line) or of the model; stops the
     /// run.
@@ -276,6 +279,10 @@ impl Simulator {
             mp,
             host_side: (c.host.completion != crate::config::CompletionMode::None)
                 .then(|| Box::new(completion::HostSide::new(c))),
+            bd: c
+                .run
+                .latency_breakdown
+                .then(|| Box::new(breakdown::Tracker::new(n, geo.dies() as usize))),
             flows,
             failure: None,
             flow_stats: vec![RwStats::default(); n],

@@ -100,6 +100,7 @@ impl Simulator {
                         h.app_stats[i].summary(active)
                     }),
                     cache: cache_counts(i),
+                    latency_breakdown: self.bd.as_ref().map(|b| b.stats[i].summary()),
                 }
             })
             .collect();
@@ -176,6 +177,13 @@ impl Simulator {
                     all.summary(elapsed)
                 }),
                 host: self.host_side.as_ref().map(|h| h.result()),
+                latency_breakdown: self.bd.as_ref().map(|b| {
+                    let mut all = crate::stats::breakdown::BreakdownStats::default();
+                    for s in &b.stats {
+                        all.merge(s);
+                    }
+                    all.summary()
+                }),
                 precondition: self.precondition.clone(),
                 random_streams: self.random_streams.clone(),
             },

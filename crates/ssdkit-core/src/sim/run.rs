@@ -19,7 +19,7 @@ use std::time::Instant;
 pub const WATCHDOG_EVENTS: u64 = 50_000_000;
 
 /// One completed request, kept when a run asks for the request log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompletionRecord {
     /// Submission order over the run: unique per request.
     pub id: u64,
@@ -29,6 +29,10 @@ pub struct CompletionRecord {
     pub sectors: u32,
     pub submit_ps: Picoseconds,
     pub complete_ps: Picoseconds,
+    /// With `run.latency_breakdown`: picoseconds per step (`stats::breakdown::STEP_NAMES`;
+    /// the response-time steps sum to the latency, `host_processing` is 0 here since the
+    /// record is taken at the completion-queue entry).
+    pub steps: Option<Box<crate::stats::breakdown::Parts>>,
 }
 
 pub struct RunOutput {

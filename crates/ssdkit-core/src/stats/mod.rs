@@ -2,6 +2,7 @@
 //! so every percentile is within 0.1 % of the true value); the mean, minimum and maximum are
 //! kept exactly beside them.
 
+pub mod breakdown;
 pub mod steady;
 pub mod timeseries;
 

@@ -1,0 +1,275 @@
+//! Stamping the latency breakdown (`run.latency_breakdown`) along the request path.
+//!
+//! Each request keeps a cursor: the time up to which its steps are accounted. Every phase of
+//! the request's own path (submission, fetch, write data, firmware, completion) adds its time
+//! to its steps and moves the cursor to its end. The flash part runs page by page in
+//! parallel; the page whose end ends the request's flash work is its critical path, and its
+//! transaction carries stamps (issued, ready for its die, the die operation's parts) from
+//! which its steps from the cursor to that end are taken. A request that ends without such a
+//! transaction (a cache hit, a flush, a TRIM) spends that time in `cache` (0 for TRIMs and for
+//! reads of pages never written). So the steps of every request sum to its latency exactly;
+//! `complete` checks it.
+
+use super::Simulator;
+use crate::engine::Picoseconds;
+use crate::flash::{OpSplit, XferSplit};
+use crate::ids::{DieId, ReqId, TxId};
+use crate::stats::breakdown::{BreakdownStats, Parts, Step, RESPONSE_STEPS, STEPS};
+
+#[derive(Clone, Copy, Default)]
+struct ReqParts {
+    cursor: Picoseconds,
+    p: Parts,
+}
+
+#[derive(Clone, Copy)]
+struct TxStamp {
+    req: ReqId,
+    read: bool,
+    /// What the transaction waited for between its request's cursor and its creation.
+    pre: Step,
+    issued: Picoseconds,
+    /// When it joined its die's queue.
+    ready: Picoseconds,
+    /// Its page of write data's wait for the host link (pipelined writes).
+    stall: Picoseconds,
+}
+
+impl Default for TxStamp {
+    fn default() -> Self {
+        Self {
+            req: ReqId::NONE,
+            read: true,
+            pre: Step::Cache,
+            issued: 0,
+            ready: 0,
+            stall: 0,
+        }
+    }
+}
+
+/// The parts of a die's operation, taken when it began (and its transfer out).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct DieSplit {
+    start: Picoseconds,
+    op: OpSplit,
+    xfer: XferSplit,
+}
+
+pub(crate) struct Tracker {
+    req: Vec<ReqParts>,
+    tx: Vec<TxStamp>,
+    die: Vec<DieSplit>,
+    /// Per flow.
+    pub stats: Vec<BreakdownStats>,
+    /// What a transaction created now has waited for since its request's cursor: `Mapping`
+    /// while translation pages that arrived release their waiters, `Cache` otherwise (the
+    /// data cache's waits for room; nothing when created at the firmware's end).
+    pub pre: Step,
+    /// The transaction whose end is being handled, with its die operation's parts (copied:
+    /// ending one transaction of a batch can start the die's next operation before the
+    /// others are handled): its request may end with it.
+    pub current: Option<(TxId, DieSplit)>,
+}
+
+#[inline]
+fn slot<T: Default + Clone>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if v.len() <= i {
+        v.resize(i + 1, T::default());
+    }
+    &mut v[i]
+}
+
+impl Tracker {
+    /// The parts of the operation `die` is ending.
+    pub fn die_split(&self, die: DieId) -> DieSplit {
+        self.die[die.idx()]
+    }
+
+    pub fn new(flows: usize, dies: usize) -> Self {
+        Self {
+            req: Vec::new(),
+            tx: Vec::new(),
+            die: vec![DieSplit::default(); dies],
+            stats: vec![BreakdownStats::default(); flows],
+            pre: Step::Cache,
+            current: None,
+        }
+    }
+
+    fn parts(&mut self, r: ReqId) -> &mut ReqParts {
+        slot(&mut self.req, r.idx())
+    }
+
+    /// The request's own path reached `end` from its cursor: `step` takes the time, but for
+    /// `stall` of it spent waiting for the host link.
+    fn phase(&mut self, r: ReqId, step: Step, end: Picoseconds, stall: Picoseconds) {
+        let rp = self.parts(r);
+        rp.p[step as usize] += end - rp.cursor - stall;
+        rp.p[Step::TStall as usize] += stall;
+        rp.cursor = end;
+    }
+}
+
+impl Simulator {
+    /// The host submitted `r` now, which arrived at `arrived`.
+    #[inline]
+    pub(super) fn bd_submitted(&mut self, r: ReqId, arrived: Picoseconds) {
+        if let Some(b) = self.bd.as_mut() {
+            let now = self.q.now();
+            let s = self.host.last_submit;
+            let rp = b.parts(r);
+            rp.p = [0; STEPS];
+            rp.p[Step::HostQueue as usize] = now - arrived;
+            rp.p[Step::Doorbell as usize] = s.wire + s.hba;
+            rp.p[Step::TStall as usize] = s.stall;
+            rp.cursor = now + s.wire + s.stall + s.hba;
+        }
+    }
+
+    /// The fetch unit took `r` now; its command is in the device at `t`, `stall` of which
+    /// waited for the link.
+    #[inline]
+    pub(super) fn bd_fetched(&mut self, r: ReqId, t: Picoseconds, stall: Picoseconds) {
+        if let Some(b) = self.bd.as_mut() {
+            let now = self.q.now();
+            b.phase(r, Step::SqWait, now, 0);
+            b.phase(r, Step::CommandFetch, t, stall);
+        }
+    }
+
+    /// A phase of `r` on its own path ended at `t` (write data, firmware).
+    #[inline]
+    pub(super) fn bd_phase(&mut self, r: ReqId, step: Step, t: Picoseconds, stall: Picoseconds) {
+        if let Some(b) = self.bd.as_mut() {
+            b.phase(r, step, t, stall);
+        }
+    }
+
+    /// A user transaction of `r` was created now (`stall`: its write data's wait for the
+    /// link).
+    #[inline]
+    pub(super) fn bd_tx_issued(&mut self, t: TxId, r: ReqId, read: bool, stall: Picoseconds) {
+        if let Some(b) = self.bd.as_mut() {
+            let now = self.q.now();
+            let pre = b.pre;
+            *slot(&mut b.tx, t.idx()) = TxStamp {
+                req: r,
+                read,
+                pre,
+                issued: now,
+                ready: now,
+                stall,
+            };
+        }
+    }
+
+    /// Transaction `t` joined its die's queue now.
+    #[inline]
+    pub(super) fn bd_tx_ready(&mut self, t: TxId) {
+        if let Some(b) = self.bd.as_mut() {
+            slot(&mut b.tx, t.idx()).ready = self.q.now();
+        }
+    }
+
+    /// The die started an operation now; the back end has its parts.
+    #[inline]
+    pub(super) fn bd_die_began(&mut self, die: DieId) {
+        if let Some(b) = self.bd.as_mut() {
+            b.die[die.idx()].start = self.q.now();
+            b.die[die.idx()].op = self.backend.last_op;
+        }
+    }
+
+    /// The die's read data started out of its registers; the back end has the parts.
+    #[inline]
+    pub(super) fn bd_die_xfer(&mut self, die: DieId) {
+        if let Some(b) = self.bd.as_mut() {
+            b.die[die.idx()].xfer = self.backend.last_xfer;
+        }
+    }
+
+    /// The flash work of `r` is done now: the steps from its cursor to now. If the
+    /// transaction being handled is the request's, they are its path's; otherwise the
+    /// request waited on the data cache (or on nothing).
+    #[inline]
+    pub(super) fn bd_flash_done(&mut self, r: ReqId) {
+        let Some(b) = self.bd.as_mut() else {
+            return;
+        };
+        let now = self.q.now();
+        let current = b
+            .current
+            .map(|(t, d)| (*slot(&mut b.tx, t.idx()), d))
+            .filter(|(s, _)| s.req == r);
+        let rp = b.parts(r);
+        let Some((s, d)) = current else {
+            rp.p[Step::Cache as usize] += now - rp.cursor;
+            rp.cursor = now;
+            return;
+        };
+        let p = &mut rp.p;
+        p[s.pre as usize] += s.issued - rp.cursor;
+        let before_queue = s.ready - s.issued;
+        let stall = s.stall.min(before_queue);
+        p[Step::TStall as usize] += stall;
+        p[Step::DataDma as usize] += before_queue - stall;
+        p[Step::DieQueue as usize] += d.start - s.ready;
+        p[Step::ChannelWait as usize] += d.op.wait;
+        p[Step::CmdAddr as usize] += d.op.cmd;
+        p[Step::OnfiTransfer as usize] += d.op.data;
+        p[Step::Array as usize] += d.op.array;
+        if s.read {
+            p[Step::ChannelWait as usize] += d.xfer.wait;
+            p[Step::OnfiTransfer as usize] += d.xfer.data;
+        }
+        rp.cursor = now;
+    }
+
+    /// The completion of `r` is on its way; the host has the parts, ending at `t`.
+    #[inline]
+    pub(super) fn bd_completing(&mut self, r: ReqId, t: Picoseconds) {
+        if let Some(b) = self.bd.as_mut() {
+            let c = self.host.last_complete;
+            let rp = b.parts(r);
+            rp.p[Step::DataDma as usize] += c.data;
+            rp.p[Step::Completion as usize] += c.completion + c.hba;
+            rp.p[Step::TStall as usize] += c.stall;
+            debug_assert_eq!(rp.cursor + c.data + c.completion + c.hba + c.stall, t);
+            rp.cursor = t;
+        }
+    }
+
+    /// `r` completed with latency `lat`: records its steps, which must sum to it, and
+    /// returns them for the request log. A mismatch is a model error that stops the run.
+    pub(super) fn bd_completed(
+        &mut self,
+        r: ReqId,
+        flow: usize,
+        write: Option<bool>,
+        lat: Picoseconds,
+    ) -> Option<Parts> {
+        let b = self.bd.as_mut()?;
+        let p = b.parts(r).p;
+        let sum: Picoseconds = p[..RESPONSE_STEPS].iter().sum();
+        if sum != lat {
+            self.failure.get_or_insert(crate::Error::Simulation(format!(
+                "latency breakdown of request {} sums to {sum} ps, its latency is {lat} ps: {p:?}",
+                r.0
+            )));
+        }
+        if let Some(w) = write {
+            b.stats[flow].record(w, &p);
+        }
+        Some(p)
+    }
+
+    /// The host finished processing a completion of `flow` that reached its completion
+    /// queue at `cq_ps`.
+    #[inline]
+    pub(super) fn bd_host_done(&mut self, flow: usize, write: Option<bool>, cq_ps: Picoseconds) {
+        if let (Some(b), Some(w)) = (self.bd.as_mut(), write) {
+            b.stats[flow].record_host(w, self.q.now() - cq_ps);
+        }
+    }
+}
