@@ -37,6 +37,9 @@ pub struct Backend {
     /// latency breakdown.
     pub last_op: OpSplit,
     pub last_xfer: XferSplit,
+    /// Record `last_op` and `last_xfer` (`run.latency_breakdown`): off, the hot path skips
+    /// the stores.
+    pub record: bool,
 }
 
 /// Where the time from starting a die operation to the end of its array phase went: waits
@@ -70,6 +73,7 @@ impl Backend {
             stats: BackendStats::default(),
             last_op: OpSplit::default(),
             last_xfer: XferSplit::default(),
+            record: false,
         }
     }
 
@@ -114,6 +118,9 @@ impl Backend {
         data: Picoseconds,
         array: Picoseconds,
     ) -> Picoseconds {
+        if !self.record {
+            return bus_end + array;
+        }
         let issue_wait = issued - switch_ps - now;
         let wait = issue_wait + bus_wait;
         self.last_op = OpSplit {
@@ -151,11 +158,13 @@ impl Backend {
         self.stats.bus_bytes += sectors as u64 * 512;
         let dur = self.xfer_ps(sectors);
         let (end, _) = self.bus(die, now, dur);
-        // The wait includes a way switch: nothing but the data moves.
-        self.last_xfer = XferSplit {
-            wait: end - dur - now,
-            data: dur,
-        };
+        if self.record {
+            // The wait includes a way switch: nothing but the data moves.
+            self.last_xfer = XferSplit {
+                wait: end - dur - now,
+                data: dur,
+            };
+        }
         end
     }
 

@@ -53,6 +53,8 @@ pub struct Host {
     /// The parts of the last `submit` and `complete`, for the latency breakdown.
     pub last_submit: SubmitSplit,
     pub last_complete: CompleteSplit,
+    /// Record them (`run.latency_breakdown`).
+    pub record: bool,
 }
 
 /// Where the time of one submission went: the doorbell's wire time, its wait for the link,
@@ -97,6 +99,7 @@ impl Host {
             hba_complete_free: 0,
             last_submit: SubmitSplit::default(),
             last_complete: CompleteSplit::default(),
+            record: c.run.latency_breakdown,
         }
     }
 
@@ -137,17 +140,19 @@ impl Host {
         }));
         let s0 = self.link.stall_ps;
         let rung = self.link.doorbell(now);
-        let stall = self.link.stall_ps - s0;
         let t = if self.hba_ps > 0 {
             Self::hba(&mut self.hba_submit_free, rung, self.hba_ps)
         } else {
             rung
         };
-        self.last_submit = SubmitSplit {
-            wire: rung - now - stall,
-            stall,
-            hba: t - rung,
-        };
+        if self.record {
+            let stall = self.link.stall_ps - s0;
+            self.last_submit = SubmitSplit {
+                wire: rung - now - stall,
+                stall,
+                hba: t - rung,
+            };
+        }
         (id, t)
     }
 
@@ -234,12 +239,14 @@ impl Host {
         } else {
             posted
         };
-        self.last_complete = CompleteSplit {
-            data: data_in - now - (s1 - s0),
-            completion: posted - data_in - (s2 - s1),
-            stall: s2 - s0,
-            hba: t - posted,
-        };
+        if self.record {
+            self.last_complete = CompleteSplit {
+                data: data_in - now - (s1 - s0),
+                completion: posted - data_in - (s2 - s1),
+                stall: s2 - s0,
+                hba: t - posted,
+            };
+        }
         t
     }
 

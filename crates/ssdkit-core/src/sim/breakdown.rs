@@ -113,91 +113,146 @@ impl Tracker {
 
 impl Simulator {
     /// The host submitted `r` now, which arrived at `arrived`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn bd_submitted(&mut self, r: ReqId, arrived: Picoseconds) {
-        if let Some(b) = self.bd.as_mut() {
-            let now = self.q.now();
-            let s = self.host.last_submit;
-            let rp = b.parts(r);
-            rp.p = [0; STEPS];
-            rp.p[Step::HostQueue as usize] = now - arrived;
-            rp.p[Step::Doorbell as usize] = s.wire + s.hba;
-            rp.p[Step::TStall as usize] = s.stall;
-            rp.cursor = now + s.wire + s.stall + s.hba;
+        if self.bd.is_some() {
+            self.bd_submitted_rec(r, arrived);
         }
+    }
+
+    // Out of line: with the breakdown off the hot path keeps only the test above.
+    #[inline(never)]
+    fn bd_submitted_rec(&mut self, r: ReqId, arrived: Picoseconds) {
+        let b = self.bd.as_mut().expect("checked");
+        let now = self.q.now();
+        let s = self.host.last_submit;
+        let rp = b.parts(r);
+        rp.p = [0; STEPS];
+        rp.p[Step::HostQueue as usize] = now - arrived;
+        rp.p[Step::Doorbell as usize] = s.wire + s.hba;
+        rp.p[Step::TStall as usize] = s.stall;
+        rp.cursor = now + s.wire + s.stall + s.hba;
     }
 
     /// The fetch unit took `r` now; its command is in the device at `t`, `stall` of which
     /// waited for the link.
-    #[inline]
+    #[inline(always)]
     pub(super) fn bd_fetched(&mut self, r: ReqId, t: Picoseconds, stall: Picoseconds) {
-        if let Some(b) = self.bd.as_mut() {
-            let now = self.q.now();
-            b.phase(r, Step::SqWait, now, 0);
-            b.phase(r, Step::CommandFetch, t, stall);
+        if self.bd.is_some() {
+            self.bd_fetched_rec(r, t, stall);
         }
     }
 
+    // Out of line: with the breakdown off the hot path keeps only the test above.
+    #[inline(never)]
+    fn bd_fetched_rec(&mut self, r: ReqId, t: Picoseconds, stall: Picoseconds) {
+        let b = self.bd.as_mut().expect("checked");
+        let now = self.q.now();
+        b.phase(r, Step::SqWait, now, 0);
+        b.phase(r, Step::CommandFetch, t, stall);
+    }
+
     /// A phase of `r` on its own path ended at `t` (write data, firmware).
-    #[inline]
+    #[inline(always)]
     pub(super) fn bd_phase(&mut self, r: ReqId, step: Step, t: Picoseconds, stall: Picoseconds) {
-        if let Some(b) = self.bd.as_mut() {
-            b.phase(r, step, t, stall);
+        if self.bd.is_some() {
+            self.bd_phase_rec(r, step, t, stall);
         }
+    }
+
+    // Out of line: with the breakdown off the hot path keeps only the test above.
+    #[inline(never)]
+    fn bd_phase_rec(&mut self, r: ReqId, step: Step, t: Picoseconds, stall: Picoseconds) {
+        let b = self.bd.as_mut().expect("checked");
+        b.phase(r, step, t, stall);
     }
 
     /// A user transaction of `r` was created now (`stall`: its write data's wait for the
     /// link).
-    #[inline]
+    #[inline(always)]
     pub(super) fn bd_tx_issued(&mut self, t: TxId, r: ReqId, read: bool, stall: Picoseconds) {
-        if let Some(b) = self.bd.as_mut() {
-            let now = self.q.now();
-            let pre = b.pre;
-            *slot(&mut b.tx, t.idx()) = TxStamp {
-                req: r,
-                read,
-                pre,
-                issued: now,
-                ready: now,
-                stall,
-            };
+        if self.bd.is_some() {
+            self.bd_tx_issued_rec(t, r, read, stall);
         }
+    }
+
+    // Out of line: with the breakdown off the hot path keeps only the test above.
+    #[inline(never)]
+    fn bd_tx_issued_rec(&mut self, t: TxId, r: ReqId, read: bool, stall: Picoseconds) {
+        let b = self.bd.as_mut().expect("checked");
+        let now = self.q.now();
+        let pre = b.pre;
+        *slot(&mut b.tx, t.idx()) = TxStamp {
+            req: r,
+            read,
+            pre,
+            issued: now,
+            ready: now,
+            stall,
+        };
     }
 
     /// Transaction `t` joined its die's queue now.
-    #[inline]
+    #[inline(always)]
     pub(super) fn bd_tx_ready(&mut self, t: TxId) {
-        if let Some(b) = self.bd.as_mut() {
-            slot(&mut b.tx, t.idx()).ready = self.q.now();
+        if self.bd.is_some() {
+            self.bd_tx_ready_rec(t);
         }
+    }
+
+    // Out of line: with the breakdown off the hot path keeps only the test above.
+    #[inline(never)]
+    fn bd_tx_ready_rec(&mut self, t: TxId) {
+        let b = self.bd.as_mut().expect("checked");
+        slot(&mut b.tx, t.idx()).ready = self.q.now();
     }
 
     /// The die started an operation now; the back end has its parts.
-    #[inline]
+    #[inline(always)]
     pub(super) fn bd_die_began(&mut self, die: DieId) {
-        if let Some(b) = self.bd.as_mut() {
-            b.die[die.idx()].start = self.q.now();
-            b.die[die.idx()].op = self.backend.last_op;
+        if self.bd.is_some() {
+            self.bd_die_began_rec(die);
         }
     }
 
+    // Out of line: with the breakdown off the hot path keeps only the test above.
+    #[inline(never)]
+    fn bd_die_began_rec(&mut self, die: DieId) {
+        let b = self.bd.as_mut().expect("checked");
+        b.die[die.idx()].start = self.q.now();
+        b.die[die.idx()].op = self.backend.last_op;
+    }
+
     /// The die's read data started out of its registers; the back end has the parts.
-    #[inline]
+    #[inline(always)]
     pub(super) fn bd_die_xfer(&mut self, die: DieId) {
-        if let Some(b) = self.bd.as_mut() {
-            b.die[die.idx()].xfer = self.backend.last_xfer;
+        if self.bd.is_some() {
+            self.bd_die_xfer_rec(die);
         }
+    }
+
+    // Out of line: with the breakdown off the hot path keeps only the test above.
+    #[inline(never)]
+    fn bd_die_xfer_rec(&mut self, die: DieId) {
+        let b = self.bd.as_mut().expect("checked");
+        b.die[die.idx()].xfer = self.backend.last_xfer;
     }
 
     /// The flash work of `r` is done now: the steps from its cursor to now. If the
     /// transaction being handled is the request's, they are its path's; otherwise the
     /// request waited on the data cache (or on nothing).
-    #[inline]
+    #[inline(always)]
     pub(super) fn bd_flash_done(&mut self, r: ReqId) {
-        let Some(b) = self.bd.as_mut() else {
-            return;
-        };
+        if self.bd.is_some() {
+            self.bd_flash_done_rec(r);
+        }
+    }
+
+    // Out of line: with the breakdown off the hot path keeps only the test above.
+    #[inline(never)]
+    fn bd_flash_done_rec(&mut self, r: ReqId) {
         let now = self.q.now();
+        let b = self.bd.as_mut().expect("checked");
         let current = b
             .current
             .map(|(t, d)| (*slot(&mut b.tx, t.idx()), d))
@@ -227,17 +282,23 @@ impl Simulator {
     }
 
     /// The completion of `r` is on its way; the host has the parts, ending at `t`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn bd_completing(&mut self, r: ReqId, t: Picoseconds) {
-        if let Some(b) = self.bd.as_mut() {
-            let c = self.host.last_complete;
-            let rp = b.parts(r);
-            rp.p[Step::DataDma as usize] += c.data;
-            rp.p[Step::Completion as usize] += c.completion + c.hba;
-            rp.p[Step::TStall as usize] += c.stall;
-            debug_assert_eq!(rp.cursor + c.data + c.completion + c.hba + c.stall, t);
-            rp.cursor = t;
+        if self.bd.is_some() {
+            self.bd_completing_rec(r, t);
         }
+    }
+
+    #[inline(never)]
+    fn bd_completing_rec(&mut self, r: ReqId, t: Picoseconds) {
+        let c = self.host.last_complete;
+        let b = self.bd.as_mut().expect("checked");
+        let rp = b.parts(r);
+        rp.p[Step::DataDma as usize] += c.data;
+        rp.p[Step::Completion as usize] += c.completion + c.hba;
+        rp.p[Step::TStall as usize] += c.stall;
+        debug_assert_eq!(rp.cursor + c.data + c.completion + c.hba + c.stall, t);
+        rp.cursor = t;
     }
 
     /// `r` completed with latency `lat`: records its steps, which must sum to it, and

@@ -657,23 +657,35 @@ impl Simulator {
     }
 
     fn die_finish(&mut self, die: DieId) {
+        if self.bd.is_some() {
+            return self.die_finish_recorded(die);
+        }
         let (batch, n) = self.dies.batch(die);
         self.dies.set_busy(die, false);
-        let split = self.bd.as_ref().map(|b| b.die_split(die));
         for &t in &batch[..n] {
-            if let (Some(b), Some(split)) = (self.bd.as_mut(), split) {
-                // User transactions carry their stamps: their request may end with them.
-                b.current = matches!(
-                    self.tsu.get(t).kind,
-                    TxKind::UserRead | TxKind::UserWrite | TxKind::CacheRead
-                )
-                .then_some((t, split));
-            }
             self.tx_done(t);
         }
-        if let Some(b) = self.bd.as_mut() {
-            b.current = None;
+        self.die_freed(die);
+    }
+
+    /// `die_finish` with the latency breakdown: each user transaction is handled with its
+    /// die operation's parts at hand, since its request may end with it. Out of line, so
+    /// that the plain path stays as it was.
+    #[inline(never)]
+    fn die_finish_recorded(&mut self, die: DieId) {
+        let (batch, n) = self.dies.batch(die);
+        self.dies.set_busy(die, false);
+        // Copied: ending one transaction of the batch can start the die's next operation.
+        let split = self.bd.as_ref().expect("recording").die_split(die);
+        for &t in &batch[..n] {
+            let user = matches!(
+                self.tsu.get(t).kind,
+                TxKind::UserRead | TxKind::UserWrite | TxKind::CacheRead
+            );
+            self.bd.as_mut().expect("recording").current = user.then_some((t, split));
+            self.tx_done(t);
         }
+        self.bd.as_mut().expect("recording").current = None;
         self.die_freed(die);
     }
 

@@ -300,6 +300,7 @@ impl Simulator {
             random_streams,
             settings: s,
         };
+        sim.backend.record = c.run.latency_breakdown;
         if c.cache.precondition == crate::config::CachePrecondition::Dirty {
             sim.cache_precondition(c);
         }
