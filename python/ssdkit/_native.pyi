@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 
 __version__: str
+BREAKDOWN_STEPS: list[str]
 
 class SsdkitError(Exception):
     """Base class of every ssdkit error."""

@@ -252,24 +252,8 @@ _UINT64_COLUMNS = ("submit_ps", "complete_ps")
 #: Every native column: the int64 and uint64 ones, and ``op`` (uint8 codes).
 NATIVE_COLUMNS = (*_INT64_COLUMNS, *_UINT64_COLUMNS, "op")
 #: The response-time steps of the latency breakdown (``run.latency_breakdown``), in path
-#: order; the core adds ``<step>_ps`` (uint64) columns when it is on.
-BREAKDOWN_STEPS = (
-    "host_queue",
-    "doorbell",
-    "sq_wait",
-    "command_fetch",
-    "firmware",
-    "mapping",
-    "cache",
-    "die_queue",
-    "channel_wait",
-    "cmd_addr",
-    "array",
-    "onfi_transfer",
-    "data_dma",
-    "completion",
-    "t_stall",
-)
+#: order, as the core names them; it adds ``<step>_ps`` (uint64) columns when it is on.
+BREAKDOWN_STEPS: tuple[str, ...] = tuple(_native.BREAKDOWN_STEPS)
 
 
 def _arrays(cols: dict[str, bytearray]) -> dict[str, np.ndarray]:

@@ -4,6 +4,7 @@
 //! from the configuration; and the result's step means sum to the mean latency.
 
 mod common;
+use common::pcie::Parts;
 use common::*;
 use ssdkit_core::api::run;
 use ssdkit_core::config::Config;
@@ -49,32 +50,9 @@ fn total(t: &[u128; RESPONSE_STEPS], step: Step) -> u128 {
 
 // ----- QD1: each step is its term of the sum of parts -----
 
-struct Link {
-    ps_per_byte: f64,
-    overhead: f64,
-    mps: f64,
-}
-
-impl Link {
-    fn new(c: &Config) -> Self {
-        let (gts, code) = match c.pcie.generation {
-            1 => (2.5e9, 0.8),
-            2 => (5.0e9, 0.8),
-            3 => (8.0e9, 128.0 / 130.0),
-            4 => (16.0e9, 128.0 / 130.0),
-            _ => (32.0e9, 128.0 / 130.0),
-        };
-        Self {
-            ps_per_byte: 1e12 / (c.pcie.lanes as f64 * gts * code / 8.0),
-            overhead: c.pcie.packet_overhead_bytes as f64,
-            mps: c.pcie.max_payload_bytes as f64,
-        }
-    }
-    /// Picoseconds of `payload` bytes as TLPs of at most `max` bytes.
-    fn tlps(&self, payload: f64, max: f64) -> f64 {
-        let packets = (payload / max).ceil().max(1.0);
-        (payload + packets * self.overhead) * self.ps_per_byte
-    }
+/// Picoseconds of `payload` bytes as TLPs of at most `max` bytes.
+fn tlps(l: &Parts, payload: f64, max: f64) -> f64 {
+    l.tlps_us(payload, max) * 1e6
 }
 
 /// QD1 4 KiB reads on the bare mqsim-paper device: doorbell, command fetch (request and
@@ -92,11 +70,14 @@ fn qd1_read_steps_are_the_terms_of_the_sum_of_parts() {
     let c = with("mqsim-paper", &base, &[]);
     let (r, log) = logged(&c);
     let totals = check_sums(&log, "QD1 read");
-    let l = Link::new(&c);
+    let l = Parts::new(&c);
     let b = &c.flash.bus;
     let expect = [
-        (Step::Doorbell, l.tlps(4.0, 4.0)),
-        (Step::CommandFetch, l.tlps(0.0, 1.0) + l.tlps(64.0, l.mps)),
+        (Step::Doorbell, tlps(&l, 4.0, 4.0)),
+        (
+            Step::CommandFetch,
+            tlps(&l, 0.0, 1.0) + tlps(&l, 64.0, l.mps),
+        ),
         (
             Step::Firmware,
             (c.ftl.firmware_request_us + c.ftl.firmware_transaction_us) * 1e6,
@@ -110,8 +91,8 @@ fn qd1_read_steps_are_the_terms_of_the_sum_of_parts() {
             Step::OnfiTransfer,
             4096.0 / (b.width_bits as f64 / 8.0) / b.rate_mts * 1e6,
         ),
-        (Step::DataDma, l.tlps(4096.0, l.mps)),
-        (Step::Completion, l.tlps(16.0, 16.0)),
+        (Step::DataDma, tlps(&l, 4096.0, l.mps)),
+        (Step::Completion, tlps(&l, 16.0, 16.0)),
     ];
     let n = log.len() as f64;
     let mut named = 0.0;

@@ -346,6 +346,13 @@ fn config_schema() -> String {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The latency breakdown's response-time steps, in path order: the names of the request
+    // log's `<step>_ps` columns.
+    m.add(
+        "BREAKDOWN_STEPS",
+        ssdkit_core::stats::breakdown::STEP_NAMES[..ssdkit_core::stats::breakdown::RESPONSE_STEPS]
+            .to_vec(),
+    )?;
     m.add("SsdkitError", py.get_type::<SsdkitError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("PresetError", py.get_type::<PresetError>())?;

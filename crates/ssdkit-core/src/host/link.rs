@@ -288,17 +288,6 @@ impl Link {
         self.down_free
     }
 
-    /// Read data (if any) moves to host memory, then the completion entry is posted.
-    /// Returns when the completion is in the host's completion queue.
-    pub fn complete(&mut self, now: Picoseconds, read_bytes: u64) -> Picoseconds {
-        let t = if read_bytes > 0 {
-            self.read_data(now, read_bytes)
-        } else {
-            now
-        };
-        self.post_completion(t)
-    }
-
     /// The completion entry (CQE, or the Set Device Bits FIS) goes to the host from `now`.
     pub fn post_completion(&mut self, now: Picoseconds) -> Picoseconds {
         match self.kind {
@@ -374,7 +363,7 @@ mod tests {
             "second packet waits for the first: {a} {b}"
         );
         // The other direction is independent.
-        let up = l.complete(0, 0);
+        let up = l.post_completion(0);
         assert!(up < b + a);
     }
 

@@ -1,4 +1,5 @@
 #![allow(dead_code)]
+pub mod pcie;
 pub mod x25m;
 
 use serde_json::Value;
