@@ -12,7 +12,8 @@ described in the configuration.
 Units: times are integer **nanoseconds** (a submission at ``t`` is at ``t * 1000`` ps exactly,
 the core's clock counting picoseconds); completion times are the exact picoseconds floored to
 nanoseconds (:meth:`Device.drain_arrays` also gives the exact ``submit_ps`` and
-``complete_ps``). Offsets and sizes are bytes, multiples of the 512-byte sector.
+``complete_ps``). Offsets and sizes are bytes, multiples of the sector (``interface.sector_bytes``, 512 by
+default).
 """
 
 from __future__ import annotations
@@ -152,6 +153,12 @@ class Device:
     def capacity_bytes(self) -> int:
         """Logical capacity: every request's range must lie inside it."""
         return self._dev.capacity_bytes
+
+    @property
+    def sector_bytes(self) -> int:
+        """Bytes per logical sector (``interface.sector_bytes``, default 512): offsets and sizes
+        are multiples of it."""
+        return self._dev.sector_bytes
 
     @property
     def queues(self) -> int:

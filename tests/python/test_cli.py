@@ -244,6 +244,7 @@ def test_bench_small(tmp_path):
         "randwrite-4k-qd32",
         "randread-4k-qd32-cmt",
         "randwrite-4k-qd32-cmt",
+        "dramnvm-64b-qd32",
     ]:
         assert case in out
     for word in [
@@ -276,7 +277,12 @@ def test_bench_json():
         "randwrite-4k-qd32",
         "randread-4k-qd32-cmt",
         "randwrite-4k-qd32-cmt",
+        "dramnvm-64b-qd32",
     ]
+    dram = doc["cases"][-1]
+    # The DRAM-like NVM keeps its own geometry (the --set is for the mqsim-paper cases) and
+    # never collects garbage.
+    assert dram["requests"] == 2000 and dram["gc_runs"] == 0
     figs = doc["figures"]
     assert set(figs) == {
         "precondition_s",

@@ -80,7 +80,8 @@
 #define SSDKIT_OP_FLUSH 3
 
 /**
- * Offsets and sizes are multiples of this many bytes (one logical sector).
+ * The default logical sector in bytes (`interface.sector_bytes`); a device configured with
+ * another reports its own with `ssdkit_sector_bytes`. Offsets and sizes are multiples of it.
  */
 #define SSDKIT_SECTOR_BYTES 512
 
@@ -172,8 +173,8 @@ void ssdkit_device_free(struct SsdkitDevice *dev);
  * processed first; times never go backwards: `time_ns` must not be before the last
  * submission nor the device's current time (`ssdkit_now_ns`).
  *
- * `op` is one of `SSDKIT_OP_*`; `offset_bytes` and `bytes` are multiples of
- * `SSDKIT_SECTOR_BYTES` inside the device's capacity (`ssdkit_capacity_bytes`); a flush takes
+ * `op` is one of `SSDKIT_OP_*`; `offset_bytes` and `bytes` are multiples of the device's
+ * sector (`ssdkit_sector_bytes`, `SSDKIT_SECTOR_BYTES` unless configured) inside the device's capacity (`ssdkit_capacity_bytes`); a flush takes
  * 0 and 0. A queue holds at most `interface.io_queue_depth` requests: later ones wait in the
  * host, their latency counting from `time_ns`.
  *
@@ -250,6 +251,15 @@ int ssdkit_outstanding(const struct SsdkitDevice *dev, uint64_t *n_out);
  * `dev` is a live device (or NULL); `bytes_out` is NULL or writable.
  */
 int ssdkit_capacity_bytes(const struct SsdkitDevice *dev, uint64_t *bytes_out);
+
+/**
+ * Stores the device's logical sector size in bytes (`interface.sector_bytes`) in
+ * `*bytes_out`: offsets and sizes are multiples of it.
+ *
+ * # Safety
+ * `dev` is a live device (or NULL); `bytes_out` is NULL or writable.
+ */
+int ssdkit_sector_bytes(const struct SsdkitDevice *dev, uint64_t *bytes_out);
 
 /**
  * Stores the number of queue pairs (the configuration's flows) in `*n_out`: queues are

@@ -59,10 +59,9 @@ pub const SSDKIT_OP_TRIM: c_int = 2;
 /// NVMe Flush: takes no range (`offset_bytes` and `bytes` 0).
 pub const SSDKIT_OP_FLUSH: c_int = 3;
 
-/// Offsets and sizes are multiples of this many bytes (one logical sector).
+/// The default logical sector in bytes (`interface.sector_bytes`); a device configured with
+/// another reports its own with `ssdkit_sector_bytes`. Offsets and sizes are multiples of it.
 pub const SSDKIT_SECTOR_BYTES: u64 = 512;
-// A literal for cbindgen, which copies values and does not evaluate paths; the core's value.
-const _: () = assert!(SSDKIT_SECTOR_BYTES == ssdkit_core::device::SECTOR_BYTES);
 
 /// A simulated SSD (opaque): create it with `ssdkit_device_new`, free it with
 /// `ssdkit_device_free`.
@@ -104,8 +103,8 @@ impl From<&Completion> for SsdkitCompletion {
             id: c.id,
             queue: c.flow,
             op: op_code(c.op),
-            offset_bytes: c.offset_bytes(),
-            bytes: c.bytes(),
+            offset_bytes: c.offset_bytes,
+            bytes: c.bytes,
             submit_ns: c.submit_ps / 1000,
             complete_ns: c.complete_ps / 1000,
             submit_ps: c.submit_ps,
@@ -382,8 +381,8 @@ pub unsafe extern "C" fn ssdkit_device_free(dev: *mut SsdkitDevice) {
 /// processed first; times never go backwards: `time_ns` must not be before the last
 /// submission nor the device's current time (`ssdkit_now_ns`).
 ///
-/// `op` is one of `SSDKIT_OP_*`; `offset_bytes` and `bytes` are multiples of
-/// `SSDKIT_SECTOR_BYTES` inside the device's capacity (`ssdkit_capacity_bytes`); a flush takes
+/// `op` is one of `SSDKIT_OP_*`; `offset_bytes` and `bytes` are multiples of the device's
+/// sector (`ssdkit_sector_bytes`, `SSDKIT_SECTOR_BYTES` unless configured) inside the device's capacity (`ssdkit_capacity_bytes`); a flush takes
 /// 0 and 0. A queue holds at most `interface.io_queue_depth` requests: later ones wait in the
 /// host, their latency counting from `time_ns`.
 ///
@@ -563,6 +562,26 @@ pub unsafe extern "C" fn ssdkit_capacity_bytes(
         unsafe {
             put(bytes_out, "bytes_out", 0)?;
             let v = with_device(dev.cast_mut(), |d| Ok(d.dev.capacity_bytes()))?;
+            put(bytes_out, "bytes_out", v)
+        }
+    })
+}
+
+/// Stores the device's logical sector size in bytes (`interface.sector_bytes`) in
+/// `*bytes_out`: offsets and sizes are multiples of it.
+///
+/// # Safety
+/// `dev` is a live device (or NULL); `bytes_out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ssdkit_sector_bytes(
+    dev: *const SsdkitDevice,
+    bytes_out: *mut u64,
+) -> c_int {
+    guard("ssdkit_sector_bytes", || {
+        // SAFETY: the caller's promises (the device is not changed, except its busy flag).
+        unsafe {
+            put(bytes_out, "bytes_out", 0)?;
+            let v = with_device(dev.cast_mut(), |d| Ok(d.dev.sector_bytes()))?;
             put(bytes_out, "bytes_out", v)
         }
     })

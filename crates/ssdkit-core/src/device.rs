@@ -26,19 +26,10 @@ use crate::workload::Op;
 use std::path::Path;
 use std::time::Instant;
 
-/// Bytes per logical sector: offsets and sizes are multiples of it.
-pub const SECTOR_BYTES: u64 = 512;
-
 /// One finished request, as `Device::drain` returns it.
 pub type Completion = CompletionRecord;
 
 impl CompletionRecord {
-    pub fn offset_bytes(&self) -> u64 {
-        self.start_sector * SECTOR_BYTES
-    }
-    pub fn bytes(&self) -> u64 {
-        self.sectors as u64 * SECTOR_BYTES
-    }
     pub fn latency_ps(&self) -> Picoseconds {
         self.complete_ps - self.submit_ps
     }
@@ -90,7 +81,13 @@ impl Device {
         let flows = s
             .flows
             .iter()
-            .map(|f| Flow::external(c.interface.io_queue_depth, f.planes.clone()))
+            .map(|f| {
+                Flow::external(
+                    c.interface.io_queue_depth,
+                    c.interface.sector_bytes,
+                    f.planes.clone(),
+                )
+            })
             .collect();
         let capacity_bytes = s.capacity_bytes;
         let mut sim = Simulator::assemble_with(c, s, ftl, precondition, flows);
@@ -108,6 +105,12 @@ impl Device {
     /// Logical capacity: offsets and sizes must stay inside it.
     pub fn capacity_bytes(&self) -> u64 {
         self.capacity_bytes
+    }
+
+    /// Bytes per logical sector (`interface.sector_bytes`): offsets and sizes are multiples
+    /// of it.
+    pub fn sector_bytes(&self) -> u64 {
+        self.config.interface.sector_bytes as u64
     }
 
     /// Queue pairs (the configured flows).
@@ -146,10 +149,11 @@ impl Device {
         let id = self.next_id;
         self.next_id += 1;
         self.last_submit = at_ps;
+        let sector = self.sector_bytes();
         let req = HostRequest {
             op,
-            start_sector: offset_bytes / SECTOR_BYTES,
-            sectors: (bytes / SECTOR_BYTES) as u32,
+            start_sector: offset_bytes / sector,
+            sectors: (bytes / sector) as u32,
         };
         let f = FlowId(queue);
         self.sim.flows[f.idx()].push_external(at_ps, id, req);
@@ -190,17 +194,18 @@ impl Device {
             }
             return Ok(());
         }
-        if !offset_bytes.is_multiple_of(SECTOR_BYTES) || !bytes.is_multiple_of(SECTOR_BYTES) {
+        let sector = self.sector_bytes();
+        if !offset_bytes.is_multiple_of(sector) || !bytes.is_multiple_of(sector) {
             return bad(format!(
-                "offset {offset_bytes} and size {bytes} bytes must be multiples of the {SECTOR_BYTES}-byte sector"
+                "offset {offset_bytes} and size {bytes} bytes must be multiples of the {sector}-byte sector (`interface.sector_bytes`)"
             ));
         }
         // Sizes are counted in sectors in a u32, as NVMe's 16-bit block count per command
         // would be far smaller; this only guards the arithmetic.
-        let max_bytes = u32::MAX as u64 * SECTOR_BYTES;
+        let max_bytes = u32::MAX as u64 * sector;
         if bytes == 0 || bytes > max_bytes {
             return bad(format!(
-                "size {bytes} bytes is outside 512..={max_bytes} (whole sectors)"
+                "size {bytes} bytes is outside {sector}..={max_bytes} (whole sectors)"
             ));
         }
         if offset_bytes

@@ -449,12 +449,12 @@ fn conservation(
     let written: u64 = log
         .iter()
         .filter(|x| x.op == Op::Write)
-        .map(|x| x.sectors as u64)
+        .map(|x| x.bytes / 512)
         .sum();
     assert_eq!(u(t, "write_sectors"), written);
     sim.ftl.check_invariants().unwrap();
     for x in log.iter().filter(|x| x.op == Op::Write) {
-        for lpn in x.start_sector / 8..=(x.start_sector + x.sectors as u64 - 1) / 8 {
+        for lpn in x.offset_bytes / 4096..=(x.offset_bytes + x.bytes - 1) / 4096 {
             assert!(
                 sim.ftl
                     .translate(ssdkit_core::ids::Lpn(lpn as u32))

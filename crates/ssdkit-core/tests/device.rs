@@ -105,8 +105,8 @@ fn stepped_stream_equals_trace_replay() {
         assert_eq!(a, b, "request {} stepped vs replayed", a.id);
         let (t, op, start, sectors) = reqs[a.id as usize];
         assert_eq!(
-            (a.submit_ps, a.op, a.start_sector, a.sectors),
-            (t * 1000, op, start, sectors)
+            (a.submit_ps, a.op, a.offset_bytes, a.bytes),
+            (t * 1000, op, start * 512, sectors as u64 * 512)
         );
         waited += u64::from(a.complete_ps - a.submit_ps > 1_000_000_000);
     }
@@ -147,7 +147,7 @@ fn run_until_and_drain_step_through_time() {
     dev.submit(dev.now_ps(), Op::Flush, 0, 0, 0).unwrap();
     dev.run_to_idle().unwrap();
     let f = dev.drain();
-    assert_eq!((f.len(), f[0].op, f[0].bytes()), (1, Op::Flush, 0));
+    assert_eq!((f.len(), f[0].op, f[0].bytes), (1, Op::Flush, 0));
     let r = dev.result();
     assert_eq!(
         r["device"]["stats"]["flush"]["count"], 1,

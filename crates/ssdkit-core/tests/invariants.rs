@@ -306,14 +306,13 @@ fn check(c: &ssdkit_core::config::Config) {
             rec.complete_ps - rec.submit_ps,
             "steps sum to the latency: {rec:?}"
         );
-        let first = rec.start_sector / spp;
-        let last = (rec.start_sector + rec.sectors as u64 - 1) / spp;
+        let (start, end) = (rec.offset_bytes / 512, (rec.offset_bytes + rec.bytes) / 512);
+        let first = start / spp;
+        let last = (end - 1) / spp;
         match rec.op {
             Op::Write => written.extend(first..=last),
             // Only whole pages are trimmed.
-            Op::Trim => trimmed.extend(
-                rec.start_sector.div_ceil(spp)..(rec.start_sector + rec.sectors as u64) / spp,
-            ),
+            Op::Trim => trimmed.extend(start.div_ceil(spp)..end / spp),
             Op::Read | Op::Flush => {}
         }
     }

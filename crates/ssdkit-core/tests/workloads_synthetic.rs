@@ -165,7 +165,7 @@ requests = 200000
         let (_, log) = run_log(&c);
         let mut counts = vec![0u64; 1000];
         for x in &log {
-            counts[(x.start_sector / 8) as usize] += 1;
+            counts[((x.offset_bytes / 512) / 8) as usize] += 1;
         }
         let (stat, df) = chi_square(&counts, &zipf_probs(1000, theta));
         let crit = chi2_crit_001(df);
@@ -197,7 +197,7 @@ requests = 200000
     let (_, log) = run_log(&c);
     let mut counts = vec![0u64; 1000];
     for x in &log {
-        counts[(x.start_sector / 8) as usize] += 1;
+        counts[((x.offset_bytes / 512) / 8) as usize] += 1;
     }
     // The most popular slot is not slot 0 any more...
     let top = (0..1000).max_by_key(|&i| counts[i]).unwrap();
@@ -228,7 +228,7 @@ requests = 100000
     let hot_slots = 2_000u64;
     let hot = log
         .iter()
-        .filter(|x| x.start_sector / 8 < hot_slots)
+        .filter(|x| (x.offset_bytes / 512) / 8 < hot_slots)
         .count() as f64;
     // Binomial z-test, two-sided at 0.001 (|z| < 3.29).
     let z = (hot - 0.8 * n) / (n * 0.8 * 0.2).sqrt();
@@ -240,7 +240,7 @@ requests = 100000
         let mut bins = vec![0u64; 20];
         for x in log
             .iter()
-            .map(|x| x.start_sector / 8)
+            .map(|x| (x.offset_bytes / 512) / 8)
             .filter(|&s| s >= lo && s < hi)
         {
             bins[((x - lo) / w) as usize] += 1;
@@ -262,7 +262,7 @@ requests = 50000
     let (_, log) = run_log(&c);
     let mut counts = [0u64; 3];
     for x in &log {
-        let i = match x.sectors {
+        let i = match x.bytes / 512 {
             8 => 0,
             32 => 1,
             128 => 2,
@@ -270,7 +270,7 @@ requests = 50000
         };
         counts[i] += 1;
         // Variable sizes align to 4 KiB by default.
-        assert_eq!(x.start_sector % 8, 0);
+        assert_eq!((x.offset_bytes / 512) % 8, 0);
     }
     let (stat, df) = chi_square(&counts, &[0.6, 0.2, 0.2]);
     assert!(stat < 13.82 && df == 2.0, "list sizes chi2 {stat}"); // chi2(2) 0.001 quantile
@@ -284,7 +284,7 @@ size_stdev_bytes = 8192
 requests = 50000
 "#);
     let (_, log) = run_log(&c);
-    let xs: Vec<f64> = log.iter().map(|x| x.sectors as f64 * 512.0).collect();
+    let xs: Vec<f64> = log.iter().map(|x| (x.bytes / 512) as f64 * 512.0).collect();
     let m = xs.iter().sum::<f64>() / xs.len() as f64;
     let sd = (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / xs.len() as f64).sqrt();
     // Standard errors: 8192/sqrt(50000) = 37 B for the mean; sd within 2 %.
@@ -302,7 +302,7 @@ requests = 9000
     let (_, log) = run_log(&c);
     let mut counts = [0u64; 9];
     for x in &log {
-        counts[(x.sectors - 8) as usize] += 1;
+        counts[((x.bytes / 512) - 8) as usize] += 1;
     }
     let (stat, _) = chi_square(&counts, &[1.0 / 9.0; 9]);
     assert!(stat < 26.12, "uniform sizes chi2 {stat}"); // chi2(8) 0.001 quantile
@@ -324,7 +324,7 @@ start_ms = 2.5
     // io_bytes: 100 requests of 4 KiB.
     assert_eq!(r["flows"][0]["completed"].as_u64(), Some(100));
     for (i, x) in log.iter().enumerate() {
-        assert_eq!(x.start_sector, 2048 + 32 * i as u64);
+        assert_eq!((x.offset_bytes / 512), 2048 + 32 * i as u64);
     }
     assert_eq!(log[0].submit_ps, 2_500_000_000, "start_ms");
 
@@ -355,7 +355,7 @@ requests = 2000
 "#);
     let (out, sim) = run_keep_state(&c, false).unwrap();
     assert_eq!(out.result["flows"][0]["completed"].as_u64(), Some(2000));
-    let geo = ssdkit_core::flash::Geometry::from_config(&c.flash);
+    let geo = ssdkit_core::flash::Geometry::from_config(&c);
     let allowed = geo.plane_id(1, 0, 0, 0);
     let mut mapped = 0;
     for &ppa in sim

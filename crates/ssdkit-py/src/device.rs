@@ -21,7 +21,7 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyDict, PyList, PyString, PyTuple};
 use ssdkit_core::api;
-use ssdkit_core::device::{Device, SECTOR_BYTES};
+use ssdkit_core::device::Device;
 use ssdkit_core::sim::CompletionRecord;
 use ssdkit_core::workload::Op;
 use ssdkit_core::Error;
@@ -112,12 +112,20 @@ struct Req {
 
 /// The checks of `Device::submit`, with times in nanoseconds in the messages: the request must
 /// not be before `earliest`: the clock, or the previous request of a batch (time, description).
+/// The address space requests must fit: logical capacity and sector size, in bytes.
+#[derive(Clone, Copy)]
+struct Space {
+    capacity: u64,
+    sector: u64,
+}
+
 fn check(
     r: &Req,
     earliest: (u64, &dyn Fn() -> String),
-    capacity: u64,
+    space: Space,
     queues: u32,
 ) -> Result<(), String> {
+    let Space { capacity, sector } = space;
     let (earliest_ps, what) = earliest;
     let queues_n = u64::from(queues);
     if r.at_ps < earliest_ps {
@@ -150,16 +158,16 @@ fn check(
         }
         return Ok(());
     }
-    if !r.offset.is_multiple_of(SECTOR_BYTES) || !r.bytes.is_multiple_of(SECTOR_BYTES) {
+    if !r.offset.is_multiple_of(sector) || !r.bytes.is_multiple_of(sector) {
         return Err(format!(
-            "offset {} and size {} bytes must be multiples of the {SECTOR_BYTES}-byte sector",
+            "offset {} and size {} bytes must be multiples of the {sector}-byte sector (`interface.sector_bytes`)",
             r.offset, r.bytes
         ));
     }
-    let max_bytes = u32::MAX as u64 * SECTOR_BYTES;
+    let max_bytes = u32::MAX as u64 * sector;
     if r.bytes == 0 || r.bytes > max_bytes {
         return Err(format!(
-            "size {} bytes is outside 512..={max_bytes} (whole sectors)",
+            "size {} bytes is outside {sector}..={max_bytes} (whole sectors)",
             r.bytes
         ));
     }
@@ -281,8 +289,8 @@ pub(crate) fn columns<'py>(
     let wide: [(&str, Get); 9] = [
         ("id", |r| r.id),
         ("queue", |r| r.flow as u64),
-        ("offset_bytes", |r| r.offset_bytes()),
-        ("bytes", |r| r.bytes()),
+        ("offset_bytes", |r| r.offset_bytes),
+        ("bytes", |r| r.bytes),
         ("submit_ns", |r| r.submit_ps / PS_PER_NS),
         ("complete_ns", |r| r.complete_ps / PS_PER_NS),
         ("latency_ns", |r| r.latency_ps() / PS_PER_NS),
@@ -329,10 +337,17 @@ pub(crate) fn columns<'py>(
 pub struct PyDevice {
     slot: Mutex<Slot>,
     capacity_bytes: u64,
+    sector_bytes: u64,
     queues: u32,
 }
 
 impl PyDevice {
+    fn space(&self) -> Space {
+        Space {
+            capacity: self.capacity_bytes,
+            sector: self.sector_bytes,
+        }
+    }
     /// Runs `f` on the open device without the GIL, a panic caught.
     fn with<T: Send>(
         &self,
@@ -383,6 +398,7 @@ impl PyDevice {
         })?;
         Ok(Self {
             capacity_bytes: dev.capacity_bytes(),
+            sector_bytes: dev.sector_bytes(),
             queues: dev.queues(),
             slot: Mutex::new(Slot::Open(Box::new(dev))),
         })
@@ -392,6 +408,12 @@ impl PyDevice {
     #[getter]
     fn capacity_bytes(&self) -> u64 {
         self.capacity_bytes
+    }
+
+    /// Bytes per logical sector: offsets and sizes are multiples of it (also after `close`).
+    #[getter]
+    fn sector_bytes(&self) -> u64 {
+        self.sector_bytes
     }
 
     /// Queue pairs: one per configured flow (also after `close`).
@@ -438,7 +460,7 @@ impl PyDevice {
             bytes,
             queue,
         };
-        let (cap, queues) = (self.capacity_bytes, self.queues);
+        let (cap, queues) = (self.space(), self.queues);
         self.with(py, move |dev| {
             let now = || "the device's current time".to_string();
             check(&r, (dev.now_ps(), &now), cap, queues).map_err(Error::Request)?;
@@ -467,7 +489,7 @@ impl PyDevice {
             column(nbytes, n, "nbytes")?,
             column(queues, n, "queues")?,
         ];
-        let (cap, nq) = (self.capacity_bytes, self.queues);
+        let (cap, nq) = (self.space(), self.queues);
         self.with(py, move |dev| {
             // The first bad request, in order, refuses the batch before anything is submitted.
             let mut reqs = Vec::with_capacity(n);
@@ -557,8 +579,8 @@ impl PyDevice {
                         r.id.into_pyobject(py)?.into_any(),
                         r.flow.into_pyobject(py)?.into_any(),
                         PyString::intern(py, op_name(r.op)).into_any(),
-                        r.offset_bytes().into_pyobject(py)?.into_any(),
-                        r.bytes().into_pyobject(py)?.into_any(),
+                        r.offset_bytes.into_pyobject(py)?.into_any(),
+                        r.bytes.into_pyobject(py)?.into_any(),
                         (r.submit_ps / PS_PER_NS).into_pyobject(py)?.into_any(),
                         (r.complete_ps / PS_PER_NS).into_pyobject(py)?.into_any(),
                         (r.latency_ps() / PS_PER_NS).into_pyobject(py)?.into_any(),
@@ -600,7 +622,7 @@ fn batch_request(
     cols: &[Vec<i64>; 5],
     i: usize,
     earliest: u64,
-    capacity: u64,
+    space: Space,
     queues: u32,
 ) -> Result<Req, String> {
     const NAMES: [&str; 5] = ["time_ns", "ops", "offset_bytes", "nbytes", "queues"];
@@ -627,7 +649,7 @@ fn batch_request(
     let clock = || "the device's current time".to_string();
     let previous = || format!("request {}'s time", i - 1);
     let what: &dyn Fn() -> String = if i == 0 { &clock } else { &previous };
-    check(&r, (earliest, what), capacity, queues)?;
+    check(&r, (earliest, what), space, queues)?;
     Ok(r)
 }
 

@@ -40,6 +40,11 @@ pub struct InterfaceConfig {
     pub kind: InterfaceType,
     /// Whether host-link transfers cost time: "modeled" or "ideal". Default "modeled".
     pub link_model: LinkModel,
+    /// Bytes per logical sector (the namespace's LBA size): offsets and sizes of requests are
+    /// whole sectors, and a page is `flash.page_size_bytes / sector_bytes` sectors (at most
+    /// 64). Default 512; a power of two in 8..=4096, at most the page size. Small sectors
+    /// model byte-addressable memories, as NVMeSim's DRAM-like NVM with 64-byte requests.
+    pub sector_bytes: u32,
     /// Whether data crosses the host link a page at a time, overlapping flash work. Default
     /// true. The chunk is the part of a request inside one flash page (its page transaction),
     /// sent as packets of at most `pcie.max_payload_bytes` / `interface.sata_max_data_fis_bytes`:
@@ -90,6 +95,7 @@ impl Default for InterfaceConfig {
         Self {
             kind: InterfaceType::Nvme,
             link_model: LinkModel::Modeled,
+            sector_bytes: 512,
             pipelined_transfers: true,
             queue_fetch_size: 512,
             io_queue_depth: 1024,
@@ -179,10 +185,29 @@ pub enum PageTypeMapping {
     Simplessd,
 }
 
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Medium {
+    /// NAND flash: a page is written once after its block is erased; writes go out of place
+    /// and garbage collection reclaims blocks.
+    Nand,
+    /// An emerging memory written in place (phase-change memory, 3D XPoint, STT-MRAM, the
+    /// DRAM-like and block NVMs of NVMeSim): no erase, no garbage collection; logical page i
+    /// lives at one fixed physical page (the static stripe of `ftl.allocation_order`) and a
+    /// write overwrites it.
+    InPlace,
+}
+
 /// `[flash]`
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FlashConfig {
+    /// The storage medium: "nand" (erase before write, out-of-place writes, GC) or
+    /// "in_place" (no erase: writes overwrite their page in place, no GC, write
+    /// amplification 1). "in_place" needs one page type (`cell_type` "SLC": one read and one
+    /// write time), the whole mapping in DRAM (`ftl.cmt.mode` "ideal"), static placement and
+    /// flows that are not pinned. Default "nand".
+    pub medium: Medium,
     /// Channels (independent buses). Default 8; 1..=256.
     pub channels: u32,
     /// Chips (ways) sharing each channel. Default 4; 1..=64.
@@ -197,7 +222,8 @@ pub struct FlashConfig {
     pub blocks_per_plane: u32,
     /// Pages per block. Default 256; 4..=65536.
     pub pages_per_block: u32,
-    /// Page size in bytes. Default 8192; a power of two in 512..=32768.
+    /// Page size in bytes. Default 8192; a power of two in 8..=32768, at least
+    /// `interface.sector_bytes` and at most 64 sectors.
     pub page_size_bytes: u32,
     /// Cell type: "SLC", "MLC", "TLC" or "QLC". Default "MLC".
     pub cell_type: CellType,
@@ -224,6 +250,7 @@ pub struct FlashConfig {
 impl Default for FlashConfig {
     fn default() -> Self {
         Self {
+            medium: Medium::Nand,
             channels: 8,
             chips_per_channel: 4,
             dies_per_chip: 2,

@@ -13,6 +13,21 @@ pub const PRESETS: &[(&str, &str, &str)] = &[
         "Intel X25-M as in the X25-M latency model (multi-channel, multi-way SSDs) Tables 2-3: 10 ch x 2 ways, 4 KiB pages, channel switch 16/33 us, SATA-class link, 4 KiB random-read QD1 demo flow",
         include_str!("presets/x25m.toml"),
     ),
+    (
+        "nvmesim-block",
+        "NVMeSim's Block NVM (Choi et al.): 4 KiB pages read in 30 us, written in 200 us, in place (no erase, no GC), PCIe 2.0 x16, Table II packets, MSI + ISR, 4 KiB random-read QD1 demo flow",
+        include_str!("presets/nvmesim-block.toml"),
+    ),
+    (
+        "nvmesim-dram",
+        "NVMeSim's DRAM-like NVM (Choi et al.): 64 B pages and sectors, read 50 ns, write 1 us, in place, PCIe 2.0 x1, Table II packets, MSI + ISR, 64 B random-read QD1 demo flow",
+        include_str!("presets/nvmesim-dram.toml"),
+    ),
+    (
+        "optane-p4800x",
+        "Optane-like 3D XPoint SSD after the Intel Optane SSD DC P4800X 375 GB: PCIe 3.0 x4, 7 ch x 4 dies, in place (no erase, no GC), MSI + ISR, 4 KiB random-read QD1 demo flow",
+        include_str!("presets/optane-p4800x.toml"),
+    ),
 ];
 
 pub fn preset_names() -> Vec<(&'static str, &'static str)> {

@@ -102,7 +102,7 @@ impl CmtSettings {
 impl Settings {
     pub fn resolve(c: &Config) -> Settings {
         let f = &c.flash;
-        let geo = Geometry::from_config(f);
+        let geo = Geometry::from_config(c);
         let physical = geo.total_pages();
         let logical_pages = (physical as f64 * (1.0 - c.ftl.spare_factor)).floor() as u64;
         let ppb = f.pages_per_block as u64;
@@ -139,7 +139,7 @@ impl Settings {
         let cmt = CmtSettings::resolve(c, &geo, logical_pages);
         Settings {
             geo,
-            timing: Timing::from_config(f),
+            timing: Timing::from_config(f, c.interface.sector_bytes),
             logical_pages,
             capacity_bytes,
             share_blocks,
@@ -234,7 +234,7 @@ mod tests {
     #[test]
     fn cwdp_varies_channel_fastest_and_covers_every_plane() {
         let c = Config::default();
-        let g = Geometry::from_config(&c.flash);
+        let g = Geometry::from_config(&c);
         let s = stripe_table("CWDP", &g);
         assert_eq!(s[0], g.plane_id(0, 0, 0, 0));
         assert_eq!(s[1], g.plane_id(1, 0, 0, 0));

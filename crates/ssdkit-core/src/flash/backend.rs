@@ -155,7 +155,7 @@ impl Backend {
 
     /// Moves `sectors` sectors out of the die's registers to the controller.
     pub fn transfer_out(&mut self, now: Picoseconds, die: u32, sectors: u32) -> Picoseconds {
-        self.stats.bus_bytes += sectors as u64 * 512;
+        self.stats.bus_bytes += self.geo.sector_bytes_of(sectors as u64);
         let dur = self.xfer_ps(sectors);
         let (end, _) = self.bus(die, now, dur);
         if self.record {

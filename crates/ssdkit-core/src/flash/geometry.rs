@@ -1,4 +1,4 @@
-use crate::config::FlashConfig;
+use crate::config::Config;
 
 /// Sizes of each level and the flat numbering of planes, dies and pages.
 ///
@@ -14,13 +14,14 @@ pub struct Geometry {
     pub blocks_per_plane: u32,
     pub pages_per_block: u32,
     pub page_size: u32,
+    /// Bytes per logical sector (`interface.sector_bytes`).
+    pub sector_bytes: u32,
     pub sectors_per_page: u32,
 }
 
-pub const SECTOR_BYTES: u64 = 512;
-
 impl Geometry {
-    pub fn from_config(f: &FlashConfig) -> Self {
+    pub fn from_config(c: &Config) -> Self {
+        let f = &c.flash;
         Self {
             channels: f.channels,
             chips_per_channel: f.chips_per_channel,
@@ -29,7 +30,8 @@ impl Geometry {
             blocks_per_plane: f.blocks_per_plane,
             pages_per_block: f.pages_per_block,
             page_size: f.page_size_bytes,
-            sectors_per_page: (f.page_size_bytes as u64 / SECTOR_BYTES) as u32,
+            sector_bytes: c.interface.sector_bytes,
+            sectors_per_page: f.page_size_bytes / c.interface.sector_bytes,
         }
     }
     pub fn chips(&self) -> u32 {
@@ -46,6 +48,11 @@ impl Geometry {
     }
     pub fn total_blocks(&self) -> u32 {
         self.planes() * self.blocks_per_plane
+    }
+    /// Bytes of `sectors` sectors.
+    #[inline]
+    pub fn sector_bytes_of(&self, sectors: u64) -> u64 {
+        sectors * self.sector_bytes as u64
     }
     pub fn total_pages(&self) -> u64 {
         self.planes() as u64 * self.pages_per_plane() as u64
@@ -100,7 +107,7 @@ mod tests {
 
     #[test]
     fn numbering_is_consistent() {
-        let g = Geometry::from_config(&FlashConfig::default());
+        let g = Geometry::from_config(&Config::default());
         assert_eq!(g.planes(), 128);
         assert_eq!(g.total_pages(), 67_108_864);
         let p = g.plane_id(3, 2, 1, 1);

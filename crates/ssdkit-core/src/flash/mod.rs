@@ -9,5 +9,5 @@ mod timing;
 
 pub use backend::{Backend, BackendStats, OpSplit, XferSplit};
 pub use die::{Dies, MAX_BATCH};
-pub use geometry::{Geometry, SECTOR_BYTES};
+pub use geometry::Geometry;
 pub use timing::Timing;

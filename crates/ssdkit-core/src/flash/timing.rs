@@ -51,9 +51,10 @@ pub fn page_type(mapping: PageTypeMapping, i: u32, bits: u32, planes_per_die: u3
 }
 
 impl Timing {
-    pub fn from_config(f: &FlashConfig) -> Self {
+    pub fn from_config(f: &FlashConfig, sector_bytes: u32) -> Self {
         let bits = f.cell_type.bits() as u32;
-        let spp = f.page_size_bytes as u64 / 512;
+        let sector = sector_bytes as u64;
+        let spp = f.page_size_bytes as u64 / sector;
         let b = &f.bus;
         let cyc = (b.cmd_addr_cycle_ns * 1000.0).round() as Picoseconds;
         Self {
@@ -64,7 +65,7 @@ impl Timing {
             program_ps: f.program_us.iter().map(|&u| us_to_ps(u)).collect(),
             erase_ps: us_to_ps(f.erase_us),
             xfer_ps: (0..=spp)
-                .map(|k| bus_transfer_ps(k * 512, b.width_bits, b.rate_mts))
+                .map(|k| bus_transfer_ps(k * sector, b.width_bits, b.rate_mts))
                 .collect(),
             read_cmd_ps: cyc * b.read_cmd_cycles as u64,
             program_cmd_ps: cyc * b.program_cmd_cycles as u64,

@@ -147,12 +147,17 @@ impl Ftl {
 
     /// Whether a plane is down to its GC reserve (user writes to it must wait).
     pub fn at_reserve(&self, plane: PlaneId) -> bool {
-        self.planes[plane.idx()].free.len() <= self.reserve_blocks as usize
+        !self.in_place && self.planes[plane.idx()].free.len() <= self.reserve_blocks as usize
     }
 
     /// Page offset the next write of `stream` in `plane` would get, or None if it must wait
     /// (user writes may not take the GC reserve).
     pub fn next_page_offset(&self, plane: PlaneId, stream: Stream) -> Option<u32> {
+        if self.in_place {
+            // A write goes to its page's home, always there: multi-plane partners need no
+            // common offset, and the one page type makes the offset's timing the same.
+            return Some(0);
+        }
         let ps = &self.planes[plane.idx()];
         let open = match stream {
             Stream::User => ps.user_open,

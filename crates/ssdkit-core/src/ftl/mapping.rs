@@ -87,6 +87,54 @@ impl Ftl {
         }
     }
 
+    /// The physical page of `lpn` on an in-place medium: the page `fill_sequential` gives it
+    /// (stripe unit l mod planes, page l / planes of that plane).
+    #[inline]
+    pub fn home(&self, lpn: Lpn) -> Ppn {
+        let planes = self.geo.planes();
+        let plane = self.stripe[(lpn.0 % planes) as usize];
+        Ppn(plane * self.geo.pages_per_plane() + lpn.0 / planes)
+    }
+
+    /// In-place write of `lpn`: its home page, mapped if it was not (never written or
+    /// trimmed). Its block is closed, so the victim indexes follow the valid count.
+    pub(super) fn program_in_place(&mut self, lpn: Lpn) -> Ppn {
+        let home = self.home(lpn);
+        self.clock += 1;
+        if self.l2p[lpn.idx()] != home.0 {
+            debug_assert_eq!(self.l2p[lpn.idx()], NONE);
+            let b = self.geo.block_of_ppa(home.0) as usize;
+            let id = BlockId(b as u32);
+            self.index
+                .left_closed(id, self.valid[b], self.mod_stamp[b], self.erase_count[b]);
+            self.l2p[lpn.idx()] = home.0;
+            self.p2l[home.idx()] = lpn.0;
+            self.valid[b] += 1;
+            self.mod_stamp[b] = self.clock;
+            self.index.closed(
+                id,
+                self.valid[b],
+                self.close_stamp[b],
+                self.mod_stamp[b],
+                self.erase_count[b],
+            );
+        }
+        home
+    }
+
+    /// In-place medium: maps the first `occupancy` of the logical space at home (the layout of
+    /// `fill_sequential`), leaving every block closed. Then `rebuild_planes`.
+    pub fn fill_in_place(&mut self, occupancy: f64) {
+        let filled =
+            ((self.logical_pages as f64 * occupancy).round() as u32).min(self.logical_pages);
+        for lpa in 0..filled {
+            let ppa = self.home(Lpn(lpa)).0;
+            self.l2p[lpa as usize] = ppa;
+            self.p2l[ppa as usize] = lpa;
+            self.valid[self.geo.block_of_ppa(ppa) as usize] += 1;
+        }
+    }
+
     /// Logical pages of the host currently mapped.
     pub fn mapped_pages(&self) -> u64 {
         self.l2p_table().iter().filter(|&&p| p != NONE).count() as u64

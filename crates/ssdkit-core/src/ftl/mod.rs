@@ -120,6 +120,10 @@ pub struct Ftl {
     /// sub-page writes only), by logical page; a mapped page absent here is fully valid.
     /// Sparse: such pages are rare, and the common full-page path only checks emptiness.
     partial: std::collections::HashMap<u32, u64>,
+    /// `flash.medium = "in_place"`: logical page l lives at `home(l)` and writes overwrite it.
+    /// Every block stays closed and fully written (no erase, nothing free): the valid counts
+    /// still say which pages hold data, and GC never starts.
+    in_place: bool,
 }
 
 impl Ftl {
@@ -174,7 +178,12 @@ impl Ftl {
                 )
             }),
             partial: Default::default(),
+            in_place: c.flash.medium == crate::config::Medium::InPlace,
         };
+        if ftl.in_place {
+            ftl.written.fill(geo.pages_per_block);
+            ftl.block_state.fill(BlockState::Closed);
+        }
         ftl.rebuild_planes();
         ftl
     }
@@ -210,6 +219,10 @@ impl Ftl {
     }
     pub fn set_untimed_pool(&mut self, level: precondition::pool::PoolLevel) {
         self.untimed_pool = level;
+    }
+    /// Whether the medium is written in place (`flash.medium = "in_place"`).
+    pub fn in_place(&self) -> bool {
+        self.in_place
     }
     pub fn placement(&self) -> Placement {
         self.placement
@@ -316,6 +329,14 @@ impl Ftl {
     /// Programs `lpn` into the next page of `stream` in `plane` and maps it there (the old copy
     /// becomes invalid). Call only when `next_page_offset` said a page is available.
     pub fn program(&mut self, lpn: Lpn, plane: PlaneId, stream: Stream) -> Ppn {
+        if self.in_place {
+            debug_assert_eq!(
+                plane,
+                self.static_plane(lpn),
+                "an in-place page has one plane"
+            );
+            return self.program_in_place(lpn);
+        }
         let ppn = self.allocate(plane, stream);
         self.map(lpn, ppn);
         if self.geo.page_in_block(ppn.0) + 1 == self.geo.pages_per_block {

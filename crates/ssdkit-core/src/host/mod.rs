@@ -32,8 +32,10 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn bytes(&self) -> u64 {
-        self.sectors as u64 * 512
+    /// Bytes of the request with sectors of `sector_bytes`.
+    #[inline]
+    pub fn bytes(&self, sector_bytes: u64) -> u64 {
+        self.sectors as u64 * sector_bytes
     }
 }
 
@@ -42,6 +44,8 @@ pub struct Host {
     link: Link,
     fetch: FetchUnit,
     sata: bool,
+    /// `interface.sector_bytes`.
+    sector_bytes: u64,
     /// `interface.pipelined_transfers`: data crosses the link a page at a time.
     pipelined: bool,
     reqs: Slab<Request>,
@@ -89,6 +93,7 @@ impl Host {
             fetch: FetchUnit::new(queues, limit, &c.interface, &c.flows),
             sata: s.sata,
             pipelined: c.interface.pipelined_transfers,
+            sector_bytes: c.interface.sector_bytes as u64,
             reqs: Slab::new(),
             hba_ps: if s.sata {
                 crate::engine::us_to_ps(c.interface.sata_processing_delay_us)
@@ -190,7 +195,7 @@ impl Host {
         let bytes = match req.op {
             Op::Read | Op::Flush => return None,
             Op::Write if self.pipelined => return None,
-            Op::Write => req.bytes(),
+            Op::Write => req.bytes(self.sector_bytes),
             Op::Trim => 16,
         };
         Some(self.link.fetch_write_data(now, bytes))
@@ -220,7 +225,7 @@ impl Host {
         } else {
             let req = self.reqs.get(r.0);
             if req.op == Op::Read {
-                req.bytes()
+                req.bytes(self.sector_bytes)
             } else {
                 0
             }

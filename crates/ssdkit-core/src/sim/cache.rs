@@ -116,8 +116,9 @@ impl Simulator {
         }
         if hit_total > 0 {
             let now = self.q.now();
+            let bytes = self.settings.geo.sector_bytes_of(hit_total);
             let cache = self.dc();
-            let t = cache.dram.access(now, hit_total * 512);
+            let t = cache.dram.access(now, bytes);
             if cache.hit_sectors.len() <= r.idx() {
                 cache.hit_sectors.resize(r.idx() + 1, 0);
             }
@@ -218,20 +219,21 @@ impl Simulator {
     pub(super) fn cache_read_done(&mut self, tx: &Tx) {
         self.progress_at = self.q.processed();
         let now = self.q.now();
+        let bytes = self.settings.geo.sector_bytes_of(tx.sector_count() as u64);
         if tx.slot != NONE {
             let cache = self.dc();
             if cache.fill(tx.slot, tx.lpn, tx.sectors) {
                 // The page's data is written into DRAM beside the transfer to the host.
-                cache.dram.access(now, tx.sector_count() as u64 * 512);
+                cache.dram.access(now, bytes);
             }
         }
-        self.cache_part_done(tx.req, tx.sector_count() as u64 * 512);
+        self.cache_part_done(tx.req, bytes);
     }
 
     #[inline(never)]
     pub(super) fn cache_read_out(&mut self, r: ReqId) {
         let sectors = self.dc().hit_sectors[r.idx()] as u64;
-        self.cache_part_done(r, sectors * 512);
+        self.cache_part_done(r, self.settings.geo.sector_bytes_of(sectors));
     }
 
     /// One part of read request `r` (a page from flash, or the sectors from DRAM) is ready:
@@ -382,12 +384,16 @@ impl Simulator {
         if self.host.pipelined() {
             let spp = self.settings.geo.sectors_per_page;
             for c in split(req.start_sector, req.sectors, spp) {
-                data_in = self
-                    .host
-                    .write_chunk(now, c.sectors.count_ones() as u64 * 512);
+                data_in = self.host.write_chunk(
+                    now,
+                    self.settings
+                        .geo
+                        .sector_bytes_of(c.sectors.count_ones() as u64),
+                );
             }
         }
-        let end = self.dc().dram.access(data_in, req.bytes());
+        let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
+        let end = self.dc().dram.access(data_in, bytes);
         self.at(end, Ev::CacheWriteIn(r));
     }
 
@@ -482,7 +488,12 @@ impl Simulator {
             slot: wb,
             ..Tx::new(TxKind::CacheWrite, plane)
         });
-        let keep = self.ftl.valid_sectors(lpn, full) & !cached & !sectors;
+        // An in-place medium writes just the sectors given: nothing to read first.
+        let keep = if self.ftl.in_place() {
+            0
+        } else {
+            self.ftl.valid_sectors(lpn, full) & !cached & !sectors
+        };
         self.ftl.note_write(lpn, sectors | cached, full);
         match mapped.filter(|_| keep != 0) {
             Some(old) => {

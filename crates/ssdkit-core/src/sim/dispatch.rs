@@ -99,7 +99,10 @@ impl Simulator {
         let (id, t) = self.host.submit(self.q.now(), flow, arrived, r);
         self.bd_submitted(id, arrived);
         if self.host_side.is_some() {
-            let bytes = self.host.request(id).bytes();
+            let bytes = self
+                .host
+                .request(id)
+                .bytes(self.settings.geo.sector_bytes as u64);
             self.host_buffer_held(bytes);
         }
         self.host.request_mut(id).seq = self.submitted;
@@ -143,7 +146,7 @@ impl Simulator {
         };
         let steps = self.bd_completed(r, req.flow.idx(), write, lat);
         let s = &mut self.flow_stats[req.flow.idx()];
-        let bytes = req.bytes();
+        let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
         match req.op {
             Op::Read => s.read.record(lat, bytes),
             Op::Write => s.write.record(lat, bytes),
@@ -155,8 +158,8 @@ impl Simulator {
                 id: req.seq,
                 flow: req.flow.0,
                 op: req.op,
-                start_sector: req.start_sector,
-                sectors: req.sectors,
+                offset_bytes: req.start_sector * self.settings.geo.sector_bytes as u64,
+                bytes,
                 submit_ps: req.submit_ps,
                 complete_ps: now,
                 steps: steps.map(Box::new),
@@ -312,7 +315,12 @@ impl Simulator {
         self.unmapped_reads += 1;
         if self.host.pipelined() {
             let now = self.q.now();
-            self.host.read_chunk(now, sectors.count_ones() as u64 * 512);
+            self.host.read_chunk(
+                now,
+                self.settings
+                    .geo
+                    .sector_bytes_of(sectors.count_ones() as u64),
+            );
         }
     }
 
@@ -344,9 +352,12 @@ impl Simulator {
         if self.host.pipelined() {
             // This page's data queues on the link behind the request's earlier pages.
             let s0 = self.host.link_stall_ps();
-            let t = self
-                .host
-                .write_chunk(now, c.sectors.count_ones() as u64 * 512);
+            let t = self.host.write_chunk(
+                now,
+                self.settings
+                    .geo
+                    .sector_bytes_of(c.sectors.count_ones() as u64),
+            );
             stall = self.host.link_stall_ps() - s0;
             if t > now {
                 self.at(t, Ev::WriteChunkArrived(w));
@@ -357,7 +368,12 @@ impl Simulator {
         // Sectors the page holds that this write does not replace: a sub-page write to a page
         // with no other data (never written, or written only in these sectors) needs no
         // read-modify-write.
-        let keep = self.ftl.valid_sectors(c.lpn, full_page) & !c.sectors;
+        // An in-place medium writes just the sectors given: nothing to read first.
+        let keep = if self.ftl.in_place() {
+            0
+        } else {
+            self.ftl.valid_sectors(c.lpn, full_page) & !c.sectors
+        };
         self.ftl.note_write(c.lpn, c.sectors, full_page);
         if let Some(old) = mapped.filter(|_| keep != 0) {
             // Read the sectors kept first, then program the merged page. The read needs no
@@ -710,7 +726,7 @@ impl Simulator {
                 // Pipelined reads: this page's data leaves for the host now, behind what is
                 // on the link; the request's last page goes with the completion.
                 let page_bytes = if tx.kind == TxKind::UserRead && self.host.pipelined() {
-                    tx.sector_count() as u64 * 512
+                    self.settings.geo.sector_bytes_of(tx.sector_count() as u64)
                 } else {
                     0
                 };

@@ -182,7 +182,10 @@ impl Simulator {
                 Flow::new(
                     f,
                     i,
-                    s.capacity_bytes,
+                    crate::workload::flow::AddressSpace {
+                        capacity_bytes: s.capacity_bytes,
+                        sector_bytes: c.interface.sector_bytes,
+                    },
                     c.run.seed,
                     sq_entries,
                     s.flows[i].planes.clone(),

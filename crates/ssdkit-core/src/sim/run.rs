@@ -25,8 +25,8 @@ pub struct CompletionRecord {
     pub id: u64,
     pub flow: u32,
     pub op: crate::workload::Op,
-    pub start_sector: u64,
-    pub sectors: u32,
+    pub offset_bytes: u64,
+    pub bytes: u64,
     pub submit_ps: Picoseconds,
     pub complete_ps: Picoseconds,
     /// With `run.latency_breakdown`: picoseconds per step (`stats::breakdown::STEP_NAMES`;

@@ -48,6 +48,8 @@ pub struct Flow {
     pub issued: u64,
     limit: u64,
     issued_bytes: u64,
+    /// Bytes per sector, for `issued_bytes`.
+    sector_bytes: u64,
     byte_limit: u64,
     start_ps: Picoseconds,
     stop_ps: Picoseconds,
@@ -70,17 +72,28 @@ pub struct Flow {
     after_flush: bool,
 }
 
+/// The logical space requests address: its capacity and sector size, in bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct AddressSpace {
+    pub capacity_bytes: u64,
+    pub sector_bytes: u32,
+}
+
 impl Flow {
     /// `index` is the flow's position in the configuration (its random stream and error keys).
     pub fn new(
         f: &FlowConfig,
         index: usize,
-        capacity_bytes: u64,
+        space: AddressSpace,
         seed: u64,
         sq_entries: u32,
         planes: Option<Box<[u32]>>,
         trace_flushes: bool,
     ) -> Result<Self, Error> {
+        let AddressSpace {
+            capacity_bytes,
+            sector_bytes,
+        } = space;
         let start_ps = ms_to_ps(f.start_ms, index, "start_ms")?;
         let stop_ps = if f.duration_ms == 0.0 {
             Picoseconds::MAX
@@ -98,6 +111,7 @@ impl Flow {
                 f,
                 index,
                 capacity_bytes,
+                sector_bytes,
                 trace_flushes,
             )?))
         } else {
@@ -108,6 +122,7 @@ impl Flow {
                 gen: Box::new(SyntheticGen::new(
                     f,
                     capacity_bytes,
+                    sector_bytes,
                     derive_stream(seed, id),
                 )),
                 arrivals: f.is_open_loop().then(|| {
@@ -131,6 +146,7 @@ impl Flow {
                 f.requests
             },
             issued_bytes: 0,
+            sector_bytes: sector_bytes as u64,
             byte_limit: if f.io_bytes == 0 {
                 u64::MAX
             } else {
@@ -153,7 +169,7 @@ impl Flow {
 
     /// The queue pair of a host program (`device::Device`): open loop, its requests held by
     /// the host while `sq_entries` are outstanding, as a trace flow's are.
-    pub fn external(sq_entries: u32, planes: Option<Box<[u32]>>) -> Self {
+    pub fn external(sq_entries: u32, sector_bytes: u32, planes: Option<Box<[u32]>>) -> Self {
         Self {
             source: Source::External(VecDeque::new()),
             open_loop: true,
@@ -165,6 +181,7 @@ impl Flow {
             issued: 0,
             limit: u64::MAX,
             issued_bytes: 0,
+            sector_bytes: sector_bytes as u64,
             byte_limit: u64::MAX,
             start_ps: 0,
             stop_ps: Picoseconds::MAX,
@@ -354,7 +371,7 @@ impl Flow {
         } else {
             self.since_flush += 1;
         }
-        self.issued_bytes += req.sectors as u64 * 512;
+        self.issued_bytes += req.sectors as u64 * self.sector_bytes;
         self.first_arrival.get_or_insert(at);
         self.last_arrival = at;
         Ok(Next::Due(at, req))

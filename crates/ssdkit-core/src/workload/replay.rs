@@ -32,6 +32,8 @@ pub struct TraceReplay {
     /// Largest end address of the trace (fold = "scale").
     span: u64,
     align: u64,
+    /// Bytes per sector (`interface.sector_bytes`).
+    sector: u64,
     timed: bool,
     scale: f64,
     start_ps: Picoseconds,
@@ -58,6 +60,7 @@ impl TraceReplay {
         f: &FlowConfig,
         index: usize,
         capacity_bytes: u64,
+        sector_bytes: u32,
         flushes: bool,
     ) -> Result<Self, Error> {
         let key = format!("flow.{index}.trace");
@@ -118,6 +121,7 @@ impl TraceReplay {
             range_len,
             span,
             align: f.align_bytes,
+            sector: sector_bytes as u64,
             timed: f.is_open_loop(),
             scale: f.time_scale,
             start_ps: (f.start_ms * PS_PER_MS as f64) as Picoseconds,
@@ -202,14 +206,14 @@ impl TraceReplay {
             self.counters.folded += 1;
         }
         // Byte-granular traces: the request covers every sector it touches.
-        let first_sector = start / 512;
-        let sectors = (start + len).div_ceil(512) - first_sector;
+        let first_sector = start / self.sector;
+        let sectors = (start + len).div_ceil(self.sector) - first_sector;
         let sectors = u32::try_from(sectors).map_err(|_| {
             self.line_error(format!("request of {len} bytes is above the 2 TiB limit"))
         })?;
         let req = HostRequest {
             op: rec.op,
-            start_sector: self.range_start / 512 + first_sector,
+            start_sector: self.range_start / self.sector + first_sector,
             sectors,
         };
         self.arrival(rec.time_ns, req)

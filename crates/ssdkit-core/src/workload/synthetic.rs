@@ -51,24 +51,25 @@ pub struct SyntheticGen {
 
 impl SyntheticGen {
     /// `capacity_bytes` is the logical capacity; the configuration was validated against it.
-    pub fn new(f: &FlowConfig, capacity_bytes: u64, rng: Stream) -> Self {
+    pub fn new(f: &FlowConfig, capacity_bytes: u64, sector_bytes: u32, rng: Stream) -> Self {
+        let sector = sector_bytes as u64;
         let range = if f.range_bytes == 0 {
             capacity_bytes - f.start_bytes
         } else {
             f.range_bytes
         };
-        let range_sectors = range / 512;
-        let align_sectors = f.effective_align() / 512;
+        let range_sectors = range / sector;
+        let align_sectors = f.effective_align() / sector;
         let sizes = match f.size {
-            SizeDist::Fixed => Sizes::Fixed((f.request_bytes / 512) as u32),
+            SizeDist::Fixed => Sizes::Fixed((f.request_bytes / sector) as u32),
             SizeDist::Uniform => Sizes::Uniform {
-                min: (f.size_min_bytes / 512) as u32,
-                span: ((f.size_max_bytes - f.size_min_bytes) / 512) as u32,
+                min: (f.size_min_bytes / sector) as u32,
+                span: ((f.size_max_bytes - f.size_min_bytes) / sector) as u32,
             },
             SizeDist::Normal => {
                 let (mean, sd) = (
-                    f.request_bytes as f64 / 512.0,
-                    f.size_stdev_bytes as f64 / 512.0,
+                    f.request_bytes as f64 / sector as f64,
+                    f.size_stdev_bytes as f64 / sector as f64,
                 );
                 // Six standard deviations bound the draws, so slots near the range end
                 // stay usable however wide the distribution.
@@ -91,7 +92,11 @@ impl SyntheticGen {
                     .collect();
                 Sizes::List {
                     cum,
-                    sectors: f.size_list.iter().map(|e| (e.bytes / 512) as u32).collect(),
+                    sectors: f
+                        .size_list
+                        .iter()
+                        .map(|e| (e.bytes / sector) as u32)
+                        .collect(),
                 }
             }
         };
@@ -107,7 +112,7 @@ impl SyntheticGen {
             AddressPattern::Random => Slots::Uniform,
             AddressPattern::Sequential => Slots::Sequential {
                 next: 0,
-                stride: f.stride_bytes / 512,
+                stride: f.stride_bytes / sector,
             },
             AddressPattern::Hotcold => Slots::HotCold {
                 hot: ((f.hot_space_fraction * n_slots as f64).round() as u64)
@@ -132,7 +137,7 @@ impl SyntheticGen {
             trim_fraction: f.trim_fraction,
             sizes,
             slots,
-            start_sector: f.start_bytes / 512,
+            start_sector: f.start_bytes / sector,
             range_sectors,
             align_sectors,
             n_slots,

@@ -98,6 +98,52 @@ pub(super) fn validate_pcie(p: &PcieConfig) -> Result<(), String> {
     Ok(())
 }
 
+/// `interface.sector_bytes` against the page: a page holds 1..=64 sectors (the sector bitmaps
+/// of pages and cache slots are 64-bit words).
+pub(super) fn validate_sectors(c: &crate::config::Config) -> Result<(), String> {
+    let sector = c.interface.sector_bytes as u64;
+    pow2("interface.sector_bytes", sector, 8, 4096)?;
+    let page = c.flash.page_size_bytes as u64;
+    if sector > page || page / sector > 64 {
+        return Err(format!(
+            "key `interface.sector_bytes` = {sector} does not fit `flash.page_size_bytes` = {page}: a page holds 1 to 64 sectors, so the sector size must be in {}..={page}",
+            page.div_ceil(64).max(8)
+        ));
+    }
+    Ok(())
+}
+
+/// `flash.medium = "in_place"`: what a memory without erase cannot do.
+pub(super) fn validate_medium(c: &crate::config::Config) -> Result<(), String> {
+    use crate::config::{CellType, CmtMode, Medium, Placement};
+    if c.flash.medium != Medium::InPlace {
+        return Ok(());
+    }
+    let why = "`flash.medium` = \"in_place\" keeps every logical page at one physical page";
+    if c.flash.cell_type != CellType::SLC {
+        return Err(format!(
+            "key `flash.cell_type` = {:?} is not allowed with {why}: an in-place page has one read and one write time; allowed \"SLC\"",
+            c.flash.cell_type
+        ));
+    }
+    if c.ftl.cmt.mode != CmtMode::Ideal {
+        return Err(format!(
+            "key `ftl.cmt.mode` is not allowed with {why} (no mapping table to cache); allowed \"ideal\""
+        ));
+    }
+    if c.ftl.placement != Placement::Static {
+        return Err(format!(
+            "key `ftl.placement` = \"dynamic\" is not allowed with {why}; allowed \"static\""
+        ));
+    }
+    if let Some(k) = c.flows.iter().position(|f| f.is_pinned()) {
+        return Err(format!(
+            "flow {k} is pinned (`channels`, `chips`, `dies` or `planes`), which {why} cannot honour: a page's plane is fixed by its address; remove the pinning"
+        ));
+    }
+    Ok(())
+}
+
 /// `[flash]` and `[flash.bus]`, then the total page count.
 pub(super) fn validate_flash(f: &FlashConfig) -> Result<(), String> {
     int_range("flash.channels", f.channels as u64, 1, 256)?;
@@ -111,12 +157,7 @@ pub(super) fn validate_flash(f: &FlashConfig) -> Result<(), String> {
         1 << 20,
     )?;
     int_range("flash.pages_per_block", f.pages_per_block as u64, 4, 65536)?;
-    pow2(
-        "flash.page_size_bytes",
-        f.page_size_bytes as u64,
-        512,
-        32768,
-    )?;
+    pow2("flash.page_size_bytes", f.page_size_bytes as u64, 8, 32768)?;
     let bits = f.cell_type.bits();
     for (key, v) in [
         ("flash.read_us", &f.read_us),
@@ -250,7 +291,9 @@ pub(super) fn validate_ftl_blocks(c: &Config, s: &Settings) -> Result<(), String
     // user and one for GC writes; otherwise GC could find no block with an invalid page.
     let share_blocks = s.share_blocks;
     let reserve = s.reserve_blocks as u64;
-    if share_blocks + reserve + 2 >= f.blocks_per_plane as u64 {
+    // An in-place medium has no GC, so no reserve and no open blocks to keep.
+    let erases = f.medium == crate::config::Medium::Nand;
+    if erases && share_blocks + reserve + 2 >= f.blocks_per_plane as u64 {
         return Err(format!(
             "key `ftl.spare_factor` = {} leaves too few spare blocks: each plane holds {share_blocks} blocks of logical data and needs {} more (GC reserve from `ftl.gc_hard_threshold` + 2 open blocks) out of {}; raise the spare factor or lower the thresholds",
             t.spare_factor,
@@ -424,6 +467,9 @@ pub(super) fn validate_precondition(p: &PreconditionConfig) -> Result<(), String
 pub(super) fn validate_gc_start(c: &Config, s: &Settings) -> Result<(), String> {
     let f = &c.flash;
     let t = &c.ftl;
+    if f.medium == crate::config::Medium::InPlace {
+        return Ok(());
+    }
     let share_blocks = s.share_blocks;
     let start_blocks = s.gc_start_free_pages.div_ceil(f.pages_per_block as u64);
     if start_blocks + share_blocks >= f.blocks_per_plane as u64 {

@@ -40,9 +40,10 @@ fn validate_flow(
     let key = |s: &str| format!("flow.{k}.{s}");
     let d = FlowConfig::default();
     int_range(&key("queue_depth"), fl.queue_depth as u64, 1, qmax)?;
-    if !fl.start_bytes.is_multiple_of(512) || !fl.range_bytes.is_multiple_of(512) {
+    let sector = c.interface.sector_bytes as u64;
+    if !fl.start_bytes.is_multiple_of(sector) || !fl.range_bytes.is_multiple_of(sector) {
         return Err(format!(
-            "keys `{}` and `{}` must be multiples of 512 bytes",
+            "keys `{}` and `{}` must be multiples of the {sector}-byte sector (`interface.sector_bytes`)",
             key("start_bytes"),
             key("range_bytes")
         ));
@@ -142,9 +143,9 @@ fn validate_flow(
         )?;
         stray("scramble", fl.scramble, why)?;
         float_range(&key("time_scale"), fl.time_scale, 0.0, 1e6, true)?;
-        if !fl.align_bytes.is_multiple_of(512) {
+        if !fl.align_bytes.is_multiple_of(sector) {
             return Err(format!(
-                "key `{}` = {} must be a multiple of 512 (0 = no alignment)",
+                "key `{}` = {} must be a multiple of the {sector}-byte sector (0 = no alignment)",
                 key("align_bytes"),
                 fl.align_bytes
             ));
@@ -188,10 +189,10 @@ fn validate_flow(
         1.0 - fl.read_fraction,
         false,
     )?;
-    let mult512 = |name: &str, v: u64, positive: bool| -> Result<(), String> {
-        if !v.is_multiple_of(512) || (positive && v == 0) {
+    let mult_sector = |name: &str, v: u64, positive: bool| -> Result<(), String> {
+        if !v.is_multiple_of(sector) || (positive && v == 0) {
             Err(format!(
-                "key `{}` = {v} must be a {}multiple of 512 bytes",
+                "key `{}` = {v} must be a {}multiple of the {sector}-byte sector (`interface.sector_bytes`)",
                 key(name),
                 if positive { "positive " } else { "" }
             ))
@@ -199,9 +200,9 @@ fn validate_flow(
             Ok(())
         }
     };
-    mult512("request_bytes", fl.request_bytes, true)?;
-    mult512("align_bytes", fl.align_bytes, false)?;
-    mult512("stride_bytes", fl.stride_bytes, false)?;
+    mult_sector("request_bytes", fl.request_bytes, true)?;
+    mult_sector("align_bytes", fl.align_bytes, false)?;
+    mult_sector("stride_bytes", fl.stride_bytes, false)?;
     // Arrivals.
     let open = fl.arrival != Arrival::Closed;
     if open {
@@ -225,8 +226,8 @@ fn validate_flow(
     let largest = match fl.size {
         SizeDist::Fixed | SizeDist::Normal => fl.request_bytes,
         SizeDist::Uniform => {
-            mult512("size_min_bytes", fl.size_min_bytes, true)?;
-            mult512("size_max_bytes", fl.size_max_bytes, true)?;
+            mult_sector("size_min_bytes", fl.size_min_bytes, true)?;
+            mult_sector("size_max_bytes", fl.size_max_bytes, true)?;
             if fl.size_min_bytes > fl.size_max_bytes {
                 return Err(format!(
                     "key `{}` = {} is below `{}` = {}",
@@ -247,7 +248,7 @@ fn validate_flow(
                 ));
             }
             for (j, e) in fl.size_list.iter().enumerate() {
-                mult512(&format!("size_list.{j}.bytes"), e.bytes, true)?;
+                mult_sector(&format!("size_list.{j}.bytes"), e.bytes, true)?;
                 float_range(
                     &key(&format!("size_list.{j}.weight")),
                     e.weight,
@@ -292,8 +293,11 @@ fn validate_flow(
             key("range_bytes")
         ));
     }
-    if largest > u32::MAX as u64 * 512 {
-        return Err(format!("flow {k}: requests above 2 TiB are not supported"));
+    if largest > u32::MAX as u64 * sector {
+        return Err(format!(
+            "flow {k}: requests above {} bytes (2^32 - 1 sectors) are not supported",
+            u32::MAX as u64 * sector
+        ));
     }
     // Addresses.
     let why = "does not apply to this `pattern`";

@@ -63,6 +63,8 @@ pub fn validate(c: &Config) -> Result<(), String> {
     device::validate_interface(&c.interface, &c.pcie)?;
     device::validate_pcie(&c.pcie)?;
     device::validate_flash(&c.flash)?;
+    device::validate_sectors(c)?;
+    device::validate_medium(c)?;
     device::validate_ftl(&c.ftl)?;
     // `Settings::resolve` relies on the range checks above.
     let s = Settings::resolve(c);

@@ -101,7 +101,8 @@ impl Ftl {
     /// always collects: nothing else would free their space).
     #[inline]
     pub fn gc_wanted(&self, plane: PlaneId, new_block: bool) -> bool {
-        self.planes[plane.idx()].gc == GcPhase::Idle
+        !self.in_place
+            && self.planes[plane.idx()].gc == GcPhase::Idle
             && self.free_pages(plane) < self.gc_start_free_pages
             && match self.gc_trigger {
                 Trigger::Refill => true,

@@ -69,7 +69,7 @@ impl Footprint {
 /// of flows that write at random; sequential writers leave blocks fully valid, so they add
 /// nothing.
 pub fn footprint(c: &Config, logical_pages: u64) -> Footprint {
-    let page_sectors = (c.flash.page_size_bytes / 512) as u64;
+    let page = c.flash.page_size_bytes as u64;
     let mut iv: Vec<(u64, u64)> = match c.precondition.pattern {
         PreconditionPattern::Uniform => vec![(0, logical_pages)],
         PreconditionPattern::Sequential => vec![],
@@ -80,14 +80,14 @@ pub fn footprint(c: &Config, logical_pages: u64) -> Footprint {
                 f.pattern == AddressPattern::Random && f.read_fraction + f.trim_fraction < 1.0
             })
             .map(|f| {
-                let capacity = logical_pages * page_sectors * 512;
+                let capacity = logical_pages * page;
                 let range = if f.range_bytes == 0 {
                     capacity - f.start_bytes
                 } else {
                     f.range_bytes
                 };
-                let first = f.start_bytes / 512 / page_sectors;
-                let end = (f.start_bytes + range).div_ceil(512).div_ceil(page_sectors);
+                let first = f.start_bytes / page;
+                let end = (f.start_bytes + range).div_ceil(page);
                 (first, end.min(logical_pages))
             })
             .collect(),
@@ -131,6 +131,25 @@ pub fn run_checked(
     let settings = crate::config::Settings::resolve(c);
     let (level, pool_rec) = pool::resolve(c, &settings, &fp);
     ftl.set_untimed_pool(level);
+    if ftl.in_place() {
+        // Nothing to age: a page is where it always is, erased blocks do not exist, and the
+        // write amplification is 1 in every state. Every mode but "empty" writes the first
+        // `occupancy` of the logical space.
+        let occupancy = if p.mode == PreconditionMode::Empty {
+            0.0
+        } else {
+            p.occupancy
+        };
+        ftl.fill_in_place(occupancy);
+        ftl.rebuild_planes();
+        ftl.stats = Default::default();
+        return Ok(json!({
+            "mode": serde_json::to_value(p.mode).expect("enum serialises"),
+            "medium": "in_place",
+            "occupancy": occupancy,
+            "wall_time_s": wall.elapsed().as_secs_f64(),
+        }));
+    }
     let mut rec = match p.mode {
         PreconditionMode::Empty => {
             ftl.rebuild_planes();
