@@ -32,8 +32,9 @@ pub struct TraceReplay {
     /// Largest end address of the trace (fold = "scale").
     span: u64,
     align: u64,
-    /// Bytes per sector (`interface.sector_bytes`).
-    sector: u64,
+    /// log2 of the bytes per sector (`interface.sector_bytes`, a power of two): a shift, not
+    /// a division, per record.
+    sector_shift: u32,
     timed: bool,
     scale: f64,
     start_ps: Picoseconds,
@@ -121,7 +122,7 @@ impl TraceReplay {
             range_len,
             span,
             align: f.align_bytes,
-            sector: sector_bytes as u64,
+            sector_shift: sector_bytes.trailing_zeros(),
             timed: f.is_open_loop(),
             scale: f.time_scale,
             start_ps: (f.start_ms * PS_PER_MS as f64) as Picoseconds,
@@ -206,14 +207,15 @@ impl TraceReplay {
             self.counters.folded += 1;
         }
         // Byte-granular traces: the request covers every sector it touches.
-        let first_sector = start / self.sector;
-        let sectors = (start + len).div_ceil(self.sector) - first_sector;
+        let sh = self.sector_shift;
+        let first_sector = start >> sh;
+        let sectors = ((start + len + (1 << sh) - 1) >> sh) - first_sector;
         let sectors = u32::try_from(sectors).map_err(|_| {
             self.line_error(format!("request of {len} bytes is above the 2 TiB limit"))
         })?;
         let req = HostRequest {
             op: rec.op,
-            start_sector: self.range_start / self.sector + first_sector,
+            start_sector: (self.range_start >> sh) + first_sector,
             sectors,
         };
         self.arrival(rec.time_ns, req)
