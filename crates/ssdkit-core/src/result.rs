@@ -171,7 +171,8 @@ pub struct HostResult {
     /// Host memory for the queues (`interface.io_queue_depth` entries of 64 B per submission
     /// queue and 16 B per completion queue, a pair per flow) and the most data buffers
     /// outstanding at once (the bytes of requests submitted and not yet processed by the
-    /// host), as NVMeSim counts it.
+    /// host, with their PRP list or SGL segment pages under `interface.data_pointers`), as
+    /// NVMeSim counts it.
     pub host_memory_bytes: u64,
 }
 

@@ -22,6 +22,25 @@ pub enum LinkModel {
     Ideal,
 }
 
+/// `interface.data_pointers`: how an NVMe command describes its host data buffer, and so
+/// what the device reads from host memory, after the command, before it can move the data.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DataPointers {
+    /// Not modelled: the command alone locates the data (MQSim's host; results as before).
+    #[default]
+    None,
+    /// Physical Region Page entries: PRP1 and PRP2 in the command cover a buffer of up to two
+    /// memory pages; a larger one has PRP2 point to a list of 8-byte entries, one per page
+    /// after the first, in list pages of `memory_page_bytes` chained by their last entry.
+    Prp,
+    /// Scatter-gather list: one 16-byte descriptor in the command covers a buffer that is one
+    /// extent of `buffer_extent_bytes`; a larger buffer has it point to a segment of 16-byte
+    /// data block descriptors, one per extent, in segments of `memory_page_bytes` chained by
+    /// their last descriptor.
+    Sgl,
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Arbitration {
@@ -89,6 +108,19 @@ pub struct InterfaceConfig {
     pub wrr_medium: u32,
     /// Weighted arbitration: commands per turn for low. Default 1; 1..=256.
     pub wrr_low: u32,
+    /// NVMe: "none" (default), "prp" or "sgl". With "prp" or "sgl" the device reads the
+    /// command's PRP list or SGL segments from host memory (a memory read request up, the
+    /// completion with the entries down, one list page after the other since each names the
+    /// next) when the command is in, before the command starts; the time is part of the
+    /// command fetch. Data buffers and lists are assumed to start on a memory page.
+    pub data_pointers: DataPointers,
+    /// NVMe "prp"/"sgl": the host memory page size (NVMe CC.MPS), which is also the size of a
+    /// PRP list page or SGL segment. Default 4096; a power of two in 4096..=134217728.
+    pub memory_page_bytes: u32,
+    /// NVMe "sgl": bytes of physically contiguous host memory per extent of a data buffer, one
+    /// SGL data block descriptor each. Default 4096 (a buffer of scattered 4 KiB pages); a
+    /// power of two in 512..=1073741824.
+    pub buffer_extent_bytes: u32,
 }
 impl Default for InterfaceConfig {
     fn default() -> Self {
@@ -108,6 +140,9 @@ impl Default for InterfaceConfig {
             wrr_high: 4,
             wrr_medium: 2,
             wrr_low: 1,
+            data_pointers: DataPointers::None,
+            memory_page_bytes: 4096,
+            buffer_extent_bytes: 4096,
         }
     }
 }

@@ -1,5 +1,6 @@
 use crate::config::{Config, InterfaceType, LinkModel};
 use crate::engine::{Picoseconds, PS_PER_S};
+use crate::host::nvme::PointerList;
 
 /// Bytes of an NVMe submission queue entry and completion queue entry.
 pub const SQE_BYTES: u64 = 64;
@@ -244,6 +245,22 @@ impl Link {
             }
             Kind::Ideal => now,
         }
+    }
+
+    /// The device reads a command's PRP list or SGL segments from host memory, from `now`:
+    /// for each list page in turn (each names the next), memory read requests up and the
+    /// completions with its entries down. Returns when the last entry is in.
+    pub fn read_pointer_list(&mut self, now: Picoseconds, list: &PointerList) -> Picoseconds {
+        if self.kind != Kind::Pcie {
+            return now;
+        }
+        let mut t = now;
+        for k in 0..list.pages() {
+            let bytes = list.page_read_bytes(k);
+            let req_sent = self.send_packets(Dir::Up, t, bytes.div_ceil(self.max_read_request));
+            t = self.send(Dir::Down, req_sent, bytes, self.max_payload);
+        }
+        t
     }
 
     /// Write data moves from host memory into the device.

@@ -14,7 +14,7 @@ use crate::ids::{FlowId, ReqId};
 use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
 use link::Link;
-use nvme::FetchUnit;
+use nvme::{DataPointerModel, FetchUnit};
 
 /// One host request inside the simulator.
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +48,8 @@ pub struct Host {
     sector_bytes: u64,
     /// `interface.pipelined_transfers`: data crosses the link a page at a time.
     pipelined: bool,
+    /// `interface.data_pointers`: the PRP list or SGL segments read after a command.
+    pointers: DataPointerModel,
     reqs: Slab<Request>,
     /// SATA: the HBA's processing time per submission and per completion, and when each of
     /// its two one-at-a-time stages is next free (MQSim's SATA_HBA).
@@ -93,6 +95,7 @@ impl Host {
             fetch: FetchUnit::new(queues, limit, &c.interface, &c.flows),
             sata: s.sata,
             pipelined: c.interface.pipelined_transfers,
+            pointers: DataPointerModel::new(&c.interface),
             sector_bytes: c.interface.sector_bytes as u64,
             reqs: Slab::new(),
             hba_ps: if s.sata {
@@ -174,9 +177,46 @@ impl Host {
         self.fetch.has_waiting()
     }
 
+    /// The command is in when its SQE is and, with `interface.data_pointers`, its PRP list or
+    /// SGL segments too (a controller that reads them before it starts the command).
     pub fn next_fetch(&mut self, now: Picoseconds) -> Option<(ReqId, Picoseconds)> {
         let (_, r) = self.fetch.next_fetch()?;
-        Some((ReqId(r), self.link.fetch_command(now)))
+        let t = self.link.fetch_command(now);
+        if self.pointers.is_none() {
+            return Some((ReqId(r), t));
+        }
+        let bytes = self.data_buffer_bytes(self.reqs.get(r));
+        Some((ReqId(r), self.read_pointers(t, bytes)))
+    }
+
+    // Out of line: without data pointers the fetch keeps only the test above.
+    #[inline(never)]
+    fn read_pointers(&mut self, t: Picoseconds, bytes: u64) -> Picoseconds {
+        match self.pointers.list(bytes) {
+            Some(list) => self.link.read_pointer_list(t, &list),
+            None => t,
+        }
+    }
+
+    /// Bytes of host memory a request's data buffer spans: its data, the 16-byte range of a
+    /// TRIM (Dataset Management), nothing for a flush.
+    #[inline]
+    fn data_buffer_bytes(&self, r: &Request) -> u64 {
+        match r.op {
+            Op::Read | Op::Write => r.bytes(self.sector_bytes),
+            Op::Trim => 16,
+            Op::Flush => 0,
+        }
+    }
+
+    /// Host memory held by the PRP list or SGL segments of a read or write of `bytes`
+    /// (reported with the data buffers; a TRIM's 16-byte range needs no list).
+    #[inline]
+    pub fn pointer_list_memory(&self, op: Op, bytes: u64) -> u64 {
+        match op {
+            Op::Read | Op::Write => self.pointers.list_memory(bytes),
+            _ => 0,
+        }
     }
 
     /// Data crosses the link a page at a time (see `interface.pipelined_transfers`): reads

@@ -1,4 +1,4 @@
-use crate::config::{Arbitration, FlowConfig, InterfaceConfig, Priority};
+use crate::config::{Arbitration, DataPointers, FlowConfig, InterfaceConfig, Priority};
 use std::collections::VecDeque;
 
 /// Host submission queues as the device sees them, and the request fetch unit.
@@ -190,5 +190,145 @@ mod tests {
         // Urgent drains first, then turns of 4 high, 2 medium, 1 low.
         assert!(order[..20].iter().all(|&q| q == 2), "{order:?}");
         assert_eq!(&order[20..34], &[1, 1, 1, 1, 3, 3, 0, 1, 1, 1, 1, 3, 3, 0]);
+    }
+}
+
+/// What the device reads from host memory to locate a command's data buffer
+/// (`interface.data_pointers`): nothing, a PRP list, or SGL segments.
+#[derive(Debug, Clone, Copy)]
+pub struct DataPointerModel {
+    mode: DataPointers,
+    page: u64,
+    extent: u64,
+}
+
+/// The entries of one command's PRP list or SGL segments: `entries` of `entry_bytes`, in
+/// list pages of `per_page` entries chained by their last entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointerList {
+    pub entries: u64,
+    pub entry_bytes: u64,
+    pub per_page: u64,
+}
+
+impl PointerList {
+    /// List pages: a page that is not the last gives its last slot to the chain pointer, so
+    /// k pages hold k (per_page - 1) + 1 entries.
+    #[inline]
+    pub fn pages(&self) -> u64 {
+        if self.entries <= self.per_page {
+            1
+        } else {
+            (self.entries - 1).div_ceil(self.per_page - 1)
+        }
+    }
+
+    /// Bytes the device reads from list page `k` (0-based): a whole page but for the last.
+    #[inline]
+    pub fn page_read_bytes(&self, k: u64) -> u64 {
+        let pages = self.pages();
+        if k + 1 < pages {
+            self.per_page * self.entry_bytes
+        } else {
+            (self.entries - (pages - 1) * (self.per_page - 1)) * self.entry_bytes
+        }
+    }
+}
+
+impl DataPointerModel {
+    pub fn new(i: &InterfaceConfig) -> Self {
+        Self {
+            mode: i.data_pointers,
+            page: i.memory_page_bytes as u64,
+            extent: i.buffer_extent_bytes as u64,
+        }
+    }
+
+    #[inline]
+    pub fn is_none(&self) -> bool {
+        self.mode == DataPointers::None
+    }
+
+    /// The list a command whose page-aligned data buffer holds `bytes` needs, if any. PRP1
+    /// and PRP2 cover two memory pages, and one SGL descriptor in the command covers one
+    /// extent; beyond that PRP lists one 8-byte entry per page after the first, SGL one
+    /// 16-byte data block descriptor per extent.
+    #[inline]
+    pub fn list(&self, bytes: u64) -> Option<PointerList> {
+        let (entries, entry_bytes) = match self.mode {
+            DataPointers::None => return None,
+            DataPointers::Prp => {
+                let pages = bytes.div_ceil(self.page);
+                if pages <= 2 {
+                    return None;
+                }
+                (pages - 1, 8)
+            }
+            DataPointers::Sgl => {
+                let extents = bytes.div_ceil(self.extent);
+                if extents <= 1 {
+                    return None;
+                }
+                (extents, 16)
+            }
+        };
+        Some(PointerList {
+            entries,
+            entry_bytes,
+            per_page: self.page / entry_bytes,
+        })
+    }
+
+    /// Host memory the list of a `bytes` buffer occupies: whole memory pages.
+    #[inline]
+    pub fn list_memory(&self, bytes: u64) -> u64 {
+        self.list(bytes).map_or(0, |l| l.pages() * self.page)
+    }
+}
+
+#[cfg(test)]
+mod pointer_tests {
+    use super::*;
+
+    fn model(mode: DataPointers, extent: u32) -> DataPointerModel {
+        DataPointerModel::new(&InterfaceConfig {
+            data_pointers: mode,
+            buffer_extent_bytes: extent,
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn prp_list_needs_three_pages() {
+        let m = model(DataPointers::Prp, 4096);
+        assert_eq!(m.list(4096), None);
+        assert_eq!(m.list(8192), None);
+        let l = m.list(12288).unwrap();
+        assert_eq!((l.entries, l.pages(), l.page_read_bytes(0)), (2, 1, 16));
+        // 2 MiB: 512 pages, 511 entries: one list page of 512 slots.
+        let l = m.list(2 << 20).unwrap();
+        assert_eq!((l.entries, l.pages(), l.page_read_bytes(0)), (511, 1, 4088));
+        // 2 MiB + 8 KiB: 513 entries, one more than a page holds: 511 + chain, then 2.
+        let l = m.list((2 << 20) + 8192).unwrap();
+        assert_eq!(l.pages(), 2);
+        assert_eq!((l.page_read_bytes(0), l.page_read_bytes(1)), (4096, 16));
+    }
+
+    #[test]
+    fn sgl_segment_per_extent() {
+        let m = model(DataPointers::Sgl, 4096);
+        assert_eq!(m.list(4096), None);
+        let l = m.list(8192).unwrap();
+        assert_eq!(
+            (l.entries, l.entry_bytes, l.page_read_bytes(0)),
+            (2, 16, 32)
+        );
+        // 256 descriptors fill a 4 KiB segment; 257 chain to a second.
+        assert_eq!(m.list(256 * 4096).unwrap().pages(), 1);
+        let l = m.list(257 * 4096).unwrap();
+        assert_eq!((l.pages(), l.page_read_bytes(1)), (2, 32));
+        // A contiguous buffer needs no segment.
+        assert_eq!(model(DataPointers::Sgl, 1 << 20).list(1 << 20), None);
+        assert_eq!(m.list_memory(257 * 4096), 8192);
     }
 }

@@ -16,7 +16,8 @@ pub(crate) struct HostSide {
     pub cpu: HostCpu,
     pub app_stats: Vec<RwStats>,
     pub flow_last_seen: Vec<Picoseconds>,
-    /// Data buffers of requests submitted and not processed by the host: now, and the most.
+    /// Data buffers (and PRP lists or SGL segments) of requests submitted and not processed by
+    /// the host: now, and the most.
     pub buffers: u64,
     pub buffers_peak: u64,
     queue_bytes: u64,
@@ -124,8 +125,9 @@ impl Simulator {
                 _ => None,
             };
             self.bd_host_done(p.flow.idx(), write, p.cq_ps);
+            let list = self.host.pointer_list_memory(p.op, p.bytes);
             let h = self.host_side.as_mut().expect("host model");
-            h.buffers -= p.bytes;
+            h.buffers -= p.bytes + list;
             self.app_sees(p.flow);
         }
         if self.host.outstanding() == 0

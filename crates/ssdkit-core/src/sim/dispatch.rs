@@ -99,11 +99,10 @@ impl Simulator {
         let (id, t) = self.host.submit(self.q.now(), flow, arrived, r);
         self.bd_submitted(id, arrived);
         if self.host_side.is_some() {
-            let bytes = self
-                .host
-                .request(id)
-                .bytes(self.settings.geo.sector_bytes as u64);
-            self.host_buffer_held(bytes);
+            let req = self.host.request(id);
+            let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
+            let list = self.host.pointer_list_memory(req.op, bytes);
+            self.host_buffer_held(bytes + list);
         }
         self.host.request_mut(id).seq = self.submitted;
         self.submitted += 1;

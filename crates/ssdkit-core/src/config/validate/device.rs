@@ -3,8 +3,8 @@
 
 use super::{float_range, int_range, pow2, unused};
 use crate::config::{
-    Arbitration, Config, FlashConfig, FtlConfig, GcPolicy, InterfaceConfig, InterfaceType,
-    PcieConfig, PreconditionConfig, Settings,
+    Arbitration, Config, DataPointers, FlashConfig, FtlConfig, GcPolicy, InterfaceConfig,
+    InterfaceType, PcieConfig, PreconditionConfig, Settings,
 };
 
 /// `[interface]`, after refusing the keys of the interface type not selected.
@@ -48,7 +48,40 @@ pub(super) fn validate_interface(i: &InterfaceConfig, p: &PcieConfig) -> Result<
         1e6,
         false,
     )?;
-    Ok(())
+    validate_data_pointers(i)
+}
+
+/// `interface.data_pointers` and the sizes that only it uses.
+fn validate_data_pointers(i: &InterfaceConfig) -> Result<(), String> {
+    let di = InterfaceConfig::default();
+    if i.data_pointers == DataPointers::None {
+        unused(
+            "interface.memory_page_bytes",
+            i.memory_page_bytes != di.memory_page_bytes,
+            i.memory_page_bytes,
+            "applies to `interface.data_pointers` = \"prp\" or \"sgl\" only (without them no list is read)",
+        )?;
+    }
+    if i.data_pointers != DataPointers::Sgl {
+        unused(
+            "interface.buffer_extent_bytes",
+            i.buffer_extent_bytes != di.buffer_extent_bytes,
+            i.buffer_extent_bytes,
+            "applies to `interface.data_pointers` = \"sgl\" only (PRP entries describe memory pages, whatever is contiguous)",
+        )?;
+    }
+    pow2(
+        "interface.memory_page_bytes",
+        i.memory_page_bytes as u64,
+        4096,
+        1 << 27,
+    )?;
+    pow2(
+        "interface.buffer_extent_bytes",
+        i.buffer_extent_bytes as u64,
+        512,
+        1 << 30,
+    )
 }
 
 /// `[pcie]`.
@@ -558,6 +591,12 @@ fn interface_keys_in_use(i: &InterfaceConfig, p: &PcieConfig) -> Result<(), Stri
                 i.queue_fetch_size != di.queue_fetch_size,
                 i.queue_fetch_size,
                 "applies to `interface.type` = \"nvme\" only (SATA fetches from one shared queue of `interface.ncq_depth`)",
+            )?;
+            unused(
+                "interface.data_pointers",
+                i.data_pointers != di.data_pointers,
+                format!("{:?}", i.data_pointers).to_lowercase(),
+                "applies to `interface.type` = \"nvme\" only (PRP lists and SGL segments are NVMe's; an NCQ command's DMA needs no host-memory read)",
             )?;
         }
         InterfaceType::Nvme => {
