@@ -376,7 +376,11 @@ _FLASH_TAGS = {
 # PCIe payload rate per lane in GB/s (10^9 B/s) after line coding, by generation.
 _PCIE_GB_S = {1: 0.25, 2: 0.5, 3: 8 * 128 / 130 / 8, 4: 16 * 128 / 130 / 8, 5: 32 * 128 / 130 / 8}
 _CACHE_MODES = {"TURNED_OFF": "off", "WRITE_CACHE": "write", "READ_CACHE": "read", "WRITE_READ_CACHE": "read_write"}
-_NO_SUSPEND = "ssdkit has no program/erase suspension"
+_NEVER_SUSPENDS = (
+    "stock MQSim never suspends: its schedulers refuse a busy chip before the suspension test (a missing "
+    "break) and pass the suspension flags to TSU_Base in the wrong order; ssdkit does what the file asks "
+    '(--mqsim-compat sets tsu.suspension = "none" to match MQSim\'s output)'
+)
 
 
 def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
@@ -418,6 +422,7 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
     interface: dict[str, Any] = {}
     pcie: dict[str, Any] = {}
     ftl: dict[str, Any] = {"mapping": "page"}
+    tsu: dict[str, Any] = {}
     precondition: dict[str, Any] = {}
     flash: dict[str, Any] = {}
     bus: dict[str, Any] = {}
@@ -628,12 +633,25 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
     conv.src("ftl.allocation_order", p)
     p = D("Transaction_Scheduling_Policy")
     tsp = conv.enum(p, ("OUT_OF_ORDER", "PRIORITY_OUT_OF_ORDER", "FLIN"))
-    conv.approx(
-        p[1],
-        p[0],
-        "ssdkit has one transaction scheduler (per-die queues, GC preemption per ftl.gc_preemptible) and no policy key",
-        present=p[2],
-    )
+    tsu["policy"] = "out_of_order"
+    if tsp == "OUT_OF_ORDER":
+        conv.src("tsu.policy", p)
+    elif tsp == "PRIORITY_OUT_OF_ORDER":
+        conv.approx(
+            p[1],
+            p[0],
+            'converted to tsu.policy = "out_of_order": ssdkit applies NVMe priorities at command fetch '
+            "(interface.arbitration), not yet in the die queues",
+            present=p[2],
+        )
+    else:
+        conv.approx(
+            p[1],
+            p[0],
+            'converted to tsu.policy = "out_of_order": MQSim cannot run FLIN (its construction is commented '
+            'out, so MQSim stops with "No implementation is available")',
+            present=p[2],
+        )
     p = D("Overprovisioning_Ratio")
     # ftl.spare_factor's range in the core; a default in its place would simulate another device.
     ftl["spare_factor"] = conv.float(p, 0.01, 0.9, " (ssdkit's ftl.spare_factor)")
@@ -672,15 +690,14 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
                 "MQSim parses it but never uses it (no effect); ssdkit's static wear levelling stays off (its default)",
                 cause="no_effect",
             )
-    for tag in (
-        "Prefered_suspend_erase_time_for_read",
-        "Preferred_suspend_erase_time_for_write",
-        "Preferred_suspend_write_time_for_read",
-    ):
-        p = D(tag)
+    # Suspension thresholds (ns); which apply depends on CMD_Suspension_Support (below).
+    suspend_thresholds = {
+        "program_suspend_above_us": D("Preferred_suspend_write_time_for_read"),
+        "erase_suspend_above_us": D("Prefered_suspend_erase_time_for_read"),
+        "_erase_for_write": D("Preferred_suspend_erase_time_for_write"),
+    }
+    for p in suspend_thresholds.values():
         conv.int(p, 0)
-        if p[2]:
-            conv.unmapped(p[1], p[0], _NO_SUSPEND, cause="not_modelled")
 
     # Back end.
     for param, key in (
@@ -715,17 +732,13 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
     flash["erase_us"] = conv.float(p, 0.0) / 1000
     conv.src("flash.erase_us", p)
     flash["multiplane"] = True
-    p = F("CMD_Suspension_Support")
-    if conv.enum(p, ("NONE", "PROGRAM", "PROGRAM_ERASE", "ERASE")) != "NONE":
-        conv.unmapped(p[1], p[0], _NO_SUSPEND, present=p[2], cause="not_modelled")
+    _suspension(conv, tsu, F, suspend_thresholds)
     for tag, reason, cause in (
         (
             "Block_PE_Cycles_Limit",
             "ssdkit has no endurance limit (erase counts are reported in the result)",
             "not_modelled",
         ),
-        ("Suspend_Erase_Time", _NO_SUSPEND, "not_modelled"),
-        ("Suspend_Program_Time", _NO_SUSPEND, "not_modelled"),
         ("Page_Metadat_Capacity", "MQSim parses it but never uses it (no effect)", "no_effect"),
     ):
         p = F(tag)
@@ -780,6 +793,7 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         "pcie": pcie,
         "cache": cache,
         "ftl": ftl,
+        "tsu": tsu,
         "precondition": precondition,
         "flash": flash,
     }
@@ -1201,6 +1215,11 @@ def import_mqsim(
 #: switches any of them back off.
 MQSIM_COMPAT: tuple[tuple[str, Any, str], ...] = (
     (
+        "tsu.suspension",
+        "none",
+        "MQSim's schedulers never suspend a program or erase (a missing break refuses any busy chip)",
+    ),
+    (
         "flash.die_interleaving",
         False,
         "MQSim's scheduler never overlaps the dies of a chip (real chips interleave them)",
@@ -1219,7 +1238,7 @@ MQSIM_COMPAT: tuple[tuple[str, Any, str], ...] = (
 MQSIM_ALREADY: tuple[str, ...] = (
     'ftl.unmapped_reads = "read_flash" (every import: MQSim maps a page on its first read)',
     "ftl.gc_refill = false (default: one collection per block opened below GC_Exec_Threshold)",
-    'ftl.user_order = "reads_first" and ftl.gc_background = false (defaults)',
+    'tsu.policy = "out_of_order" and ftl.gc_background = false (defaults)',
     "sub-page writes track sector validity (always)",
 )
 
@@ -1234,7 +1253,69 @@ def _apply_compat(doc: dict) -> None:
     for key, value, _ in MQSIM_COMPAT:
         section, name = key.split(".")
         doc[section] = dict(doc.get(section, {}))
+        if key == "tsu.suspension":
+            # The thresholds and costs apply only with suspension on.
+            doc[section] = {k: v for k, v in doc[section].items() if k == "policy"}
         doc[section][name] = value
+
+
+def _suspension(conv: _Conv, tsu: dict, F: Any, thresholds: dict) -> None:
+    """CMD_Suspension_Support and its times, as MQSim's code means them (stock MQSim never
+    suspends; see _NEVER_SUSPENDS)."""
+    p = F("CMD_Suspension_Support")
+    mode = conv.enum(p, ("NONE", "PROGRAM", "PROGRAM_ERASE", "ERASE"))
+    costs = {"suspend_program_us": F("Suspend_Program_Time"), "suspend_erase_us": F("Suspend_Erase_Time")}
+    for c in costs.values():
+        conv.int(c, 0)
+    if mode == "NONE":
+        for q in [*costs.values(), *thresholds.values()]:
+            if q[2]:
+                conv.unmapped(q[1], q[0], "no effect with CMD_Suspension_Support NONE", cause="no_effect")
+        return
+    tsu["suspension"] = mode.lower()
+    conv.src("tsu.suspension", p)
+    conv.approx(p[1], p[0], _NEVER_SUSPENDS, present=p[2])
+    # MQSim caps neither the suspensions of one operation nor their number.
+    tsu["max_suspensions"] = 255
+    program, erase = mode in ("PROGRAM", "PROGRAM_ERASE"), mode in ("ERASE", "PROGRAM_ERASE")
+    wanted = [
+        ("suspend_program_us", "program_suspend_above_us", program),
+        ("suspend_erase_us", "erase_suspend_above_us", erase),
+    ]
+    for cost_key, above_key, on in wanted:
+        c, t = costs[cost_key], thresholds[above_key]
+        if not on:
+            for q in (c, t):
+                if q[2]:
+                    conv.unmapped(q[1], q[0], f"no effect with CMD_Suspension_Support {mode}", cause="no_effect")
+            continue
+        cost_us, above_us = int(c[0]) / 1000, int(t[0]) / 1000
+        tsu[cost_key] = cost_us
+        conv.src(f"tsu.{cost_key}", c)
+        if above_us < cost_us:
+            conv.approx(
+                t[1],
+                t[0],
+                f"below the suspension cost ({cost_us} us), which ssdkit refuses: raised to it",
+                present=t[2],
+            )
+            above_us = cost_us
+        tsu[above_key] = above_us
+        conv.src(f"tsu.{above_key}", t)
+    w = thresholds["_erase_for_write"]
+    if erase:
+        # ssdkit has one erase threshold for reads and writes: writes suspend an erase when the
+        # file's write threshold equals the read one, as in MQSim's defaults.
+        tsu["writes_suspend_erase"] = True
+        if int(w[0]) / 1000 != tsu["erase_suspend_above_us"]:
+            conv.approx(
+                w[1],
+                w[0],
+                "ssdkit has one erase-suspension threshold for reads and writes (tsu.erase_suspend_above_us)",
+                present=w[2],
+            )
+    elif w[2]:
+        conv.unmapped(w[1], w[0], f"no effect with CMD_Suspension_Support {mode}", cause="no_effect")
 
 
 def _caching(conv: _Conv, doc: dict, flows: list[dict]) -> None:

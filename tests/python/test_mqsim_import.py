@@ -254,6 +254,36 @@ def test_priorities_without_effect_are_listed(tmp_path):
     )
 
 
+def test_suspension_keys_map_to_tsu(tmp_path):
+    text = (
+        SSDCONFIG_TEXT.replace("<CMD_Suspension_Support>ERASE<", "<CMD_Suspension_Support>PROGRAM_ERASE<")
+        .replace("<Suspend_Program_Time>100000<", "<Suspend_Program_Time>20000<")
+        .replace("<Preferred_suspend_write_time_for_read>100000<", "<Preferred_suspend_write_time_for_read>10000<")
+    )
+    assert text.count("PROGRAM_ERASE") == 1 and "20000" in text
+    cfg = tmp_path / "ssd.xml"
+    cfg.write_text(text)
+    (dev,) = import_mqsim(str(cfg))
+    t = dev.doc["tsu"]
+    assert t["suspension"] == "program_erase" and t["max_suspensions"] == 255
+    assert t["suspend_program_us"] == 20.0 and t["suspend_erase_us"] == 700.0
+    # A threshold below the cost is raised to it, and listed.
+    assert t["program_suspend_above_us"] == 20.0
+    assert t["erase_suspend_above_us"] == 700.0 and t["writes_suspend_erase"] is True
+    lines = "\n".join(e.line() for e in dev.unmapped)
+    assert "Preferred_suspend_write_time_for_read = 10000: below the suspension cost (20.0 us)" in lines
+    assert "CMD_Suspension_Support = PROGRAM_ERASE: stock MQSim never suspends" in lines
+    got = resolved(dev.toml)
+    assert got["tsu"]["suspension"] == "program_erase"
+    # NONE: nothing of it in the file, and its times are listed as without effect.
+    cfg.write_text(SSDCONFIG_TEXT.replace("<CMD_Suspension_Support>ERASE<", "<CMD_Suspension_Support>NONE<"))
+    (dev,) = import_mqsim(str(cfg))
+    assert dev.doc["tsu"] == {"policy": "out_of_order"}
+    assert "Suspend_Erase_Time = 700000: no effect with CMD_Suspension_Support NONE" in "\n".join(
+        e.line() for e in dev.unmapped
+    )
+
+
 def test_absent_tags_take_mqsim_defaults(tmp_path):
     cfg = tmp_path / "min.xml"
     cfg.write_text("<Execution_Parameter_Set><Device_Parameter_Set/></Execution_Parameter_Set>")
@@ -558,10 +588,14 @@ def test_mqsim_compat_turns_on_each_listed_behaviour_and_overrides_win(tmp_path)
         assert compat.doc[section][name] == value, key
         assert plain.doc[section].get(name) != value, key
         assert f"{key} = {str(value).lower()}" in compat.toml
-    # Everything else is the same import.
+    # Everything else is the same import, but for the suspension times and thresholds, which
+    # go with suspension.
     for key, _v, _w in mqsim.MQSIM_COMPAT:
         section, name = key.split(".")
         del compat.doc[section][name]
+    assert compat.doc["tsu"] == {"policy": plain.doc["tsu"]["policy"]}
+    assert plain.doc["tsu"]["suspension"] == "erase" and plain.doc["tsu"]["max_suspensions"] == 255
+    del compat.doc["tsu"], plain.doc["tsu"]
     assert compat.doc == plain.doc
     # --set switches one back off.
     again = import_mqsim(SSDCONFIG, WORKLOAD, mqsim_compat=True, overrides=["flash.die_interleaving=true"])[0]

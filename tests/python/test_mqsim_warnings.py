@@ -30,7 +30,8 @@ def test_causes_that_change_results_come_first():
     "path_end, cause",
     [
         ("Device_Parameter_Set/CMT_Capacity", "approximated"),  # whole translation pages
-        ("Flash_Parameter_Set/CMD_Suspension_Support", "not_modelled"),
+        ("Flash_Parameter_Set/CMD_Suspension_Support", "approximated"),  # stock MQSim never suspends
+        ("Flash_Parameter_Set/Block_PE_Cycles_Limit", "not_modelled"),
         # The shipped ssdconfig.xml disables preconditioning, and MQSim uses the occupancy only
         # to precondition.
         ("IO_Flow_Parameter_Set_Synthetic[1]/Initial_Occupancy_Percentage", "no_effect"),

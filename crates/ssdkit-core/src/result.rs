@@ -99,6 +99,9 @@ pub struct DeviceResult {
     /// Interrupts, polls and host CPU time; absent with `host.completion = "none"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostResult>,
+    /// Program/erase suspensions; absent with `tsu.suspension = "none"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspension: Option<crate::tsu::suspension::SuspensionStats>,
     /// Where the requests' time went, step by step (`run.latency_breakdown`; absent when
     /// off).
     #[serde(default, skip_serializing_if = "Option::is_none")]

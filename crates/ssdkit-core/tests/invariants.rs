@@ -53,6 +53,10 @@ struct Features {
     /// Host completion: none; interrupts coalesced by 3 (20 us timer) on one shared vector
     /// and core; polled on one core.
     host: u8,
+    /// Scheduling: out-of-order or FIFO; program and erase suspension (reads and writes may
+    /// suspend, up to 3 times an operation, with a resume cost) or none.
+    fifo: bool,
+    suspension: bool,
 }
 
 fn features() -> impl Strategy<Value = Features> {
@@ -76,6 +80,7 @@ fn features() -> impl Strategy<Value = Features> {
         any::<bool>(),
         any::<bool>(),
         (prop_oneof![Just(0.0), 0.0f64..0.3], 0u8..4, 0u8..3, 0u8..3),
+        (any::<bool>(), any::<bool>()),
     )
         .prop_map(
             |(
@@ -87,6 +92,7 @@ fn features() -> impl Strategy<Value = Features> {
                 wl_static,
                 wl_dynamic,
                 (trim_fraction, second, cmt, host),
+                (fifo, suspension),
             )| {
                 Features {
                     policy,
@@ -100,6 +106,8 @@ fn features() -> impl Strategy<Value = Features> {
                     second,
                     cmt,
                     host,
+                    fifo,
+                    suspension,
                 }
             },
         )
@@ -117,6 +125,8 @@ const PLAIN: Features = Features {
     second: 0,
     cmt: 0,
     host: 0,
+    fifo: false,
+    suspension: false,
 };
 
 #[allow(clippy::too_many_arguments)] // one knob per property dimension
@@ -239,6 +249,25 @@ fn config(
     }
     if f.background {
         o.push("ftl.gc_background_threshold=0.1".into());
+    }
+    if f.fifo {
+        o.push("tsu.policy=fifo".into());
+    }
+    if f.suspension {
+        o.extend(
+            [
+                "tsu.suspension=program_erase",
+                "tsu.suspend_program_us=5",
+                "tsu.suspend_erase_us=20",
+                "tsu.resume_program_us=2",
+                "tsu.resume_erase_us=2",
+                "tsu.program_suspend_above_us=50",
+                "tsu.erase_suspend_above_us=200",
+                "tsu.writes_suspend_erase=true",
+                "tsu.max_suspensions=3",
+            ]
+            .map(String::from),
+        );
     }
     if f.wl_static {
         o.push("ftl.wl_static_threshold=2".into());
@@ -474,6 +503,9 @@ fn every_policy_with_copyback_wl_and_trim_keeps_invariants() {
                 "fifo" => 2,
                 _ => 0,
             },
+            // FIFO die queues and suspension of GC's programs (copyback too) and erases.
+            fifo: policy == "random",
+            suspension: policy != "greedy",
         };
         let c = config(16, 0.2, 8, false, true, 12_000, 5, &f);
         check(&c);
@@ -491,6 +523,14 @@ fn every_policy_with_copyback_wl_and_trim_keeps_invariants() {
             ftl["trimmed_pages"].as_u64().unwrap() > 0,
             "{policy}: {ftl}"
         );
+        if f.suspension {
+            let s = &out.result["device"]["suspension"];
+            let n = |k: &str| s[k].as_u64().unwrap();
+            assert!(
+                n("program_suspensions") > 0 && n("erase_suspensions") > 0,
+                "{policy}: {s}"
+            );
+        }
     }
 }
 

@@ -1,5 +1,5 @@
-//! `ftl.user_order`: a die serves queued reads before queued writes (`reads_first`, the
-//! default) or in arrival order (`arrival`).
+//! `tsu.policy`: a die serves queued reads before queued writes (`out_of_order`, the
+//! default) or in arrival order (`fifo`).
 mod common;
 use ssdkit_core::api::{load, run, Source};
 use ssdkit_core::device::Device;
@@ -22,7 +22,7 @@ const ONE_DIE: [&str; 7] = [
 /// only die: which goes next is the policy's choice.
 fn second_write_and_read(order: &str) -> (u64, u64) {
     let mut o = common::bare(&ONE_DIE);
-    o.push(format!("ftl.user_order=\"{order}\""));
+    o.push(format!("tsu.policy=\"{order}\""));
     let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
     let mut dev = Device::new(&c).unwrap();
     let us = 1_000_000u64;
@@ -44,13 +44,13 @@ fn second_write_and_read(order: &str) -> (u64, u64) {
 
 #[test]
 fn reads_first_lets_a_later_read_overtake_a_queued_write() {
-    let (w2, r) = second_write_and_read("reads_first");
+    let (w2, r) = second_write_and_read("out_of_order");
     assert!(r < w2, "read {r} ps before write {w2} ps");
 }
 
 #[test]
 fn arrival_order_serves_the_earlier_write_first() {
-    let (w2, r) = second_write_and_read("arrival");
+    let (w2, r) = second_write_and_read("fifo");
     assert!(w2 < r, "write {w2} ps before read {r} ps");
 }
 
@@ -66,7 +66,7 @@ fn mixed(order: Option<&str>) -> RunResult {
         .map(String::from),
     );
     if let Some(order) = order {
-        o.push(format!("ftl.user_order=\"{order}\""));
+        o.push(format!("tsu.policy=\"{order}\""));
     }
     let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
     serde_json::from_value(run(&c, false, false).unwrap().result).unwrap()
@@ -75,8 +75,8 @@ fn mixed(order: Option<&str>) -> RunResult {
 #[test]
 fn under_load_arrival_order_trades_read_latency_for_write_latency() {
     let default = mixed(None);
-    let first = mixed(Some("reads_first"));
-    let arrival = mixed(Some("arrival"));
+    let first = mixed(Some("out_of_order"));
+    let arrival = mixed(Some("fifo"));
     let mean = |r: &RunResult, read: bool| {
         let s = &r.device.stats;
         if read {

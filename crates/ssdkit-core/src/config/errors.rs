@@ -77,16 +77,26 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
 
 /// Sections that are single tables, and the flow array: a wrong bracket count otherwise
 /// surfaces as a type error on a made-up key such as `flash[0`.
-const TABLES: [&str; 8] = [
+const TABLES: [&str; 10] = [
     "run",
     "steady_state",
+    "host",
     "interface",
     "pcie",
     "cache",
     "ftl",
+    "tsu",
     "precondition",
     "flash",
 ];
+
+/// Keys that moved to another place, with what to write instead: an old configuration gets a
+/// message that says how to update it rather than "unknown field".
+const MOVED: [(&str, &str, &str); 1] = [(
+    "ftl",
+    "user_order",
+    "moved to `tsu.policy` (`reads_first` is \"out_of_order\", `arrival` is \"fifo\")",
+)];
 
 pub(super) fn check_shapes(root: &Value) -> Result<(), String> {
     let array_not_table = |key: &str| {
@@ -94,6 +104,11 @@ pub(super) fn check_shapes(root: &Value) -> Result<(), String> {
             "key `{key}` must be a table (`[{key}]`), not an array of tables (`[[{key}]]`); write the section header with single brackets"
         )
     };
+    for (table, key, now) in MOVED {
+        if root.get(table).and_then(|t| t.get(key)).is_some() {
+            return Err(format!("key `{table}.{key}` {now}"));
+        }
+    }
     for key in TABLES {
         if let Some(Value::Array(_)) = root.get(key) {
             return Err(array_not_table(key));

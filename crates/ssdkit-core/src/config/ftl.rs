@@ -98,12 +98,6 @@ pub struct FtlConfig {
     pub gc_preemptible: bool,
     /// User operations a die may run in a row while GC transactions wait. Default 8; >= 1.
     pub gc_starvation_limit: u32,
-    /// Order of user transactions at a die: `reads_first` (default: a queued read goes before
-    /// any queued write, as MQSim's schedulers and most firmware do, since a read is short
-    /// and a host waits on it) or `arrival` (reads and writes in the order they reached the
-    /// die, as classic simulators and simple firmware do; a write whose plane is at its GC
-    /// reserve does not hold back later operations). GC's place is set by `gc_preemptible`.
-    pub user_order: UserOrder,
     /// Reads of never-written (or trimmed) pages: `complete` (default: answered from the
     /// mapping table without flash, as drives do, counted in `unmapped_page_reads`) or
     /// `read_flash` (as MQSim does: the first read maps the page to a page of its plane's user
@@ -151,7 +145,6 @@ impl Default for FtlConfig {
             gc_foreground: false,
             gc_preemptible: true,
             gc_starvation_limit: 8,
-            user_order: UserOrder::ReadsFirst,
             unmapped_reads: UnmappedReads::Complete,
             gc_copyback: false,
             wl_dynamic: true,
@@ -173,17 +166,6 @@ pub enum UnmappedReads {
     Complete,
     /// Mapped on first read and read from flash (MQSim).
     ReadFlash,
-}
-
-/// `ftl.user_order`.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum UserOrder {
-    /// Queued reads before queued writes.
-    #[default]
-    ReadsFirst,
-    /// Reads and writes in the order they reached the die.
-    Arrival,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]

@@ -14,6 +14,7 @@ mod host;
 mod overrides;
 mod presets;
 mod settings;
+mod tsu;
 mod validate;
 mod workload;
 
@@ -22,6 +23,7 @@ pub use cmt::*;
 pub use device::*;
 pub use ftl::*;
 pub use host::*;
+pub use tsu::*;
 pub use workload::*;
 
 pub use overrides::apply_override;
@@ -60,6 +62,9 @@ pub struct Config {
     /// firmware time.
     #[serde(default)]
     pub ftl: FtlConfig,
+    /// Transaction scheduling unit: the policy at each die and program/erase suspension.
+    #[serde(default)]
+    pub tsu: TsuConfig,
     /// Device state at time zero: steady state (fast or by writing), filled, or empty.
     #[serde(default)]
     pub precondition: PreconditionConfig,

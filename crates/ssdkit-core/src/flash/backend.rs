@@ -36,6 +36,9 @@ pub struct Backend {
     /// The parts of the last operation started and of the last transfer out, for the
     /// latency breakdown.
     pub last_op: OpSplit,
+    /// Array time of the last program or erase started (its array phase ends at the time
+    /// returned), for program/erase suspension.
+    pub last_array: Picoseconds,
     pub last_xfer: XferSplit,
     /// Record `last_op` and `last_xfer` (`run.latency_breakdown`): off, the hot path skips
     /// the stores.
@@ -72,6 +75,7 @@ impl Backend {
             timing,
             stats: BackendStats::default(),
             last_op: OpSplit::default(),
+            last_array: 0,
             last_xfer: XferSplit::default(),
             record: false,
         }
@@ -195,6 +199,7 @@ impl Backend {
             self.stats.multiplane_programs += 1;
         }
         let array = self.timing.program_ps[self.timing.page_type[page as usize] as usize];
+        self.last_array = array;
         self.split(now, t, sw, bus, data, array)
     }
 
@@ -205,7 +210,8 @@ impl Backend {
         let (end, _) = self.bus(die, t, self.timing.program_cmd_ps);
         self.stats.page_programs += 1;
         self.stats.copyback_programs += 1;
-        end + self.timing.program_ps[self.timing.page_type[page as usize] as usize]
+        self.last_array = self.timing.program_ps[self.timing.page_type[page as usize] as usize];
+        end + self.last_array
     }
 
     /// Starts a (multi-plane) erase. Returns when it ends.
@@ -216,6 +222,7 @@ impl Backend {
         if planes > 1 {
             self.stats.multiplane_erases += 1;
         }
+        self.last_array = self.timing.erase_ps;
         end + self.timing.erase_ps
     }
 }

@@ -60,6 +60,8 @@ pub(crate) struct Tracker {
     req: Vec<ReqParts>,
     tx: Vec<TxStamp>,
     die: Vec<DieSplit>,
+    /// The parts of suspended operations, by die.
+    saved: Vec<(DieId, DieSplit)>,
     /// Per flow.
     pub stats: Vec<BreakdownStats>,
     /// What a transaction created now has waited for since its request's cursor: `Mapping`
@@ -86,11 +88,30 @@ impl Tracker {
         self.die[die.idx()]
     }
 
+    /// The die's operation is suspended: keep its parts while another runs.
+    pub fn save_die(&mut self, die: DieId) {
+        self.saved.push((die, self.die[die.idx()]));
+    }
+
+    /// The die's suspended operation resumes, `delay` later than it would have ended: its
+    /// parts come back with the delay in its array phase (the operation held the die).
+    pub fn restore_die(&mut self, die: DieId, delay: Picoseconds) {
+        let i = self
+            .saved
+            .iter()
+            .position(|&(d, _)| d == die)
+            .expect("saved at suspension");
+        let (_, mut split) = self.saved.swap_remove(i);
+        split.op.array += delay;
+        self.die[die.idx()] = split;
+    }
+
     pub fn new(flows: usize, dies: usize) -> Self {
         Self {
             req: Vec::new(),
             tx: Vec::new(),
             die: vec![DieSplit::default(); dies],
+            saved: Vec::new(),
             stats: vec![BreakdownStats::default(); flows],
             pre: Step::Cache,
             current: None,

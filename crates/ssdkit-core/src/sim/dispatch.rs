@@ -8,6 +8,7 @@ use crate::frontend::{page_span, split, PageChunk};
 use crate::ftl::Stream;
 use crate::ids::{DieId, FlowId, PlaneId, Ppn, ReqId, TxId};
 use crate::stats::breakdown::Step;
+use crate::tsu::suspension::Suspendable;
 use crate::tsu::{Choice, Tx, TxKind};
 use crate::workload::flow::Next;
 use crate::workload::synthetic::HostRequest;
@@ -34,7 +35,16 @@ impl Simulator {
             Ev::WriteDataArrived(r) => self.firmware(r),
             Ev::WriteChunkArrived(t) => self.release_write(t),
             Ev::FirmwareDone(r) => self.dispatch_request(r),
-            Ev::DieArrayDone(d) => self.die_array_done(d),
+            Ev::DieArrayDone(d) => {
+                if self.susp.is_some() && self.stale_array_end(d) {
+                    return;
+                }
+                self.die_array_done(d)
+            }
+            Ev::DieSuspended(d) => {
+                self.dies.set_busy(d, false);
+                self.schedule_die(d);
+            }
             Ev::DieXferDone(d) => self.die_finish(d),
             Ev::Completed(r) => self.complete_request(r),
             Ev::CacheWriteIn(r) => self.cache_write_in(r),
@@ -419,7 +429,79 @@ impl Simulator {
     pub(super) fn enqueue(&mut self, t: TxId) {
         self.bd_tx_ready(t);
         let die = self.tsu.enqueue(t);
+        if self.susp.is_some() && self.dies.busy(die) {
+            self.maybe_suspend(die, t);
+        }
         self.schedule_die(die);
+    }
+
+    /// A DieArrayDone event of the end a suspension moved: it is ignored.
+    #[inline(never)]
+    fn stale_array_end(&mut self, die: DieId) -> bool {
+        let now = self.q.now();
+        self.susp.as_mut().expect("checked").is_stale(die, now)
+    }
+
+    /// `t` reached its busy die: with `tsu.suspension`, a user read (or write) may suspend
+    /// the die's program or erase, now or, if the operation's command and data are still on
+    /// the bus, when its array phase begins. The die stays busy for the suspension's time,
+    /// then starts the transaction (`Ev::DieSuspended`).
+    #[inline(never)]
+    fn maybe_suspend(&mut self, die: DieId, t: TxId) {
+        let read = match self.tsu.get(t).kind {
+            TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead | TxKind::MappingRead => true,
+            TxKind::UserWrite | TxKind::CacheWrite | TxKind::MappingWrite => false,
+            _ => return,
+        };
+        self.suspend_for(die, read);
+    }
+
+    /// The die began a program or erase, or resumed one: reads (or writes) already queued
+    /// there may suspend it as one arriving now would.
+    fn suspend_for_queued(&mut self, die: DieId) {
+        let q = self.tsu.queues(die);
+        let reads = !q.reads.is_empty() || !q.mapping_reads.is_empty();
+        let writes = q.writes_len() > 0;
+        if reads {
+            self.suspend_for(die, true);
+        } else if writes {
+            self.suspend_for(die, false);
+        }
+    }
+
+    fn suspend_for(&mut self, die: DieId, read: bool) {
+        let now = self.q.now();
+        let su = self.susp.as_mut().expect("checked");
+        let Some((at, cost)) = su.should_suspend(die, now, read) else {
+            return;
+        };
+        let (batch, n) = self.dies.batch(die);
+        su.suspend(die, at, batch, n);
+        if let Some(b) = self.bd.as_mut() {
+            b.save_die(die);
+        }
+        self.at(at + cost, Ev::DieSuspended(die));
+    }
+
+    /// A free die with a suspended operation: it starts what may run meanwhile (once), and
+    /// when that has ended (or there was nothing) resumes the operation.
+    #[inline(never)]
+    fn schedule_suspended(&mut self, die: DieId, served: bool, writes: bool) {
+        if !served {
+            self.dies.set_busy(die, true);
+            if self.start_reads(die) || (writes && self.start_writes(die)) {
+                return;
+            }
+            self.dies.set_busy(die, false);
+        }
+        let now = self.q.now();
+        let (s, end) = self.susp.as_mut().expect("suspended").resume(die, now);
+        self.dies.begin(die, &s.batch[..s.n]);
+        if let Some(b) = self.bd.as_mut() {
+            b.restore_die(die, end - s.old_end);
+        }
+        self.at(end, Ev::DieArrayDone(die));
+        self.suspend_for_queued(die);
     }
 
     /// Whether a plane of `die` is down to its GC reserve, so GC must go first.
@@ -433,6 +515,12 @@ impl Simulator {
     pub(super) fn schedule_die(&mut self, die: DieId) {
         if self.dies.busy(die) {
             return;
+        }
+        if let Some(su) = self.susp.as_ref() {
+            if let Some(s) = su.suspended(die) {
+                let (served, writes) = (s.served, su.writes_allowed(s));
+                return self.schedule_suspended(die, served, writes);
+            }
         }
         let dq = self.tsu.queues(die);
         if dq.is_empty() {
@@ -473,7 +561,7 @@ impl Simulator {
         }
     }
 
-    /// Starts the next user operation: reads first, or (`ftl.user_order = "arrival"`) a write
+    /// Starts the next user operation: reads first, or (`tsu.policy = "fifo"`) a write
     /// first when the oldest queued write is older than the oldest read.
     #[inline]
     fn start_user(&mut self, die: DieId) -> bool {
@@ -645,6 +733,23 @@ impl Simulator {
 
     pub(super) fn begin(&mut self, die: DieId, batch: &[TxId], array_end: u64) {
         self.bd_die_began(die);
+        if let Some(su) = self.susp.as_mut() {
+            let kind = match self.tsu.get(batch[0]).kind {
+                TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite | TxKind::GcWrite => {
+                    Some(Suspendable::Program)
+                }
+                TxKind::GcErase => Some(Suspendable::Erase),
+                _ => None,
+            };
+            let start = array_end - self.backend.last_array.min(array_end);
+            su.began(die, kind, start, array_end);
+            self.dies.begin(die, batch);
+            self.at(array_end, Ev::DieArrayDone(die));
+            if kind.is_some() {
+                self.suspend_for_queued(die);
+            }
+            return;
+        }
         self.dies.begin(die, batch);
         self.at(array_end, Ev::DieArrayDone(die));
     }

@@ -54,6 +54,9 @@ pub(crate) enum Ev {
     FirmwareDone(ReqId),
     /// The array phase (sense, program or erase) of the die's operation ended.
     DieArrayDone(DieId),
+    /// The die's program or erase is suspended (the suspension's time is over): the die may
+    /// start the read that suspended it.
+    DieSuspended(DieId),
     /// The data of the die's read operation is out of the page registers.
     DieXferDone(DieId),
     /// The completion of the request is in the host's completion queue.
@@ -84,8 +87,10 @@ pub struct Simulator {
     pub(crate) backend: Backend,
     dies: Dies,
     multiplane: bool,
-    /// `ftl.user_order = "arrival"`.
+    /// `tsu.policy = "fifo"`.
     arrival_order: bool,
+    /// Program/erase suspension; None with `tsu.suspension = "none"`.
+    pub(crate) susp: Option<Box<crate::tsu::suspension::SuspensionUnit>>,
     gc_copyback: bool,
     /// `ftl.unmapped_reads = "read_flash"`.
     read_flash_unmapped: bool,
@@ -275,7 +280,8 @@ impl Simulator {
             mapped_by_reads: 0,
             serial_chips: !c.flash.die_interleaving && geo.dies_per_chip > 1,
             multiplane: c.flash.multiplane && geo.planes_per_die > 1,
-            arrival_order: c.ftl.user_order == crate::config::UserOrder::Arrival,
+            arrival_order: c.tsu.policy == crate::config::TsuPolicy::Fifo,
+            susp: crate::tsu::suspension::SuspensionUnit::new(&c.tsu, geo.dies()).map(Box::new),
             gc_copyback: c.ftl.gc_copyback,
             gc_background: c.ftl.gc_background,
             cmt_on,

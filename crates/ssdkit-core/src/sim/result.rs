@@ -177,6 +177,7 @@ impl Simulator {
                     all.summary(elapsed)
                 }),
                 host: self.host_side.as_ref().map(|h| h.result()),
+                suspension: self.susp.as_ref().map(|s| s.result()),
                 latency_breakdown: self.bd.as_ref().map(|b| {
                     let mut all = crate::stats::breakdown::BreakdownStats::default();
                     for s in &b.stats {

@@ -3,10 +3,11 @@
 //! and the scheduling policy that picks what a free die does next, including multi-plane
 //! batches; mapping reads of the cached mapping table have their own queue and go before
 //! user reads (a user transaction waits for each), mapping writes queue with user writes.
-//! The place for program/erase suspension.
+//! Program/erase suspension is in `suspension`.
 
 mod policy;
 mod queues;
+pub mod suspension;
 
 pub use policy::{Choice, SchedulingPolicy};
 pub use queues::DieQueues;

@@ -8,6 +8,7 @@ mod device;
 mod flow;
 mod host;
 mod pinning;
+mod tsu;
 
 use super::{Config, RunConfig, Settings, SteadyStateConfig};
 
@@ -78,6 +79,7 @@ pub fn validate(c: &Config) -> Result<(), String> {
     flow::validate_flows(c, capacity, weighted)?;
     pinning::validate_pinning(c, capacity)?;
     cache::validate_cache(c)?;
+    tsu::validate_tsu(c)?;
     Ok(())
 }
 

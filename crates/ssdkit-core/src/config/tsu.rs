@@ -1,0 +1,104 @@
+//! `[tsu]`: the transaction scheduling unit: which queued transaction a free die starts next
+//! (the policy), and program/erase suspension (the MQSim paper, FAST'18, section 4.2.3, after
+//! Wu and He, "Reducing SSD Read Latency via NAND Flash Program and Erase Suspension",
+//! FAST'12).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `tsu.policy`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TsuPolicy {
+    /// User reads and writes in the order they reached the die (a write whose plane is at
+    /// its GC reserve does not hold back later operations), as classic simulators and simple
+    /// firmware do.
+    Fifo,
+    /// A queued read goes before any queued write (MQSim's OUT_OF_ORDER): reads are short and
+    /// a host waits on them.
+    #[default]
+    OutOfOrder,
+}
+
+/// `tsu.suspension`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SuspensionMode {
+    /// No suspension (what stock MQSim does in effect: its suspension never triggers).
+    #[default]
+    None,
+    /// A read may suspend a program.
+    Program,
+    /// A read (or a write) may suspend an erase.
+    Erase,
+    /// Both.
+    ProgramErase,
+}
+
+impl SuspensionMode {
+    pub fn program(self) -> bool {
+        matches!(self, SuspensionMode::Program | SuspensionMode::ProgramErase)
+    }
+    pub fn erase(self) -> bool {
+        matches!(self, SuspensionMode::Erase | SuspensionMode::ProgramErase)
+    }
+}
+
+/// `[tsu]`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TsuConfig {
+    /// Scheduling policy at each die: "out_of_order" (default: reads before writes) or
+    /// "fifo" (reads and writes in arrival order). Translation-page reads of the cached
+    /// mapping table go first under both; GC's place is set by `ftl.gc_preemptible`.
+    pub policy: TsuPolicy,
+    /// Program/erase suspension: "none" (default), "program", "erase" or "program_erase".
+    /// A read that reaches a die in the array phase of a program (erase) whose remaining time
+    /// is at least `program_suspend_above_us` (`erase_suspend_above_us`) suspends it: the
+    /// die pays `suspend_program_us` (`suspend_erase_us`), runs the read, pays the resume
+    /// cost and finishes the operation's remaining time. One suspended operation per die at
+    /// a time; at most `max_suspensions` per operation.
+    pub suspension: SuspensionMode,
+    /// Time to suspend a program, microseconds: the die does nothing else meanwhile. Default
+    /// 100 (MQSim's Suspend_Program_Time); 0..=1e6.
+    pub suspend_program_us: f64,
+    /// Time to suspend an erase, microseconds. Default 700 (MQSim's Suspend_Erase_Time);
+    /// 0..=1e6.
+    pub suspend_erase_us: f64,
+    /// Time to resume a suspended program, microseconds. Default 0 (MQSim charges none);
+    /// 0..=1e6.
+    pub resume_program_us: f64,
+    /// Time to resume a suspended erase, microseconds. Default 0 (MQSim); 0..=1e6.
+    pub resume_erase_us: f64,
+    /// A read suspends a program only if at least this much of its array time is left,
+    /// microseconds. Default 100 (MQSim's Preferred_suspend_write_time_for_read); at least
+    /// `suspend_program_us` (a suspension must be able to save time); <= 1e6.
+    pub program_suspend_above_us: f64,
+    /// A read suspends an erase only if at least this much of it is left, microseconds.
+    /// Default 700 (MQSim's Preferred_suspend_erase_time_for_read); at least
+    /// `suspend_erase_us`; <= 1e6.
+    pub erase_suspend_above_us: f64,
+    /// Whether a user write may suspend an erase too (a program to another block while the
+    /// erase waits), with the same threshold. Default false (MQSim allows it with
+    /// Preferred_suspend_erase_time_for_write; most NAND parts do not).
+    pub writes_suspend_erase: bool,
+    /// Most suspensions of one operation. Default 1; 1..=255.
+    pub max_suspensions: u32,
+}
+
+impl Default for TsuConfig {
+    fn default() -> Self {
+        Self {
+            policy: TsuPolicy::OutOfOrder,
+            suspension: SuspensionMode::None,
+            suspend_program_us: 100.0,
+            suspend_erase_us: 700.0,
+            resume_program_us: 0.0,
+            resume_erase_us: 0.0,
+            program_suspend_above_us: 100.0,
+            erase_suspend_above_us: 700.0,
+            writes_suspend_erase: false,
+            max_suspensions: 1,
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Program/erase suspension (`tsu.suspension`; the MQSim paper, FAST'18, section 4.2.3, after
+//! Wu and He, FAST'12): a read that reaches a die in the array phase of a long program or erase
+//! stops it, the die runs the read, and the operation resumes with the time it had left.
+//!
+//! The rules are MQSim's as its code means them (its own switch statement never lets them
+//! fire): an operation is suspended only if at least the threshold of its array time is left,
+//! one operation per die is suspended at a time, and the suspension cost delays the read. The
+//! die resumes as soon as the operation that suspended it has ended. Unlike MQSim, the number of
+//! suspensions of one operation is capped (`tsu.max_suspensions`) and resuming may cost time.
+
+use crate::config::TsuConfig;
+use crate::engine::{us_to_ps, Picoseconds};
+use crate::flash::MAX_BATCH;
+use crate::ids::{DieId, TxId};
+use serde::{Deserialize, Serialize};
+
+/// What a die is running, when it could be suspended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suspendable {
+    Program,
+    Erase,
+}
+
+/// The operation a die runs now: when its array phase started and ends, and how often it
+/// was suspended already.
+#[derive(Debug, Clone, Copy)]
+struct Running {
+    kind: Suspendable,
+    array_start: Picoseconds,
+    end: Picoseconds,
+    count: u32,
+}
+
+/// A suspended operation: its transactions, the array time it has left, and the end its
+/// pending DieArrayDone event still carries (that event is ignored).
+#[derive(Debug, Clone, Copy)]
+pub struct Suspended {
+    pub kind: Suspendable,
+    pub batch: [TxId; MAX_BATCH],
+    pub n: usize,
+    pub remaining: Picoseconds,
+    pub count: u32,
+    pub old_end: Picoseconds,
+    /// The operation that suspended it has started (the die resumes when it has ended).
+    pub served: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+struct DieSuspension {
+    running: Option<Running>,
+    suspended: Option<Suspended>,
+    /// Ends of suspended operations whose DieArrayDone events are still queued.
+    stale: Vec<Picoseconds>,
+}
+
+/// Counts for the result (`device.suspension`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SuspensionStats {
+    pub program_suspensions: u64,
+    pub erase_suspensions: u64,
+    /// What the suspended operations were delayed by (suspension to resumption, plus the
+    /// resume cost), summed, microseconds.
+    pub suspended_us: f64,
+    /// The same in picoseconds, exact.
+    #[serde(skip)]
+    pub suspended_ps: u64,
+}
+
+/// The suspension rules and every die's state.
+pub struct SuspensionUnit {
+    program: bool,
+    erase: bool,
+    writes_suspend_erase: bool,
+    program_above: Picoseconds,
+    erase_above: Picoseconds,
+    pub suspend_program: Picoseconds,
+    pub suspend_erase: Picoseconds,
+    resume_program: Picoseconds,
+    resume_erase: Picoseconds,
+    max: u32,
+    dies: Vec<DieSuspension>,
+    pub stats: SuspensionStats,
+}
+
+impl SuspensionUnit {
+    /// None when `tsu.suspension = "none"`.
+    pub fn new(t: &TsuConfig, dies: u32) -> Option<Self> {
+        let (program, erase) = (t.suspension.program(), t.suspension.erase());
+        if !program && !erase {
+            return None;
+        }
+        Some(Self {
+            program,
+            erase,
+            writes_suspend_erase: t.writes_suspend_erase,
+            program_above: us_to_ps(t.program_suspend_above_us),
+            erase_above: us_to_ps(t.erase_suspend_above_us),
+            suspend_program: us_to_ps(t.suspend_program_us),
+            suspend_erase: us_to_ps(t.suspend_erase_us),
+            resume_program: us_to_ps(t.resume_program_us),
+            resume_erase: us_to_ps(t.resume_erase_us),
+            max: t.max_suspensions,
+            dies: vec![DieSuspension::default(); dies as usize],
+            stats: SuspensionStats::default(),
+        })
+    }
+
+    /// The die started an operation whose array phase runs from `array_start` to `end`;
+    /// `kind` if it is a program or an erase. An operation started while another is
+    /// suspended on the die cannot be suspended itself.
+    #[inline]
+    pub fn began(
+        &mut self,
+        die: DieId,
+        kind: Option<Suspendable>,
+        array_start: Picoseconds,
+        end: Picoseconds,
+    ) {
+        let d = &mut self.dies[die.idx()];
+        d.running = match kind {
+            Some(kind) if d.suspended.is_none() => Some(Running {
+                kind,
+                array_start,
+                end,
+                count: 0,
+            }),
+            _ => None,
+        };
+        if let Some(s) = d.suspended.as_mut() {
+            s.served = true;
+        }
+    }
+
+    /// A transaction (a read, or with `writes_suspend_erase` a write) reached the busy
+    /// `die` at `now`: whether the die's operation is to be suspended, when (now, or when its
+    /// array phase begins if its command and data are still on the bus) and the time that
+    /// costs.
+    pub fn should_suspend(
+        &self,
+        die: DieId,
+        now: Picoseconds,
+        read: bool,
+    ) -> Option<(Picoseconds, Picoseconds)> {
+        let d = &self.dies[die.idx()];
+        let r = d.running?;
+        if d.suspended.is_some() || r.count >= self.max {
+            return None;
+        }
+        let at = now.max(r.array_start);
+        let left = r.end.saturating_sub(at);
+        match r.kind {
+            Suspendable::Program if self.program && read && left >= self.program_above => {
+                Some((at, self.suspend_program))
+            }
+            Suspendable::Erase
+                if self.erase
+                    && (read || self.writes_suspend_erase)
+                    && left >= self.erase_above =>
+            {
+                Some((at, self.suspend_erase))
+            }
+            _ => None,
+        }
+    }
+
+    /// Suspends the die's running operation (`should_suspend` said so) at `now` (its `at`).
+    pub fn suspend(&mut self, die: DieId, now: Picoseconds, batch: [TxId; MAX_BATCH], n: usize) {
+        let d = &mut self.dies[die.idx()];
+        let r = d.running.take().expect("a running operation");
+        match r.kind {
+            Suspendable::Program => self.stats.program_suspensions += 1,
+            Suspendable::Erase => self.stats.erase_suspensions += 1,
+        }
+        d.stale.push(r.end);
+        d.suspended = Some(Suspended {
+            kind: r.kind,
+            batch,
+            n,
+            remaining: r.end - now,
+            count: r.count + 1,
+            old_end: r.end,
+            served: false,
+        });
+    }
+
+    /// The die is suspended: what it may start now. Programs yield to reads only; erases to
+    /// reads, and to writes with `writes_suspend_erase`. None when the die is not suspended.
+    #[inline]
+    pub fn suspended(&self, die: DieId) -> Option<&Suspended> {
+        self.dies[die.idx()].suspended.as_ref()
+    }
+
+    /// Writes may run on this suspended die.
+    pub fn writes_allowed(&self, s: &Suspended) -> bool {
+        s.kind == Suspendable::Erase && self.writes_suspend_erase
+    }
+
+    /// Resumes the die's suspended operation at `now`: returns it and its new end.
+    pub fn resume(&mut self, die: DieId, now: Picoseconds) -> (Suspended, Picoseconds) {
+        let d = &mut self.dies[die.idx()];
+        let s = d.suspended.take().expect("a suspended operation");
+        let cost = match s.kind {
+            Suspendable::Program => self.resume_program,
+            Suspendable::Erase => self.resume_erase,
+        };
+        let end = now + cost + s.remaining;
+        d.running = Some(Running {
+            kind: s.kind,
+            array_start: now + cost,
+            end,
+            count: s.count,
+        });
+        self.stats.suspended_ps += end - s.old_end;
+        (s, end)
+    }
+
+    /// A DieArrayDone event of `die` fired at `now`: true if it is the stale end of an
+    /// operation that was suspended (ignore it). Two identical events at one time stand for
+    /// the same thing, so dropping either is right.
+    #[inline]
+    pub fn is_stale(&mut self, die: DieId, now: Picoseconds) -> bool {
+        let stale = &mut self.dies[die.idx()].stale;
+        if let Some(i) = stale.iter().position(|&t| t == now) {
+            stale.swap_remove(i);
+            return true;
+        }
+        false
+    }
+
+    pub fn result(&self) -> SuspensionStats {
+        SuspensionStats {
+            suspended_us: self.stats.suspended_ps as f64 / 1e6,
+            ..self.stats.clone()
+        }
+    }
+}
