@@ -52,6 +52,8 @@ def run(
     request_log: bool = False,
     latency_log: PathArg | None = None,
     steady_state: bool | Mapping[str, Any] | None = None,
+    fairness: bool = False,
+    workers: int | None = None,
     **kw: Any,
 ) -> Result:
     """Runs one simulation and returns its :class:`Result`.
@@ -93,6 +95,18 @@ def run(
     :class:`Progress` (``fraction`` done or None, ``requests`` completed, ``simulated_ns``,
     ``elapsed_s``); an exception it raises stops the run and propagates.
 
+    ``fairness=True`` measures how the flows slow each other down, as the MQSim paper (FAST'18,
+    section 3.1) does: each flow runs alone on the same starting device (same snapshot and
+    seed; the other flows are switched off with ``flow.N.enabled = false`` so the flow keeps
+    its random streams), then all run together. The shared run's result comes back with
+    ``Result.fairness``: per flow ``rt_alone_us``, ``rt_shared_us`` (mean response time of
+    its reads and writes) and ``slowdown`` S = shared / alone, and for the run ``fairness``
+    F = min S / max S and ``weighted_speedup`` WS = sum of 1 / S; also in the JSON under
+    ``fairness``. Without ``snapshot``, the device is preconditioned once for the whole
+    workload into a temporary snapshot that every run starts from. The n + 1 runs go on
+    ``workers`` threads at once (default: the machine's cores). It needs at least two flows and
+    takes no ``progress``, ``request_log`` or ``latency_log`` (a ConfigError names which).
+
     The GIL is released while the simulation runs, so threads can run several at once. Every
     100 ms the run lets Python handle signals: Ctrl-C stops it with KeyboardInterrupt (no
     latency log file is left behind).
@@ -109,6 +123,17 @@ def run(
     src = _source(config, preset)
     snap = None if snapshot is None else _path(snapshot, "snapshot")
     ov = _override_list(overrides, kw, seed) + _steady_state_overrides(steady_state)
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 1):
+        raise ConfigError(f"argument `workers` = {workers!r} must be a positive integer (threads for fairness runs)")
+    if fairness:
+        for name, given in (("progress", progress), ("request_log", request_log), ("latency_log", latency_log)):
+            if given:
+                raise ConfigError(f"argument `{name}` does not go with fairness=True (n + 1 runs at once)")
+        from .fairness import run_fairness
+
+        return run_fairness(src, ov, snap, workers)
+    if workers is not None:
+        raise ConfigError("argument `workers` goes with fairness=True")
     bar, user_progress, done = _progress_hooks(progress)
     arm = _ArmInterrupts()
 

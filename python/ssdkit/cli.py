@@ -181,6 +181,19 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DEVICE.snap",
         help="start from this saved device state (see `ssdkit precondition`) instead of preconditioning",
     )
+    r.add_argument(
+        "--fairness",
+        action="store_true",
+        help="also run each flow alone on the same starting device (same snapshot and seed), then report each "
+        "flow's slowdown S = RT_shared / RT_alone, fairness F = min S / max S and weighted speedup WS = sum of "
+        "1 / S (the MQSim paper, FAST'18, section 3.1); needs two flows or more; the runs go on --workers threads",
+    )
+    r.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="N",
+        help="with --fairness: runs at once (default: the machine's cores)",
+    )
     r.set_defaults(func=_cmd_run)
 
     pc = sub.add_parser(
@@ -309,6 +322,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         args.overrides.append("steady_state.enabled=true")
     inputs = [("snapshot file", args.snapshot)] if args.snapshot else []
     if args.fio or args.mqsim:
+        if args.fairness or args.workers is not None:
+            raise UserError(
+                "--fairness goes with a preset or TOML configuration; convert first (`ssdkit fio2toml`, "
+                "`ssdkit import mqsim`) and run the TOML"
+            )
         result = _run_converted(args, inputs)
     else:
         for opt in ("scenario", "trace_dir"):
@@ -320,11 +338,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
             src = api._source(args.config, args.preset)
             ov = _overrides_with_seed(args)
             api.refuse_overwriting_inputs([out], inputs + api.input_files(src, ov))
+        if args.workers is not None and not args.fairness:
+            raise UserError("--workers goes with --fairness")
+        if args.fairness and args.latency_log:
+            raise UserError("--latency-log does not go with --fairness")
         result = api.run(
             args.config,
-            progress=not args.no_progress,
+            progress=not args.no_progress and not args.fairness,
             snapshot=args.snapshot,
             latency_log=args.latency_log,
+            fairness=args.fairness,
+            workers=args.workers,
             **_config_kwargs(args),
         )
     _report_detection(result)

@@ -637,13 +637,8 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
     if tsp == "OUT_OF_ORDER":
         conv.src("tsu.policy", p)
     elif tsp == "PRIORITY_OUT_OF_ORDER":
-        conv.approx(
-            p[1],
-            p[0],
-            'converted to tsu.policy = "out_of_order": ssdkit applies NVMe priorities at command fetch '
-            "(interface.arbitration), not yet in the die queues",
-            present=p[2],
-        )
+        tsu["policy"] = "priority_out_of_order"
+        conv.src("tsu.policy", p)
     else:
         conv.approx(
             p[1],
@@ -1381,9 +1376,14 @@ def _priorities(conv: _Conv, doc: dict, flows: list[dict], prios: list, facts: d
                 f"{path}/Priority_Class",
                 p,
                 "no effect with Transaction_Scheduling_Policy OUT_OF_ORDER (MQSim uses the classes in "
-                "PRIORITY_OUT_OF_ORDER and FLIN); left at the default",
+                "PRIORITY_OUT_OF_ORDER); left at the default",
                 cause="no_effect",
             )
+        return
+    if facts["tsp"] == "PRIORITY_OUT_OF_ORDER":
+        # The classes go to the die queues, as in MQSim (tsu.policy set with the device).
+        for (p, _path), f in zip(prios, flows):
+            f["priority"] = (p or "MEDIUM").lower()
         return
     doc["interface"]["arbitration"] = "weighted"
     for (p, path), f in zip(prios, flows):
@@ -1391,8 +1391,8 @@ def _priorities(conv: _Conv, doc: dict, flows: list[dict], prios: list, facts: d
         conv.approx(
             f"{path}/Priority_Class",
             p or "(absent)",
-            "MQSim applies priority classes in its flash transaction scheduler; ssdkit applies them at NVMe "
-            'command fetch (interface.arbitration = "weighted")',
+            "MQSim cannot run FLIN, which would use the classes in its flash transaction scheduler; ssdkit "
+            'applies them at NVMe command fetch (interface.arbitration = "weighted")',
         )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._native import SsdkitError
+from .fairness import Fairness
 
 if TYPE_CHECKING:
     import pandas
@@ -867,6 +868,9 @@ class Result:
     #: The rounds and the SNIA PTS steady-state verdict, when ``steady_state.enabled``
     #: (``ssdkit.run(..., steady_state=True)``, ``ssdkit run --steady-state``); otherwise None.
     steady_state: SteadyState | None = field(default=None, repr=False)
+    #: Slowdowns, fairness F and weighted speedup, when the run was asked for them
+    #: (``ssdkit.run(..., fairness=True)``, ``ssdkit run --fairness``); otherwise None.
+    fairness: Fairness | None = field(default=None, repr=False)
 
     @classmethod
     def from_json(cls, text: str) -> Result:
@@ -887,6 +891,7 @@ class Result:
             raw=d,
             timeseries=None if d.get("timeseries") is None else TimeSeries.from_dict(d["timeseries"]),
             steady_state=None if d.get("steady_state") is None else SteadyState.from_dict(d["steady_state"]),
+            fairness=None if d.get("fairness") is None else Fairness.from_dict(d["fairness"]),
         )
 
     @property
@@ -1319,6 +1324,8 @@ class Result:
         lines += [f"{k:<{width}}{v}" for k, v in facts]
         if self.steady_state is not None:
             lines += ["", *self.steady_state.summary()]
+        if self.fairness is not None:
+            lines += ["", *self.fairness.summary()]
         return "\n".join(lines)
 
     def __str__(self) -> str:

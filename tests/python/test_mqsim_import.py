@@ -200,8 +200,10 @@ def test_scenario_flows():
     assert f0["start_bytes"] == 0 and f0["range_bytes"] == (cap // 512 // 2 * 50 // 100) * 512
     assert f1["start_bytes"] % 8192 == 0 and share <= f1["start_bytes"] < share + 8192
     assert "arbitration" not in s1.doc["interface"]  # one class (HIGH) for both flows
-    # Scenario 2: URGENT and HIGH under PRIORITY_OUT_OF_ORDER.
-    assert s2.doc["interface"]["arbitration"] == "weighted"
+    # Scenario 2: URGENT and HIGH under PRIORITY_OUT_OF_ORDER: the classes go to the die
+    # queues, as in MQSim; fetch stays round robin.
+    assert s2.doc["tsu"]["policy"] == "priority_out_of_order"
+    assert "arbitration" not in s2.doc["interface"]
     assert [f["priority"] for f in s2.doc["flow"]] == ["urgent", "high"]
     assert all(f["read_fraction"] == 1.0 for f in s2.doc["flow"])
     # Scenario 3: the trace flow covers the whole space and folds addresses into it.
@@ -278,7 +280,7 @@ def test_suspension_keys_map_to_tsu(tmp_path):
     # NONE: nothing of it in the file, and its times are listed as without effect.
     cfg.write_text(SSDCONFIG_TEXT.replace("<CMD_Suspension_Support>ERASE<", "<CMD_Suspension_Support>NONE<"))
     (dev,) = import_mqsim(str(cfg))
-    assert dev.doc["tsu"] == {"policy": "out_of_order"}
+    assert dev.doc["tsu"] == {"policy": "priority_out_of_order"}  # the shipped file's policy
     assert "Suspend_Erase_Time = 700000: no effect with CMD_Suspension_Support NONE" in "\n".join(
         e.line() for e in dev.unmapped
     )
@@ -418,7 +420,7 @@ def test_import_cli_writes_one_file_per_scenario(tmp_path):
     t3 = tomllib.loads((tmp_path / "mq_scenario_3.toml").read_text())
     assert t3["flow"][0]["trace"] == os.path.relpath(TRACE, tmp_path)
     p = cli("import", "mqsim", SSDCONFIG, WORKLOAD, "--scenario", "2")
-    assert p.returncode == 0 and tomllib.loads(p.stdout)["interface"]["arbitration"] == "weighted"
+    assert p.returncode == 0 and tomllib.loads(p.stdout)["tsu"]["policy"] == "priority_out_of_order"
     assert p.stdout.startswith("# Converted by ssdkit from MQSim's")
 
 

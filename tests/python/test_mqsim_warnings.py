@@ -36,7 +36,6 @@ def test_causes_that_change_results_come_first():
         # to precondition.
         ("IO_Flow_Parameter_Set_Synthetic[1]/Initial_Occupancy_Percentage", "no_effect"),
         ("Host_Parameter_Set/PCIe_Lane_Bandwidth", "approximated"),
-        ("Device_Parameter_Set/Transaction_Scheduling_Policy", "approximated"),
         ("Device_Parameter_Set/Seed", "random_seed"),
         ("IO_Flow_Parameter_Set_Synthetic[1]/Seed", "random_seed"),
         ("Host_Parameter_Set/Enable_ResponseTime_Logging", "output_only"),

@@ -53,9 +53,11 @@ struct Features {
     /// Host completion: none; interrupts coalesced by 3 (20 us timer) on one shared vector
     /// and core; polled on one core.
     host: u8,
-    /// Scheduling: out-of-order or FIFO; program and erase suspension (reads and writes may
+    /// Scheduling: out-of-order, FIFO, or priority classes at the dies (the first flow low,
+    /// the second as its shape says); program and erase suspension (reads and writes may
     /// suspend, up to 3 times an operation, with a resume cost) or none.
     fifo: bool,
+    classes: bool,
     suspension: bool,
 }
 
@@ -80,7 +82,7 @@ fn features() -> impl Strategy<Value = Features> {
         any::<bool>(),
         any::<bool>(),
         (prop_oneof![Just(0.0), 0.0f64..0.3], 0u8..4, 0u8..3, 0u8..3),
-        (any::<bool>(), any::<bool>()),
+        (any::<bool>(), any::<bool>(), any::<bool>()),
     )
         .prop_map(
             |(
@@ -92,7 +94,7 @@ fn features() -> impl Strategy<Value = Features> {
                 wl_static,
                 wl_dynamic,
                 (trim_fraction, second, cmt, host),
-                (fifo, suspension),
+                (fifo, suspension, classes),
             )| {
                 Features {
                     policy,
@@ -108,6 +110,7 @@ fn features() -> impl Strategy<Value = Features> {
                     host,
                     fifo,
                     suspension,
+                    classes,
                 }
             },
         )
@@ -127,6 +130,7 @@ const PLAIN: Features = Features {
     host: 0,
     fifo: false,
     suspension: false,
+    classes: false,
 };
 
 #[allow(clippy::too_many_arguments)] // one knob per property dimension
@@ -250,7 +254,10 @@ fn config(
     if f.background {
         o.push("ftl.gc_background_threshold=0.1".into());
     }
-    if f.fifo {
+    if f.classes {
+        o.push("tsu.policy=priority_out_of_order".into());
+        o.push("flow.0.priority=low".into());
+    } else if f.fifo {
         o.push("tsu.policy=fifo".into());
     }
     if f.suspension {
@@ -506,6 +513,7 @@ fn every_policy_with_copyback_wl_and_trim_keeps_invariants() {
             // FIFO die queues and suspension of GC's programs (copyback too) and erases.
             fifo: policy == "random",
             suspension: policy != "greedy",
+            classes: policy == "d_choices",
         };
         let c = config(16, 0.2, 8, false, true, 12_000, 5, &f);
         check(&c);

@@ -18,6 +18,11 @@ pub enum TsuPolicy {
     /// a host waits on them.
     #[default]
     OutOfOrder,
+    /// Out of order, with the NVMe priority class of each flow carried to the die queues
+    /// (MQSim's PRIORITY_OUT_OF_ORDER): reads before writes; among reads (and among writes),
+    /// urgent first, then high, medium and low in turns of `weight_high`, `weight_medium`,
+    /// `weight_low` operations.
+    PriorityOutOfOrder,
 }
 
 /// `tsu.suspension`.
@@ -48,8 +53,9 @@ impl SuspensionMode {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct TsuConfig {
-    /// Scheduling policy at each die: "out_of_order" (default: reads before writes) or
-    /// "fifo" (reads and writes in arrival order). Translation-page reads of the cached
+    /// Scheduling policy at each die: "out_of_order" (default: reads before writes), "fifo"
+    /// (reads and writes in arrival order) or "priority_out_of_order" (reads before writes,
+    /// each by the flows' NVMe priority classes). Translation-page reads of the cached
     /// mapping table go first under both; GC's place is set by `ftl.gc_preemptible`.
     pub policy: TsuPolicy,
     /// Program/erase suspension: "none" (default), "program", "erase" or "program_erase".
@@ -84,6 +90,13 @@ pub struct TsuConfig {
     pub writes_suspend_erase: bool,
     /// Most suspensions of one operation. Default 1; 1..=255.
     pub max_suspensions: u32,
+    /// "priority_out_of_order": operations a die gives the high class per turn. Default 4
+    /// (MQSim's weight for HIGH); 1..=256.
+    pub weight_high: u32,
+    /// "priority_out_of_order": operations per turn for medium. Default 2; 1..=256.
+    pub weight_medium: u32,
+    /// "priority_out_of_order": operations per turn for low. Default 1; 1..=256.
+    pub weight_low: u32,
 }
 
 impl Default for TsuConfig {
@@ -99,6 +112,9 @@ impl Default for TsuConfig {
             erase_suspend_above_us: 700.0,
             writes_suspend_erase: false,
             max_suspensions: 1,
+            weight_high: 4,
+            weight_medium: 2,
+            weight_low: 1,
         }
     }
 }

@@ -214,6 +214,11 @@ impl Default for DelimitedConfig {
 pub struct FlowConfig {
     /// Name shown in results. Default "flow<index>".
     pub name: String,
+    /// false: the flow submits nothing, but keeps its place: its index and random streams,
+    /// its queue pair, and its count in per-flow partitions stay as with it on, so the other
+    /// flows run exactly as they would beside it (the alone runs of `ssdkit run --fairness`
+    /// switch the other flows off). Default true.
+    pub enabled: bool,
     /// Closed loop (synthetic `arrival = "closed"`, trace `replay = "closed"`): requests kept
     /// outstanding. Default 1; 1..=65535 and <= interface.io_queue_depth.
     pub queue_depth: u32,
@@ -236,7 +241,8 @@ pub struct FlowConfig {
     /// start_ms + duration_ms <= 18446744073 (simulated time ends at 2^64 ps).
     pub start_ms: f64,
     /// NVMe submission-queue priority class: "urgent", "high", "medium" or "low". Takes effect
-    /// with interface.arbitration = "weighted". Default "medium".
+    /// with interface.arbitration = "weighted" (at command fetch) and with tsu.policy =
+    /// "priority_out_of_order" (at the die queues). Default "medium".
     pub priority: Priority,
     /// Pinning: channel indices the flow's writes may use; [] = all. Default [].
     pub channels: Vec<u32>,
@@ -339,6 +345,7 @@ impl Default for FlowConfig {
     fn default() -> Self {
         Self {
             name: String::new(),
+            enabled: true,
             queue_depth: 1,
             start_bytes: 0,
             range_bytes: 0,

@@ -428,11 +428,29 @@ impl Simulator {
 
     pub(super) fn enqueue(&mut self, t: TxId) {
         self.bd_tx_ready(t);
-        let die = self.tsu.enqueue(t);
+        let class = if self.tsu.classes {
+            self.class_of(t)
+        } else {
+            0
+        };
+        let die = self.tsu.enqueue(t, class);
         if self.susp.is_some() && self.dies.busy(die) {
             self.maybe_suspend(die, t);
         }
         self.schedule_die(die);
+    }
+
+    /// The priority class of a user transaction: its flow's; a translation-page write-back
+    /// belongs to no flow and goes as high (MQSim's UNDEFINED).
+    #[inline(never)]
+    fn class_of(&self, t: TxId) -> usize {
+        let tx = self.tsu.get(t);
+        let flow = match (&self.cache, tx.kind) {
+            (Some(c), TxKind::CacheWrite) => Some(FlowId(c.write_back(tx.slot).flow)),
+            _ if tx.req == ReqId::NONE => None,
+            _ => Some(self.host.request(tx.req).flow),
+        };
+        flow.map_or(1, |f| self.flow_class[f.idx()] as usize)
     }
 
     /// A DieArrayDone event of the end a suspension moved: it is ignored.
@@ -460,7 +478,7 @@ impl Simulator {
     /// there may suspend it as one arriving now would.
     fn suspend_for_queued(&mut self, die: DieId) {
         let q = self.tsu.queues(die);
-        let reads = !q.reads.is_empty() || !q.mapping_reads.is_empty();
+        let reads = q.reads_len() > 0 || !q.mapping_reads.is_empty();
         let writes = q.writes_len() > 0;
         if reads {
             self.suspend_for(die, true);
@@ -489,7 +507,7 @@ impl Simulator {
     fn schedule_suspended(&mut self, die: DieId, served: bool, writes: bool) {
         if !served {
             self.dies.set_busy(die, true);
-            if self.start_reads(die) || (writes && self.start_writes(die)) {
+            if self.start_any_reads(die) || (writes && self.start_any_writes(die)) {
                 return;
             }
             self.dies.set_busy(die, false);
@@ -565,14 +583,55 @@ impl Simulator {
     /// first when the oldest queued write is older than the oldest read.
     #[inline]
     fn start_user(&mut self, die: DieId) -> bool {
+        if self.tsu.classes {
+            return self.start_any_reads(die) || self.start_any_writes(die);
+        }
         let writes_first = self.arrival_order && self.tsu.queues(die).write_is_older();
-        if writes_first && self.start_writes(die) {
+        if writes_first && self.start_writes(die, 0) {
             return true;
         }
-        self.start_reads(die) || (!writes_first && self.start_writes(die))
+        self.start_reads(die, 0) || (!writes_first && self.start_writes(die, 0))
     }
 
-    fn start_reads(&mut self, die: DieId) -> bool {
+    /// Starts reads: translation-page reads first, then user reads of the class whose turn
+    /// it is (one class without priorities).
+    fn start_any_reads(&mut self, die: DieId) -> bool {
+        if !self.tsu.classes {
+            return self.start_reads(die, 0);
+        }
+        if !self.tsu.queues(die).mapping_reads.is_empty() {
+            return self.start_reads(die, 0);
+        }
+        let w = self.tsu.weights;
+        let dq = &mut self.tsu.queues[die.idx()];
+        let waiting = dq.classes_waiting(false);
+        let Some(c) = dq.read_turns.pick(waiting, w) else {
+            return false;
+        };
+        dq.read_turns.served(c);
+        self.start_reads(die, c)
+    }
+
+    /// Starts writes of the class whose turn it is; if none of its writes can go (their
+    /// planes wait at the GC reserve), the other classes' in priority order.
+    fn start_any_writes(&mut self, die: DieId) -> bool {
+        if !self.tsu.classes {
+            return self.start_writes(die, 0);
+        }
+        let w = self.tsu.weights;
+        let dq = &mut self.tsu.queues[die.idx()];
+        let waiting = dq.classes_waiting(true);
+        let Some(c) = dq.write_turns.pick(waiting, w) else {
+            return false;
+        };
+        if self.start_writes(die, c) {
+            self.tsu.queues[die.idx()].write_turns.served(c);
+            return true;
+        }
+        (0..4).any(|k| k != c && waiting[k] && self.start_writes(die, k))
+    }
+
+    fn start_reads(&mut self, die: DieId, class: usize) -> bool {
         // A translation-page read holds up user transactions that wait for it: it goes first.
         if let Some(t) = self.tsu.queues[die.idx()].mapping_reads.pop_front() {
             let page = self.settings.geo.page_in_block(self.tsu.get(t).ppn.0);
@@ -580,7 +639,7 @@ impl Simulator {
             self.begin(die, &[t], end);
             return true;
         }
-        let Some((_, t0)) = self.tsu.queues[die.idx()].reads.pop_front() else {
+        let Some(t0) = self.tsu.queues[die.idx()].pop_read(class) else {
             return false;
         };
         let geo = self.settings.geo;
@@ -593,18 +652,16 @@ impl Simulator {
             // Same page offset on other planes, among the first 4 x planes queued reads.
             let mut used: u32 = 1 << (self.tsu.get(t0).plane.0 % ppd);
             let mut i = 0;
-            while i < self.tsu.queues[die.idx()].reads.len().min(4 * ppd as usize)
+            while i < self.tsu.queues[die.idx()]
+                .class_reads(class)
+                .min(4 * ppd as usize)
                 && n < ppd as usize
             {
-                let tx = *self.tsu.get(self.tsu.queues[die.idx()].reads[i].1);
+                let tx = *self.tsu.get(self.tsu.queues[die.idx()].read_at(class, i));
                 let bit = 1 << (tx.plane.0 % ppd);
                 if used & bit == 0 && geo.page_in_block(tx.ppn.0) == page {
                     used |= bit;
-                    batch[n] = self.tsu.queues[die.idx()]
-                        .reads
-                        .remove(i)
-                        .expect("index in range")
-                        .1;
+                    batch[n] = self.tsu.queues[die.idx()].remove_read(class, i);
                     n += 1;
                 } else {
                     i += 1;
@@ -636,8 +693,8 @@ impl Simulator {
             return;
         }
         let taken = self.tsu.queues[die.idx()].drain_writes(|l| flags[l]);
-        let mut kept: Vec<Vec<(u64, TxId)>> = vec![Vec::new(); ppd as usize];
-        for (seq, t) in taken {
+        let mut kept: Vec<Vec<crate::tsu::queues::TakenWrite>> = vec![Vec::new(); ppd as usize];
+        for (seq, class, t) in taken {
             let tx = *self.tsu.get(t);
             // Translation-page write-backs belong to no flow; a data-cache write-back to the
             // flow whose data it writes.
@@ -663,7 +720,7 @@ impl Simulator {
                     self.tsu.get_mut(t).plane = p;
                     self.enqueue(t);
                 }
-                _ => kept[(tx.plane.0 - first) as usize].push((seq, t)),
+                _ => kept[(tx.plane.0 - first) as usize].push((seq, class, t)),
             }
         }
         for (l, k) in kept.iter().enumerate() {
@@ -673,10 +730,10 @@ impl Simulator {
         }
     }
 
-    fn start_writes(&mut self, die: DieId) -> bool {
+    fn start_writes(&mut self, die: DieId, class: usize) -> bool {
         // Most calls find no write queued (reads and GC share the scheduler): answer those
         // before looking at any plane.
-        if self.tsu.queues[die.idx()].writes_len() == 0 {
+        if self.tsu.queues[die.idx()].class_writes(class) == 0 {
             return false;
         }
         if self.ftl.placement() == crate::config::Placement::Dynamic {
@@ -695,7 +752,8 @@ impl Simulator {
             *o = offset_of(self, l);
         }
         // First write whose plane can take a page now (planes at their GC reserve wait).
-        let Some(t0) = self.tsu.queues[die.idx()].pop_first_write(|l| offsets[l].is_some()) else {
+        let Some(t0) = self.tsu.queues[die.idx()].pop_first_write(class, |l| offsets[l].is_some())
+        else {
             return false;
         };
         let p0 = self.tsu.get(t0).plane;
@@ -705,6 +763,7 @@ impl Simulator {
         let mut n = 1;
         if self.multiplane {
             n += self.tsu.queues[die.idx()].take_write_partners(
+                class,
                 1 << (p0.0 % ppd),
                 4 * ppd as usize,
                 ppd as usize,

@@ -89,6 +89,9 @@ pub struct Simulator {
     multiplane: bool,
     /// `tsu.policy = "fifo"`.
     arrival_order: bool,
+    /// Each flow's NVMe priority class at the die queues (0 urgent .. 3 low), used with
+    /// `tsu.policy = "priority_out_of_order"`.
+    flow_class: Vec<u8>,
     /// Program/erase suspension; None with `tsu.suspension = "none"`.
     pub(crate) susp: Option<Box<crate::tsu::suspension::SuspensionUnit>>,
     gc_copyback: bool,
@@ -198,6 +201,12 @@ impl Simulator {
                     // cache gives them something to do: without one, results stay as they were.
                     c.cache.mode.caches_writes(),
                 )
+                .map(|mut flow| {
+                    if !f.enabled {
+                        flow.stop();
+                    }
+                    flow
+                })
             })
             .collect()
     }
@@ -264,7 +273,26 @@ impl Simulator {
             firmware: Firmware::new(&s),
             backend: Backend::new(geo, s.timing.clone()),
             ftl,
-            tsu: Tsu::new(geo.dies(), geo.planes_per_die, policy),
+            tsu: Tsu::new(
+                geo.dies(),
+                geo.planes_per_die,
+                policy,
+                (c.tsu.policy == crate::config::TsuPolicy::PriorityOutOfOrder).then_some([
+                    c.tsu.weight_high,
+                    c.tsu.weight_medium,
+                    c.tsu.weight_low,
+                ]),
+            ),
+            flow_class: c
+                .flows
+                .iter()
+                .map(|f| match f.priority {
+                    crate::config::Priority::Urgent => 0,
+                    crate::config::Priority::High => 1,
+                    crate::config::Priority::Medium => 2,
+                    crate::config::Priority::Low => 3,
+                })
+                .collect(),
             cache: crate::cache::DataCache::new(
                 &c.cache,
                 (0..n)
@@ -431,7 +459,7 @@ impl Simulator {
             parts.push(format!(
                 "die {d} busy {}: reads {} writes {} gc reads {} gc writes {} gc erases {} [{}]",
                 self.dies.busy(die),
-                dq.reads.len(),
+                dq.reads_len(),
                 dq.writes_len(),
                 dq.gc_reads.len(),
                 dq.gc_writes.len(),

@@ -6,11 +6,11 @@
 //! Program/erase suspension is in `suspension`.
 
 mod policy;
-mod queues;
+pub mod queues;
 pub mod suspension;
 
 pub use policy::{Choice, SchedulingPolicy};
-pub use queues::DieQueues;
+pub use queues::{ClassTurns, DieQueues};
 
 use crate::engine::Slab;
 use crate::ids::{BlockId, DieId, Lpn, PlaneId, Ppn, ReqId, TxId};
@@ -98,15 +98,29 @@ pub struct Tsu {
     pub(crate) queues: Vec<DieQueues>,
     pub policy: SchedulingPolicy,
     planes_per_die: u32,
+    /// `tsu.policy = "priority_out_of_order"`: user transactions queue per NVMe priority
+    /// class, served by `weights` (high, medium, low) after urgent.
+    pub classes: bool,
+    pub weights: [u32; 3],
 }
 
 impl Tsu {
-    pub fn new(dies: u32, planes_per_die: u32, policy: SchedulingPolicy) -> Self {
+    pub fn new(
+        dies: u32,
+        planes_per_die: u32,
+        policy: SchedulingPolicy,
+        classes: Option<[u32; 3]>,
+    ) -> Self {
+        let n = if classes.is_some() { 4 } else { 1 };
         Self {
             txs: Slab::new(),
-            queues: (0..dies).map(|_| DieQueues::new(planes_per_die)).collect(),
+            queues: (0..dies)
+                .map(|_| DieQueues::new(planes_per_die, n))
+                .collect(),
             policy,
             planes_per_die,
+            classes: classes.is_some(),
+            weights: classes.unwrap_or([1, 1, 1]),
         }
     }
 
@@ -135,11 +149,11 @@ impl Tsu {
         DieId(plane.0 / self.planes_per_die)
     }
 
-    /// Queues `t` at its die; returns the die.
-    pub fn enqueue(&mut self, t: TxId) -> DieId {
+    /// Queues `t` at its die in priority class `class` (0 without classes); returns the die.
+    pub fn enqueue(&mut self, t: TxId, class: usize) -> DieId {
         let tx = *self.txs.get(t.0);
         let die = self.die_of(tx.plane);
-        self.queues[die.idx()].push(t, &tx, self.planes_per_die);
+        self.queues[die.idx()].push(t, &tx, self.planes_per_die, class);
         die
     }
 

@@ -1,18 +1,33 @@
 //! The queues of one die. User writes wait in one queue per plane, each in arrival order with
 //! a sequence number, so the first write whose plane can take a page, and the partners of a
 //! multi-plane program, are found from the planes' heads without walking the die's queue.
+//! User reads and writes are kept per priority class when the policy serves classes
+//! (`tsu.policy = "priority_out_of_order"`: urgent, high, medium, low); otherwise there is
+//! one class.
 
 use super::Tx;
 use super::TxKind;
 use crate::ids::TxId;
 use std::collections::VecDeque;
 
+/// The user reads and writes of one priority class at a die.
 #[derive(Debug, Clone)]
-pub struct DieQueues {
-    /// User reads (and read-modify-write pre-reads): (arrival sequence, transaction).
-    pub reads: VecDeque<(u64, TxId)>,
+struct ClassQueues {
+    /// User reads (and read-modify-write pre-reads, data-cache reads): (arrival sequence,
+    /// transaction).
+    reads: VecDeque<(u64, TxId)>,
     /// User writes per plane of the die: (arrival sequence, transaction).
     writes: Vec<VecDeque<(u64, TxId)>>,
+    write_count: usize,
+}
+
+/// A write taken out of its queue, with what puts it back in place.
+pub type TakenWrite = (u64, u8, TxId);
+
+#[derive(Debug, Clone)]
+pub struct DieQueues {
+    user: Vec<ClassQueues>,
+    read_count: usize,
     write_count: usize,
     next_seq: u64,
     pub gc_reads: VecDeque<TxId>,
@@ -22,13 +37,66 @@ pub struct DieQueues {
     pub mapping_reads: VecDeque<TxId>,
     /// User operations started in a row while GC transactions waited.
     pub user_streak: u32,
+    /// Weighted round robin over the classes, for reads and for writes.
+    pub read_turns: ClassTurns,
+    pub write_turns: ClassTurns,
+}
+
+/// Weighted round robin over the priority classes as MQSim's PRIORITY_OUT_OF_ORDER serves
+/// them: urgent before anything else; high, medium and low in turns of `weights` operations
+/// each (4, 2, 1 by default), an empty class giving its turn to the next.
+#[derive(Debug, Clone, Default)]
+pub struct ClassTurns {
+    /// The class whose turn it is (0 high, 1 medium, 2 low) and the operations it has left;
+    /// the first turn (high's) starts at the first pick.
+    turn: usize,
+    left: u32,
+    started: bool,
+}
+
+impl ClassTurns {
+    /// The class to serve among those `waiting` (indexed urgent, high, medium, low).
+    pub fn pick(&mut self, waiting: [bool; 4], weights: [u32; 3]) -> Option<usize> {
+        if waiting[0] {
+            return Some(0);
+        }
+        if !waiting[1..].contains(&true) {
+            return None;
+        }
+        if !self.started {
+            self.started = true;
+            self.left = weights[0];
+        }
+        loop {
+            if self.left > 0 && waiting[1 + self.turn] {
+                return Some(1 + self.turn);
+            }
+            self.turn = (self.turn + 1) % 3;
+            self.left = weights[self.turn];
+        }
+    }
+
+    /// An operation of `class` started.
+    pub fn served(&mut self, class: usize) {
+        if class > 0 && class == 1 + self.turn {
+            self.left = self.left.saturating_sub(1);
+        }
+    }
 }
 
 impl DieQueues {
-    pub fn new(planes_per_die: u32) -> Self {
+    /// Queues for a die of `planes_per_die` planes and `classes` priority classes (1 or 4).
+    pub fn new(planes_per_die: u32, classes: usize) -> Self {
         Self {
-            reads: VecDeque::new(),
-            writes: vec![VecDeque::new(); planes_per_die as usize],
+            user: vec![
+                ClassQueues {
+                    reads: VecDeque::new(),
+                    writes: vec![VecDeque::new(); planes_per_die as usize],
+                    write_count: 0,
+                };
+                classes
+            ],
+            read_count: 0,
             write_count: 0,
             next_seq: 0,
             gc_reads: VecDeque::new(),
@@ -36,18 +104,23 @@ impl DieQueues {
             gc_erases: VecDeque::new(),
             mapping_reads: VecDeque::new(),
             user_streak: 0,
+            read_turns: ClassTurns::default(),
+            write_turns: ClassTurns::default(),
         }
     }
 
-    pub(super) fn push(&mut self, t: TxId, tx: &Tx, planes_per_die: u32) {
+    pub(super) fn push(&mut self, t: TxId, tx: &Tx, planes_per_die: u32, class: usize) {
         match tx.kind {
             TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead => {
-                self.reads.push_back((self.next_seq, t));
+                self.user[class].reads.push_back((self.next_seq, t));
                 self.next_seq += 1;
+                self.read_count += 1;
             }
             TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite => {
                 let local = (tx.plane.0 % planes_per_die) as usize;
-                self.writes[local].push_back((self.next_seq, t));
+                let q = &mut self.user[class];
+                q.writes[local].push_back((self.next_seq, t));
+                q.write_count += 1;
                 self.next_seq += 1;
                 self.write_count += 1;
             }
@@ -62,19 +135,25 @@ impl DieQueues {
     pub fn gc_empty(&self) -> bool {
         self.gc_reads.is_empty() && self.gc_writes.is_empty() && self.gc_erases.is_empty()
     }
+    /// User writes queued, every class.
     #[inline]
     pub fn writes_len(&self) -> usize {
         self.write_count
     }
+    /// User reads queued, every class.
+    #[inline]
+    pub fn reads_len(&self) -> usize {
+        self.read_count
+    }
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.reads.is_empty()
+        self.read_count == 0
             && self.write_count == 0
             && self.gc_empty()
             && self.mapping_reads.is_empty()
     }
     pub fn len(&self) -> usize {
-        self.reads.len()
+        self.read_count
             + self.write_count
             + self.gc_reads.len()
             + self.gc_writes.len()
@@ -82,49 +161,98 @@ impl DieQueues {
             + self.mapping_reads.len()
     }
 
+    /// Which classes have reads (writes) queued, indexed urgent, high, medium, low.
+    pub fn classes_waiting(&self, writes: bool) -> [bool; 4] {
+        let mut w = [false; 4];
+        for (c, q) in self.user.iter().enumerate().take(4) {
+            w[c] = if writes {
+                q.write_count > 0
+            } else {
+                !q.reads.is_empty()
+            };
+        }
+        w
+    }
+
+    /// Reads of `class` queued.
+    #[inline]
+    pub fn class_reads(&self, class: usize) -> usize {
+        self.user[class].reads.len()
+    }
+    /// The `i`-th queued read of `class`.
+    #[inline]
+    pub fn read_at(&self, class: usize, i: usize) -> TxId {
+        self.user[class].reads[i].1
+    }
+    /// Removes the `i`-th queued read of `class`.
+    pub fn remove_read(&mut self, class: usize, i: usize) -> TxId {
+        self.read_count -= 1;
+        self.user[class].reads.remove(i).expect("index in range").1
+    }
+    /// Removes the oldest queued read of `class`.
+    #[inline]
+    pub fn pop_read(&mut self, class: usize) -> Option<TxId> {
+        let (_, t) = self.user[class].reads.pop_front()?;
+        self.read_count -= 1;
+        Some(t)
+    }
+    /// User writes of `class` queued.
+    #[inline]
+    pub fn class_writes(&self, class: usize) -> usize {
+        self.user[class].write_count
+    }
+
     /// Whether the oldest queued user write arrived before the oldest queued read (false when
-    /// either queue is empty).
+    /// either queue is empty). One class (the FIFO policy).
     pub fn write_is_older(&self) -> bool {
-        let Some(&(read, _)) = self.reads.front() else {
+        let q = &self.user[0];
+        let Some(&(read, _)) = q.reads.front() else {
             return false;
         };
-        self.writes
+        q.writes
             .iter()
-            .filter_map(|q| q.front())
+            .filter_map(|w| w.front())
             .any(|&(w, _)| w < read)
     }
 
-    /// Removes and returns the earliest queued write whose plane (local index) `ok` accepts.
-    pub fn pop_first_write(&mut self, ok: impl Fn(usize) -> bool) -> Option<TxId> {
-        let local = (0..self.writes.len())
+    /// Removes and returns the earliest queued write of `class` whose plane (local index)
+    /// `ok` accepts.
+    pub fn pop_first_write(&mut self, class: usize, ok: impl Fn(usize) -> bool) -> Option<TxId> {
+        let q = &mut self.user[class];
+        let local = (0..q.writes.len())
             .filter(|&p| ok(p))
-            .filter_map(|p| self.writes[p].front().map(|&(s, _)| (s, p)))
+            .filter_map(|p| q.writes[p].front().map(|&(s, _)| (s, p)))
             .min()?
             .1;
+        q.write_count -= 1;
         self.write_count -= 1;
-        self.writes[local].pop_front().map(|(_, t)| t)
+        q.writes[local].pop_front().map(|(_, t)| t)
     }
 
-    /// Multi-plane partners of a program just taken from the queue: walking the die's write
-    /// queue in arrival order, a write joins if its plane is not yet in the batch and `fits`
-    /// (same page offset); the walk gives up after passing `window` writes that could not
-    /// join. Only a plane's first write can join (its others share its offset), so the walk
-    /// is done over plane heads; the count of writes passed is found by binary search.
+    /// Multi-plane partners of a program of `class` just taken from the queue: walking the
+    /// class's write queue in arrival order, a write joins if its plane is not yet in the
+    /// batch and `fits` (same page offset); the walk gives up after passing `window` writes
+    /// that could not join. Only a plane's first write can join (its others share its
+    /// offset), so the walk is done over plane heads; the count of writes passed is found by
+    /// binary search.
+    #[allow(clippy::too_many_arguments)]
     pub fn take_write_partners(
         &mut self,
+        class: usize,
         used: u32,
         window: usize,
         max: usize,
         fits: impl Fn(usize) -> bool,
         out: &mut [TxId],
     ) -> usize {
+        let q = &mut self.user[class];
         // Fixed arrays: this runs on every multi-plane write dispatch.
         let mut heads = [(u64::MAX, 0usize); crate::flash::MAX_BATCH];
         let mut nh = 0;
-        for p in 0..self.writes.len() {
+        for p in 0..q.writes.len() {
             // Each plane appears once, so a taken head never has a rival on its plane.
             if used & (1 << p) == 0 && fits(p) {
-                if let Some(&(s, _)) = self.writes[p].front() {
+                if let Some(&(s, _)) = q.writes[p].front() {
                     heads[nh] = (s, p);
                     nh += 1;
                 }
@@ -138,30 +266,35 @@ impl DieQueues {
             if n + 1 >= max || n >= out.len() {
                 break;
             }
-            let before: usize = self
+            let before: usize = q
                 .writes
                 .iter()
-                .map(|q| q.partition_point(|&(s, _)| s < seq))
+                .map(|w| w.partition_point(|&(s, _)| s < seq))
                 .sum();
             let passed = before - taken;
             if passed >= window {
                 break;
             }
-            let (_, t) = self.writes[p].pop_front().expect("head exists");
-            self.write_count -= 1;
+            let (_, t) = q.writes[p].pop_front().expect("head exists");
+            q.write_count -= 1;
             out[n] = t;
             n += 1;
         }
+        self.write_count -= n;
         n
     }
 
-    /// Takes every write queued for the planes (local indices) that `stuck` selects, in
-    /// arrival order; `keep` returns those that stay, in the same order, to their places.
-    pub fn drain_writes(&mut self, stuck: impl Fn(usize) -> bool) -> Vec<(u64, TxId)> {
+    /// Takes every write queued for the planes (local indices) that `stuck` selects, every
+    /// class, in arrival order; `keep_writes` returns those that stay to their places.
+    pub fn drain_writes(&mut self, stuck: impl Fn(usize) -> bool) -> Vec<TakenWrite> {
         let mut out = Vec::new();
-        for p in 0..self.writes.len() {
-            if stuck(p) {
-                out.extend(self.writes[p].drain(..));
+        for (c, q) in self.user.iter_mut().enumerate() {
+            for p in 0..q.writes.len() {
+                if stuck(p) {
+                    let before = out.len();
+                    out.extend(q.writes[p].drain(..).map(|(s, t)| (s, c as u8, t)));
+                    q.write_count -= out.len() - before;
+                }
             }
         }
         self.write_count -= out.len();
@@ -169,11 +302,13 @@ impl DieQueues {
         out
     }
 
-    /// Puts back writes taken by `drain_writes` (with their original sequence numbers).
-    pub fn keep_writes(&mut self, local_plane: usize, kept: &[(u64, TxId)]) {
-        let q = &mut self.writes[local_plane];
-        for &e in kept.iter().rev() {
-            q.push_front(e);
+    /// Puts back writes taken by `drain_writes` (with their sequence numbers and classes),
+    /// in arrival order, at the front of their plane's queues.
+    pub fn keep_writes(&mut self, local_plane: usize, kept: &[TakenWrite]) {
+        for &(s, c, t) in kept.iter().rev() {
+            let q = &mut self.user[c as usize];
+            q.writes[local_plane].push_front((s, t));
+            q.write_count += 1;
         }
         self.write_count += kept.len();
     }
@@ -186,17 +321,43 @@ mod tests {
 
     #[test]
     fn reads_and_writes_share_one_arrival_sequence() {
-        let mut q = DieQueues::new(2);
+        let mut q = DieQueues::new(2, 1);
         let tx = |kind, plane| Tx::new(kind, PlaneId(plane));
         assert!(!q.write_is_older(), "nothing queued");
-        q.push(TxId(0), &tx(TxKind::UserWrite, 1), 2);
+        q.push(TxId(0), &tx(TxKind::UserWrite, 1), 2, 0);
         assert!(!q.write_is_older(), "no read queued");
-        q.push(TxId(1), &tx(TxKind::UserRead, 0), 2);
+        q.push(TxId(1), &tx(TxKind::UserRead, 0), 2, 0);
         assert!(q.write_is_older());
-        assert_eq!(q.pop_first_write(|_| true), Some(TxId(0)));
-        q.push(TxId(2), &tx(TxKind::UserWrite, 0), 2);
+        assert_eq!(q.pop_first_write(0, |_| true), Some(TxId(0)));
+        q.push(TxId(2), &tx(TxKind::UserWrite, 0), 2, 0);
         assert!(!q.write_is_older(), "the read came first now");
-        q.push(TxId(3), &tx(TxKind::RmwRead, 1), 2);
-        assert_eq!(q.reads.iter().map(|&(s, _)| s).collect::<Vec<_>>(), [1, 3]);
+        q.push(TxId(3), &tx(TxKind::RmwRead, 1), 2, 0);
+        assert_eq!(
+            q.user[0].reads.iter().map(|&(s, _)| s).collect::<Vec<_>>(),
+            [1, 3]
+        );
+    }
+}
+
+#[cfg(test)]
+mod turn_tests {
+    use super::ClassTurns;
+
+    /// Under backlog the classes get 4:2:1 of the operations; urgent goes first; an empty
+    /// class gives its turn away.
+    #[test]
+    fn weighted_turns() {
+        let mut t = ClassTurns::default();
+        let w = [4, 2, 1];
+        let mut got = [0; 4];
+        for _ in 0..700 {
+            let c = t.pick([false, true, true, true], w).unwrap();
+            t.served(c);
+            got[c] += 1;
+        }
+        assert_eq!(got, [0, 400, 200, 100]);
+        assert_eq!(t.pick([true, true, true, true], w), Some(0));
+        assert_eq!(t.pick([false, false, false, true], w), Some(3));
+        assert_eq!(t.pick([false; 4], w), None);
     }
 }

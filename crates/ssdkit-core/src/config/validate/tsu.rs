@@ -1,7 +1,7 @@
 //! `[tsu]`: the scheduling policy and program/erase suspension.
 
 use super::{float_range, int_range, unused};
-use crate::config::{Config, SuspensionMode, TsuConfig};
+use crate::config::{Config, SuspensionMode, TsuConfig, TsuPolicy};
 
 pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
     let t = &c.tsu;
@@ -17,6 +17,19 @@ pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
         float_range(key, v, 0.0, 1e6, false)?;
     }
     int_range("tsu.max_suspensions", t.max_suspensions as u64, 1, 255)?;
+    for (key, v, dv) in [
+        ("tsu.weight_high", t.weight_high, d.weight_high),
+        ("tsu.weight_medium", t.weight_medium, d.weight_medium),
+        ("tsu.weight_low", t.weight_low, d.weight_low),
+    ] {
+        int_range(key, v as u64, 1, 256)?;
+        unused(
+            key,
+            t.policy != TsuPolicy::PriorityOutOfOrder && v != dv,
+            v,
+            "applies to `tsu.policy` = \"priority_out_of_order\" only",
+        )?;
+    }
     let mode = serde_json::to_string(&t.suspension).unwrap_or_default();
     let program_keys: [(&str, bool, f64); 3] = [
         (

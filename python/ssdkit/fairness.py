@@ -1,0 +1,144 @@
+"""Fairness of a multi-flow run, as the MQSim paper (FAST'18, section 3.1) defines it: each flow
+runs alone on the same starting device, then all flows run together. A flow's slowdown is
+S = RT_shared / RT_alone (its mean response time beside the others over its mean response
+time alone); the run's fairness is F = min S / max S (1: every flow slowed alike) and its
+weighted speedup WS = sum of RT_alone / RT_shared (the number of flows when nothing
+interferes)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._native import ConfigError
+
+if TYPE_CHECKING:
+    from .result import Result
+
+
+@dataclass(frozen=True)
+class FlowFairness:
+    """One flow's response times alone and shared (microseconds, mean over its reads and
+    writes) and its slowdown."""
+
+    index: int
+    name: str
+    rt_alone_us: float
+    rt_shared_us: float
+    slowdown: float
+
+
+@dataclass(frozen=True)
+class Fairness:
+    """Slowdown per flow, fairness F = min S / max S and weighted speedup WS = sum of
+    RT_alone / RT_shared. ``alone`` holds the alone runs' results (flow k's in ``alone[k]``);
+    it is not part of the JSON document."""
+
+    flows: list[FlowFairness]
+    fairness: float
+    weighted_speedup: float
+    alone: list[Result] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fairness": self.fairness,
+            "weighted_speedup": self.weighted_speedup,
+            "flows": [
+                {
+                    "index": f.index,
+                    "name": f.name,
+                    "rt_alone_us": f.rt_alone_us,
+                    "rt_shared_us": f.rt_shared_us,
+                    "slowdown": f.slowdown,
+                }
+                for f in self.flows
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Fairness:
+        return cls(
+            flows=[FlowFairness(**f) for f in d["flows"]],
+            fairness=d["fairness"],
+            weighted_speedup=d["weighted_speedup"],
+        )
+
+    def summary(self) -> list[str]:
+        lines = ["fairness (MQSim paper, FAST'18: S = RT_shared / RT_alone, F = min S / max S)"]
+        lines.append(f"  {'flow':<20} {'RT alone us':>12} {'RT shared us':>13} {'slowdown':>9}")
+        for f in self.flows:
+            lines.append(f"  {f.name[:20]:<20} {f.rt_alone_us:>12.2f} {f.rt_shared_us:>13.2f} {f.slowdown:>9.3f}")
+        lines.append(f"  fairness F {self.fairness:.4f}   weighted speedup WS {self.weighted_speedup:.4f}")
+        return lines
+
+
+def mean_response_us(result: Result, k: int) -> float:
+    """Flow k's mean response time over its reads and writes, microseconds."""
+    s = result.flows[k].stats.all
+    if s.count == 0:
+        raise ConfigError(
+            f"flow {k} ({result.flows[k].name}) completed no read or write, so it has no response time to compare"
+        )
+    return s.latency.mean
+
+
+def compute(shared: Result, alone: list[Result]) -> Fairness:
+    """The fairness figures of a shared run and the alone runs of its flows."""
+    flows = []
+    for k, f in enumerate(shared.flows):
+        a, s = mean_response_us(alone[k], k), mean_response_us(shared, k)
+        flows.append(FlowFairness(index=k, name=f.name, rt_alone_us=a, rt_shared_us=s, slowdown=s / a))
+    slow = [f.slowdown for f in flows]
+    return Fairness(
+        flows=flows,
+        fairness=min(slow) / max(slow),
+        weighted_speedup=sum(1.0 / x for x in slow),
+        alone=alone,
+    )
+
+
+def run_fairness(src: dict[str, str], overrides: list[str], snapshot: str | None, workers: int | None) -> Result:
+    """Runs flow k alone for every k (the other flows switched off with ``flow.N.enabled =
+    false``, so flow k keeps its index, random streams, queue pair and partitions) and all
+    flows together, every run from the same device state: ``snapshot`` when given, otherwise
+    one preconditioned once for the whole workload into a temporary snapshot. The runs go on
+    ``workers`` threads (default: the machine's cores; a simulation releases the GIL), each
+    one thread and deterministic. Returns the shared run's result with ``fairness`` set."""
+    import dataclasses
+
+    import tomllib
+
+    from . import _native
+    from .result import Result
+
+    flows = tomllib.loads(_native.resolve_config(overrides=overrides, **src)).get("flow", [])
+    n = len(flows)
+    if n < 2:
+        raise ConfigError(
+            f"fairness needs at least two flows (each run alone, then together): the configuration has {n}"
+        )
+    off = [k for k, f in enumerate(flows) if not f.get("enabled", True)]
+    if off:
+        raise ConfigError(f"fairness runs every flow; `flow.{off[0]}.enabled` is false")
+
+    def one(ov: list[str], snap: str) -> Result:
+        return Result.from_json(_native.run(overrides=ov, progress=False, snapshot=snap, **src))
+
+    with tempfile.TemporaryDirectory(prefix="ssdkit-fairness-") as tmp:
+        snap = snapshot
+        if snap is None:
+            snap = os.path.join(tmp, "device.snap")
+            _native.precondition(snap, overrides=overrides, **src)
+        jobs = [overrides + [f"flow.{j}.enabled=false" for j in range(n) if j != k] for k in range(n)]
+        jobs.append(list(overrides))
+        with ThreadPoolExecutor(max_workers=max(1, workers or os.cpu_count() or 1)) as pool:
+            futures = [pool.submit(one, ov, snap) for ov in jobs]
+            results = [f.result() for f in futures]
+    alone, shared = results[:-1], results[-1]
+    fair = compute(shared, alone)
+    raw = dict(shared.raw)
+    raw["fairness"] = fair.to_dict()
+    return dataclasses.replace(shared, raw=raw, fairness=fair)
