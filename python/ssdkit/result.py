@@ -484,6 +484,8 @@ class FlowResult(_DictLike):
     #: The flow's active interval in seconds: its first request's arrival to its last
     #: completion (0 when it completed nothing). ``stats`` rates are over this interval.
     active_time_s: float = 0.0
+    #: Pages GC moved whose data this flow wrote last (runs of 2 to 255 flows); None otherwise.
+    gc_page_moves: int | None = None
     #: What the data cache did for this flow; None with ``cache.mode = "off"``.
     cache: CacheCounts | None = None
     #: This flow's lookups in the cached mapping table; None with ``ftl.cmt.mode = "ideal"``.

@@ -145,6 +145,11 @@ pub struct FlowResult {
     /// absent with `cache.mode = "off"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheCounts>,
+    /// Pages GC moved whose data this flow wrote last (runs of 2 to 255 flows; absent
+    /// otherwise). Moves of data preconditioning wrote belong to no flow: the device's
+    /// `ftl.gc_page_moves` is the sum of these and those.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_page_moves: Option<u64>,
     /// As `device.latency_breakdown`, for the flow's requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_breakdown: Option<BreakdownResult>,

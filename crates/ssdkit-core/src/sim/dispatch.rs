@@ -453,6 +453,21 @@ impl Simulator {
         flow.map_or(1, |f| self.flow_class[f.idx()] as usize)
     }
 
+    /// A user or cache write-back is about to program its page: its flow now owns the data
+    /// (for per-flow GC accounting).
+    #[inline(never)]
+    fn note_owner(&mut self, tx: &Tx) {
+        let flow = match (&self.cache, tx.kind) {
+            (Some(c), TxKind::CacheWrite) => c.write_back(tx.slot).flow,
+            _ if tx.req == ReqId::NONE => return,
+            _ => self.host.request(tx.req).flow.0,
+        };
+        let o = self.owners.as_mut().expect("checked");
+        if let Some(slot) = o.by_lpn.get_mut(tx.lpn.0 as usize) {
+            *slot = flow as u8;
+        }
+    }
+
     /// A DieArrayDone event of the end a suspension moved: it is ignored.
     #[inline(never)]
     fn stale_array_end(&mut self, die: DieId) -> bool {
@@ -774,6 +789,9 @@ impl Simulator {
         let batch = &batch[..n];
         for &t in batch {
             let tx = *self.tsu.get(t);
+            if self.owners.is_some() && tx.kind != TxKind::MappingWrite {
+                self.note_owner(&tx);
+            }
             let ppn = self.ftl.program(tx.lpn, tx.plane, Stream::User);
             if tx.kind == TxKind::MappingWrite {
                 self.ftl.stats_mut().mapping_page_writes += 1;
@@ -909,7 +927,19 @@ impl Simulator {
                 });
                 self.enqueue(w);
             }
-            TxKind::GcWrite => self.gc_move_done(tx.plane, true),
+            TxKind::GcWrite => {
+                if let Some(o) = self.owners.as_mut() {
+                    let w = o
+                        .by_lpn
+                        .get(tx.lpn.0 as usize)
+                        .copied()
+                        .unwrap_or(super::NO_FLOW);
+                    if w != super::NO_FLOW {
+                        o.moves[w as usize] += 1;
+                    }
+                }
+                self.gc_move_done(tx.plane, true)
+            }
             TxKind::GcErase => self.gc_erased(tx.plane),
             // Mapping traffic is not user progress: the watchdog must see work that only
             // feeds itself.

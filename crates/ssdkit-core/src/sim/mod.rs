@@ -75,6 +75,15 @@ pub(crate) enum Ev {
     HostDone(u32),
 }
 
+/// Which flow last wrote each logical page (`NO_FLOW`: preconditioning, or no flow), one byte
+/// per page, and the GC page moves charged to each flow.
+pub(crate) struct GcOwners {
+    pub by_lpn: Vec<u8>,
+    pub moves: Vec<u64>,
+}
+
+pub(crate) const NO_FLOW: u8 = u8::MAX;
+
 pub struct Simulator {
     pub(crate) q: EventQueue<Ev>,
     pub(crate) settings: Settings,
@@ -92,6 +101,9 @@ pub struct Simulator {
     /// Each flow's NVMe priority class at the die queues (0 urgent .. 3 low), used with
     /// `tsu.policy = "priority_out_of_order"`.
     flow_class: Vec<u8>,
+    /// Per-flow GC accounting (runs of 2 to 255 flows): which flow last wrote each logical
+    /// page, and the GC page moves of each flow's data.
+    pub(crate) owners: Option<Box<GcOwners>>,
     /// Program/erase suspension; None with `tsu.suspension = "none"`.
     pub(crate) susp: Option<Box<crate::tsu::suspension::SuspensionUnit>>,
     gc_copyback: bool,
@@ -283,6 +295,12 @@ impl Simulator {
                     c.tsu.weight_low,
                 ]),
             ),
+            owners: (2..=255).contains(&n).then(|| {
+                Box::new(GcOwners {
+                    by_lpn: vec![NO_FLOW; s.logical_pages as usize],
+                    moves: vec![0; n],
+                })
+            }),
             flow_class: c
                 .flows
                 .iter()

@@ -101,6 +101,7 @@ impl Simulator {
                     }),
                     cache: cache_counts(i),
                     latency_breakdown: self.bd.as_ref().map(|b| b.stats[i].summary()),
+                    gc_page_moves: self.owners.as_ref().map(|o| o.moves[i]),
                 }
             })
             .collect();
