@@ -90,6 +90,12 @@ CASES = (
         from_snapshot=True,
     ),
     Case(
+        "mixed-70r-4k-qd16",
+        "4 KiB random, 70 % reads and 30 % writes, QD16, from the preconditioned snapshot (GC active)",
+        {"flow.0.queue_depth": 16, "flow.0.read_fraction": 0.7},
+        from_snapshot=True,
+    ),
+    Case(
         "dramnvm-64b-qd32",
         "64 B random read, QD32, on NVMeSim's DRAM-like NVM (preset nvmesim-dram: in place, "
         "PCIe 2.0 x1, an interrupt per completion)",
