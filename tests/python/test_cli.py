@@ -277,8 +277,13 @@ def test_bench_json():
         "randwrite-4k-qd32",
         "randread-4k-qd32-cmt",
         "randwrite-4k-qd32-cmt",
+        "mixed-70r-4k-qd16",
         "dramnvm-64b-qd32",
     ]
+    mixed = doc["cases"][-2]
+    # The mixed case starts from the write snapshot (fast preconditioning): GC from its first
+    # writes.
+    assert mixed["requests"] == 2000 and mixed["gc_runs"] > 0
     dram = doc["cases"][-1]
     # The DRAM-like NVM keeps its own geometry (the --set is for the mqsim-paper cases) and
     # never collects garbage.
