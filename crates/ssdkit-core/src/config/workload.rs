@@ -302,6 +302,10 @@ pub struct FlowConfig {
     /// Synthetic "sequential": distance between consecutive starts in bytes; 0 = the previous
     /// request's size. Default 0; a multiple of 512.
     pub stride_bytes: u64,
+    /// Synthetic "sequential": fraction of requests that go to a uniformly random slot of the
+    /// range instead (the sequential run continues after them): the MQSim paper's Figure 7
+    /// flow, random for a fraction of the time, mixed request by request. Default 0; [0, 1].
+    pub random_fraction: f64,
     /// Synthetic "hotcold": fraction of the range that is hot (its start). Default 0; (0, 1).
     pub hot_space_fraction: f64,
     /// Synthetic "hotcold": fraction of requests to the hot part. Default 0; (0, 1).
@@ -375,6 +379,7 @@ impl Default for FlowConfig {
             pattern: AddressPattern::Random,
             align_bytes: 0,
             stride_bytes: 0,
+            random_fraction: 0.0,
             hot_space_fraction: 0.0,
             hot_access_fraction: 0.0,
             zipf_theta: 0.0,

@@ -87,6 +87,64 @@ impl Ftl {
         }
     }
 
+    /// `fill_sequential` with pinned flows: the pages of a pinned flow's logical range (`first`
+    /// to `end`, page numbers) go round robin over its planes, as its writes would; the other
+    /// pages stripe as usual. Each plane's pages are laid out in the order they come. Fails if
+    /// a plane would hold more than its share of the logical space (GC would have no room).
+    pub fn fill_sequential_pinned(
+        &mut self,
+        occupancy: f64,
+        pinned: &[(u64, u64, &[u32])],
+    ) -> Result<(), String> {
+        let g = self.geo;
+        let planes = g.planes();
+        let ppp = g.pages_per_plane();
+        let filled =
+            ((self.logical_pages as f64 * occupancy).round() as u32).min(self.logical_pages);
+        let share = (self.logical_pages as u64).div_ceil(planes as u64);
+        let mut next = vec![0u32; planes as usize];
+        let mut cursors = vec![0usize; pinned.len()];
+        for lpa in 0..filled {
+            let l = lpa as u64;
+            let plane = match pinned.iter().position(|&(a, b, _)| (a..b).contains(&l)) {
+                Some(i) => {
+                    let set = pinned[i].2;
+                    let p = set[cursors[i] % set.len()];
+                    cursors[i] += 1;
+                    p
+                }
+                None => self.stripe[(lpa % planes) as usize],
+            };
+            let local = next[plane as usize];
+            if local as u64 >= share {
+                return Err(format!(
+                    "plane {plane} would hold more than its share of the logical space ({share} pages) after sequential preconditioning with pinned flows; lower `precondition.occupancy` or the pinned flows' `range_bytes`, or pin them to more planes"
+                ));
+            }
+            next[plane as usize] += 1;
+            let ppa = plane * ppp + local;
+            self.l2p[lpa as usize] = ppa;
+            self.p2l[ppa as usize] = lpa;
+        }
+        let ppb = g.pages_per_block as u64;
+        for p in 0..planes {
+            let n = next[p as usize] as u64;
+            let first = (p * g.blocks_per_plane) as u64;
+            for j in 0..n.div_ceil(ppb) {
+                let b = (first + j) as usize;
+                let w = (n - j * ppb).min(ppb) as u32;
+                self.written[b] = w;
+                self.valid[b] = w;
+                self.block_state[b] = if w as u64 == ppb {
+                    BlockState::Closed
+                } else {
+                    BlockState::Open
+                };
+            }
+        }
+        Ok(())
+    }
+
     /// The physical page of `lpn` on an in-place medium: the page `fill_sequential` gives it
     /// (stripe unit l mod planes, page l / planes of that plane).
     #[inline]

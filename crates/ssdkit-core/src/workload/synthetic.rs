@@ -25,7 +25,7 @@ enum Sizes {
 
 enum Slots {
     Uniform,
-    Sequential { next: u64, stride: u64 },
+    Sequential { next: u64, stride: u64, random: f64 },
     HotCold { hot: u64, hot_access: f64 },
     Zipf(Zipf<f64>),
     Pareto { pow: f64 },
@@ -113,6 +113,7 @@ impl SyntheticGen {
             AddressPattern::Sequential => Slots::Sequential {
                 next: 0,
                 stride: f.stride_bytes / sector,
+                random: f.random_fraction,
             },
             AddressPattern::Hotcold => Slots::HotCold {
                 hot: ((f.hot_space_fraction * n_slots as f64).round() as u64)
@@ -201,7 +202,13 @@ impl SyntheticGen {
     fn next_offset(&mut self, sectors: u64) -> u64 {
         let n = self.n_slots;
         let slot = match &mut self.slots {
-            Slots::Sequential { next, stride } => {
+            // Off the sequential run for this request; the run resumes where it was.
+            Slots::Sequential { random, .. }
+                if *random > 0.0 && self.rng.gen::<f64>() < *random =>
+            {
+                self.rng.gen_range(0..n)
+            }
+            Slots::Sequential { next, stride, .. } => {
                 if *next + sectors > self.range_sectors {
                     *next = 0;
                 }

@@ -133,6 +133,7 @@ fn validate_flow(
         stray("size_list", !fl.size_list.is_empty(), why)?;
         stray("pattern", fl.pattern != d.pattern, why)?;
         stray("stride_bytes", fl.stride_bytes != 0, why)?;
+        stray("random_fraction", fl.random_fraction != 0.0, why)?;
         stray("hot_space_fraction", fl.hot_space_fraction != 0.0, why)?;
         stray("hot_access_fraction", fl.hot_access_fraction != 0.0, why)?;
         stray("zipf_theta", fl.zipf_theta != 0.0, why)?;
@@ -308,6 +309,17 @@ fn validate_flow(
         p != AddressPattern::Sequential && fl.stride_bytes != 0,
         why,
     )?;
+    stray(
+        "random_fraction",
+        p != AddressPattern::Sequential && fl.random_fraction != 0.0,
+        why,
+    )?;
+    if !(0.0..=1.0).contains(&fl.random_fraction) {
+        return Err(format!(
+            "key `flow.{k}.random_fraction` = {} is out of range; allowed 0..=1",
+            fl.random_fraction
+        ));
+    }
     stray(
         "hot_space_fraction",
         p != AddressPattern::Hotcold && fl.hot_space_fraction != 0.0,

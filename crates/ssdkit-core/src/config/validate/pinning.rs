@@ -2,9 +2,10 @@
 
 use crate::config::{Config, FlowConfig, PreconditionMode};
 
-/// Pinned flows place their writes on a subset of planes. Preconditioning places data by
-/// striping over every plane, and a plane's valid data cannot leave it (GC moves stay in the
-/// plane), so pinning needs an empty device and planes that can hold what is written to them.
+/// Pinned flows place their writes on a subset of planes. A plane's valid data cannot leave
+/// it (GC moves stay in the plane), so the planes must hold what is written to them. Fast and
+/// write preconditioning stripe data over every plane: pinning needs an empty device or
+/// sequential preconditioning, which places each pinned flow's range in its own planes.
 pub(super) fn validate_pinning(c: &Config, capacity: u64) -> Result<(), String> {
     let pinned = |f: &FlowConfig| {
         !(f.channels.is_empty() && f.chips.is_empty() && f.dies.is_empty() && f.planes.is_empty())
@@ -12,9 +13,12 @@ pub(super) fn validate_pinning(c: &Config, capacity: u64) -> Result<(), String> 
     let Some(first) = c.flows.iter().position(pinned) else {
         return Ok(());
     };
-    if c.precondition.mode != PreconditionMode::Empty {
+    if !matches!(
+        c.precondition.mode,
+        PreconditionMode::Empty | PreconditionMode::Sequential
+    ) {
         return Err(format!(
-            "keys `flow.{first}.channels`/`chips`/`dies`/`planes` pin the flow, which needs `precondition.mode` = \"empty\": preconditioning stripes data over every plane and GC keeps data in its plane, so pinned planes would fill up"
+            "keys `flow.{first}.channels`/`chips`/`dies`/`planes` pin the flow, which needs `precondition.mode` = \"empty\" or \"sequential\": fast and write preconditioning stripe data over every plane and GC keeps data in its plane, so pinned planes would fill up"
         ));
     }
     let g = &c.flash;

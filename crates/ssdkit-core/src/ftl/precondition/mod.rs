@@ -156,9 +156,24 @@ pub fn run_checked(
             json!({"mode": "empty"})
         }
         PreconditionMode::Sequential => {
-            ftl.fill_sequential(p.occupancy);
+            let page = ftl.geo.page_size as u64;
+            let pinned: Vec<(u64, u64, &[u32])> = settings
+                .flows
+                .iter()
+                .filter_map(|f| {
+                    let set = f.planes.as_deref()?;
+                    let end = (f.start_bytes + f.range_bytes).div_ceil(page);
+                    Some((f.start_bytes / page, end, set))
+                })
+                .collect();
+            if pinned.is_empty() {
+                ftl.fill_sequential(p.occupancy);
+            } else {
+                ftl.fill_sequential_pinned(p.occupancy, &pinned)
+                    .map_err(|m| Error::Config(format!("precondition: {m}")))?;
+            }
             ftl.rebuild_planes();
-            json!({"mode": "sequential", "occupancy": p.occupancy})
+            json!({"mode": "sequential", "occupancy": p.occupancy, "pinned_flows": pinned.len()})
         }
         PreconditionMode::Write => {
             ftl.fill_sequential(1.0);
