@@ -516,6 +516,18 @@ impl Simulator {
         self.at(at + cost, Ev::DieSuspended(die));
     }
 
+    /// A free die: if it has a suspended operation, schedules it as such (true).
+    #[inline(never)]
+    fn try_schedule_suspended(&mut self, die: DieId) -> bool {
+        let su = self.susp.as_ref().expect("checked");
+        let Some(s) = su.suspended(die) else {
+            return false;
+        };
+        let (served, writes) = (s.served, su.writes_allowed(s));
+        self.schedule_suspended(die, served, writes);
+        true
+    }
+
     /// A free die with a suspended operation: it starts what may run meanwhile (once), and
     /// when that has ended (or there was nothing) resumes the operation.
     #[inline(never)]
@@ -549,11 +561,8 @@ impl Simulator {
         if self.dies.busy(die) {
             return;
         }
-        if let Some(su) = self.susp.as_ref() {
-            if let Some(s) = su.suspended(die) {
-                let (served, writes) = (s.served, su.writes_allowed(s));
-                return self.schedule_suspended(die, served, writes);
-            }
+        if self.susp.is_some() && self.try_schedule_suspended(die) {
+            return;
         }
         let dq = self.tsu.queues(die);
         if dq.is_empty() {
@@ -618,12 +627,12 @@ impl Simulator {
             return self.start_reads(die, 0);
         }
         let w = self.tsu.weights;
-        let dq = &mut self.tsu.queues[die.idx()];
-        let waiting = dq.classes_waiting(false);
-        let Some(c) = dq.read_turns.pick(waiting, w) else {
+        let waiting = self.tsu.queues[die.idx()].classes_waiting(false);
+        let turns = &mut self.tsu.turns[die.idx()][0];
+        let Some(c) = turns.pick(waiting, w) else {
             return false;
         };
-        dq.read_turns.served(c);
+        turns.served(c);
         self.start_reads(die, c)
     }
 
@@ -634,13 +643,12 @@ impl Simulator {
             return self.start_writes(die, 0);
         }
         let w = self.tsu.weights;
-        let dq = &mut self.tsu.queues[die.idx()];
-        let waiting = dq.classes_waiting(true);
-        let Some(c) = dq.write_turns.pick(waiting, w) else {
+        let waiting = self.tsu.queues[die.idx()].classes_waiting(true);
+        let Some(c) = self.tsu.turns[die.idx()][1].pick(waiting, w) else {
             return false;
         };
         if self.start_writes(die, c) {
-            self.tsu.queues[die.idx()].write_turns.served(c);
+            self.tsu.turns[die.idx()][1].served(c);
             return true;
         }
         (0..4).any(|k| k != c && waiting[k] && self.start_writes(die, k))
@@ -810,25 +818,31 @@ impl Simulator {
 
     pub(super) fn begin(&mut self, die: DieId, batch: &[TxId], array_end: u64) {
         self.bd_die_began(die);
-        if let Some(su) = self.susp.as_mut() {
-            let kind = match self.tsu.get(batch[0]).kind {
-                TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite | TxKind::GcWrite => {
-                    Some(Suspendable::Program)
-                }
-                TxKind::GcErase => Some(Suspendable::Erase),
-                _ => None,
-            };
-            let start = array_end - self.backend.last_array.min(array_end);
-            su.began(die, kind, start, array_end);
-            self.dies.begin(die, batch);
-            self.at(array_end, Ev::DieArrayDone(die));
-            if kind.is_some() {
-                self.suspend_for_queued(die);
-            }
-            return;
-        }
         self.dies.begin(die, batch);
         self.at(array_end, Ev::DieArrayDone(die));
+        if self.susp.is_some() {
+            self.began_for_suspension(die, batch[0], array_end);
+        }
+    }
+
+    /// With suspension: what the die began (a program or an erase may be suspended), and
+    /// whether reads already queued there suspend it now. Out of line: the plain path keeps
+    /// only the test in `begin`.
+    #[inline(never)]
+    fn began_for_suspension(&mut self, die: DieId, first: TxId, array_end: u64) {
+        let kind = match self.tsu.get(first).kind {
+            TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite | TxKind::GcWrite => {
+                Some(Suspendable::Program)
+            }
+            TxKind::GcErase => Some(Suspendable::Erase),
+            _ => None,
+        };
+        let start = array_end - self.backend.last_array.min(array_end);
+        let su = self.susp.as_mut().expect("checked");
+        su.began(die, kind, start, array_end);
+        if kind.is_some() {
+            self.suspend_for_queued(die);
+        }
     }
 
     fn die_array_done(&mut self, die: DieId) {

@@ -102,6 +102,9 @@ pub struct Tsu {
     /// class, served by `weights` (high, medium, low) after urgent.
     pub classes: bool,
     pub weights: [u32; 3],
+    /// With classes: each die's weighted round robin over them, for reads and for writes
+    /// (kept apart from the queues, which the common case reads on every dispatch).
+    pub turns: Vec<[ClassTurns; 2]>,
 }
 
 impl Tsu {
@@ -121,6 +124,11 @@ impl Tsu {
             planes_per_die,
             classes: classes.is_some(),
             weights: classes.unwrap_or([1, 1, 1]),
+            turns: if classes.is_some() {
+                vec![Default::default(); dies as usize]
+            } else {
+                Vec::new()
+            },
         }
     }
 

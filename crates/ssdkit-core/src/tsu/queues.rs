@@ -26,7 +26,10 @@ pub type TakenWrite = (u64, u8, TxId);
 
 #[derive(Debug, Clone)]
 pub struct DieQueues {
-    user: Vec<ClassQueues>,
+    /// Class 0 (the only one without priority classes) inline, so that the common case
+    /// reaches its queues without following a pointer; classes 1.. in `more`.
+    first: ClassQueues,
+    more: Vec<ClassQueues>,
     read_count: usize,
     write_count: usize,
     next_seq: u64,
@@ -37,9 +40,6 @@ pub struct DieQueues {
     pub mapping_reads: VecDeque<TxId>,
     /// User operations started in a row while GC transactions waited.
     pub user_streak: u32,
-    /// Weighted round robin over the classes, for reads and for writes.
-    pub read_turns: ClassTurns,
-    pub write_turns: ClassTurns,
 }
 
 /// Weighted round robin over the priority classes as MQSim's PRIORITY_OUT_OF_ORDER serves
@@ -87,15 +87,14 @@ impl ClassTurns {
 impl DieQueues {
     /// Queues for a die of `planes_per_die` planes and `classes` priority classes (1 or 4).
     pub fn new(planes_per_die: u32, classes: usize) -> Self {
+        let q = ClassQueues {
+            reads: VecDeque::new(),
+            writes: vec![VecDeque::new(); planes_per_die as usize],
+            write_count: 0,
+        };
         Self {
-            user: vec![
-                ClassQueues {
-                    reads: VecDeque::new(),
-                    writes: vec![VecDeque::new(); planes_per_die as usize],
-                    write_count: 0,
-                };
-                classes
-            ],
+            more: vec![q.clone(); classes.saturating_sub(1)],
+            first: q,
             read_count: 0,
             write_count: 0,
             next_seq: 0,
@@ -104,22 +103,40 @@ impl DieQueues {
             gc_erases: VecDeque::new(),
             mapping_reads: VecDeque::new(),
             user_streak: 0,
-            read_turns: ClassTurns::default(),
-            write_turns: ClassTurns::default(),
+        }
+    }
+
+    #[inline(always)]
+    fn user(&self, class: usize) -> &ClassQueues {
+        if class == 0 {
+            &self.first
+        } else {
+            &self.more[class - 1]
+        }
+    }
+
+    #[inline(always)]
+    fn user_mut(&mut self, class: usize) -> &mut ClassQueues {
+        if class == 0 {
+            &mut self.first
+        } else {
+            &mut self.more[class - 1]
         }
     }
 
     pub(super) fn push(&mut self, t: TxId, tx: &Tx, planes_per_die: u32, class: usize) {
         match tx.kind {
             TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead => {
-                self.user[class].reads.push_back((self.next_seq, t));
+                let seq = self.next_seq;
+                self.user_mut(class).reads.push_back((seq, t));
                 self.next_seq += 1;
                 self.read_count += 1;
             }
             TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite => {
                 let local = (tx.plane.0 % planes_per_die) as usize;
-                let q = &mut self.user[class];
-                q.writes[local].push_back((self.next_seq, t));
+                let seq = self.next_seq;
+                let q = self.user_mut(class);
+                q.writes[local].push_back((seq, t));
                 q.write_count += 1;
                 self.next_seq += 1;
                 self.write_count += 1;
@@ -164,7 +181,11 @@ impl DieQueues {
     /// Which classes have reads (writes) queued, indexed urgent, high, medium, low.
     pub fn classes_waiting(&self, writes: bool) -> [bool; 4] {
         let mut w = [false; 4];
-        for (c, q) in self.user.iter().enumerate().take(4) {
+        for (c, q) in std::iter::once(&self.first)
+            .chain(self.more.iter())
+            .enumerate()
+            .take(4)
+        {
             w[c] = if writes {
                 q.write_count > 0
             } else {
@@ -177,35 +198,39 @@ impl DieQueues {
     /// Reads of `class` queued.
     #[inline]
     pub fn class_reads(&self, class: usize) -> usize {
-        self.user[class].reads.len()
+        self.user(class).reads.len()
     }
     /// The `i`-th queued read of `class`.
     #[inline]
     pub fn read_at(&self, class: usize, i: usize) -> TxId {
-        self.user[class].reads[i].1
+        self.user(class).reads[i].1
     }
     /// Removes the `i`-th queued read of `class`.
     pub fn remove_read(&mut self, class: usize, i: usize) -> TxId {
         self.read_count -= 1;
-        self.user[class].reads.remove(i).expect("index in range").1
+        self.user_mut(class)
+            .reads
+            .remove(i)
+            .expect("index in range")
+            .1
     }
     /// Removes the oldest queued read of `class`.
     #[inline]
     pub fn pop_read(&mut self, class: usize) -> Option<TxId> {
-        let (_, t) = self.user[class].reads.pop_front()?;
+        let (_, t) = self.user_mut(class).reads.pop_front()?;
         self.read_count -= 1;
         Some(t)
     }
     /// User writes of `class` queued.
     #[inline]
     pub fn class_writes(&self, class: usize) -> usize {
-        self.user[class].write_count
+        self.user(class).write_count
     }
 
     /// Whether the oldest queued user write arrived before the oldest queued read (false when
     /// either queue is empty). One class (the FIFO policy).
     pub fn write_is_older(&self) -> bool {
-        let q = &self.user[0];
+        let q = &self.first;
         let Some(&(read, _)) = q.reads.front() else {
             return false;
         };
@@ -218,15 +243,16 @@ impl DieQueues {
     /// Removes and returns the earliest queued write of `class` whose plane (local index)
     /// `ok` accepts.
     pub fn pop_first_write(&mut self, class: usize, ok: impl Fn(usize) -> bool) -> Option<TxId> {
-        let q = &mut self.user[class];
+        let q = self.user_mut(class);
         let local = (0..q.writes.len())
             .filter(|&p| ok(p))
             .filter_map(|p| q.writes[p].front().map(|&(s, _)| (s, p)))
             .min()?
             .1;
         q.write_count -= 1;
+        let t = q.writes[local].pop_front().map(|(_, t)| t);
         self.write_count -= 1;
-        q.writes[local].pop_front().map(|(_, t)| t)
+        t
     }
 
     /// Multi-plane partners of a program of `class` just taken from the queue: walking the
@@ -245,7 +271,7 @@ impl DieQueues {
         fits: impl Fn(usize) -> bool,
         out: &mut [TxId],
     ) -> usize {
-        let q = &mut self.user[class];
+        let q = self.user_mut(class);
         // Fixed arrays: this runs on every multi-plane write dispatch.
         let mut heads = [(u64::MAX, 0usize); crate::flash::MAX_BATCH];
         let mut nh = 0;
@@ -288,7 +314,10 @@ impl DieQueues {
     /// class, in arrival order; `keep_writes` returns those that stay to their places.
     pub fn drain_writes(&mut self, stuck: impl Fn(usize) -> bool) -> Vec<TakenWrite> {
         let mut out = Vec::new();
-        for (c, q) in self.user.iter_mut().enumerate() {
+        for (c, q) in std::iter::once(&mut self.first)
+            .chain(self.more.iter_mut())
+            .enumerate()
+        {
             for p in 0..q.writes.len() {
                 if stuck(p) {
                     let before = out.len();
@@ -306,7 +335,7 @@ impl DieQueues {
     /// in arrival order, at the front of their plane's queues.
     pub fn keep_writes(&mut self, local_plane: usize, kept: &[TakenWrite]) {
         for &(s, c, t) in kept.iter().rev() {
-            let q = &mut self.user[c as usize];
+            let q = self.user_mut(c as usize);
             q.writes[local_plane].push_front((s, t));
             q.write_count += 1;
         }
@@ -333,7 +362,7 @@ mod tests {
         assert!(!q.write_is_older(), "the read came first now");
         q.push(TxId(3), &tx(TxKind::RmwRead, 1), 2, 0);
         assert_eq!(
-            q.user[0].reads.iter().map(|&(s, _)| s).collect::<Vec<_>>(),
+            q.first.reads.iter().map(|&(s, _)| s).collect::<Vec<_>>(),
             [1, 3]
         );
     }
