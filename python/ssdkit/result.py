@@ -316,6 +316,22 @@ class CmtLookups(_DictLike):
 
 
 @dataclass(frozen=True)
+class SuspensionResult(_DictLike):
+    """The ``device.suspension`` part: program/erase suspensions (``tsu.suspension``;
+    docs/tsu.md)."""
+
+    program_suspensions: int
+    erase_suspensions: int
+    #: What the suspended operations were delayed by (suspension to resumption plus the
+    #: resume cost), summed, microseconds.
+    suspended_us: float
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SuspensionResult:
+        return _pick(cls, d)
+
+
+@dataclass(frozen=True)
 class HostResult(_DictLike):
     """The ``device.host`` part: how the host learned of completions (``host.completion`` =
     ``"interrupt"`` or ``"polled"``; docs/host.md)."""
@@ -433,6 +449,8 @@ class DeviceResult(_DictLike):
     app_stats: Stats | None = None
     #: Interrupts, polls and host CPU time; None with ``host.completion = "none"``.
     host: HostResult | None = None
+    #: Program/erase suspensions; None with ``tsu.suspension = "none"``.
+    suspension: SuspensionResult | None = None
     #: Where the requests' time went, step by step: ``{"read": {...}, "write": {...}}``, each
     #: with ``count`` and per step (``host_queue`` ... ``t_stall``, ``host_processing``) the
     #: latency summary in microseconds (docs/breakdown.md); None unless
@@ -459,6 +477,9 @@ class DeviceResult(_DictLike):
             cmt=CmtResult.from_dict(d["cmt"]) if isinstance(d, dict) and d.get("cmt") else None,
             app_stats=Stats.from_dict(d["app_stats"]) if isinstance(d, dict) and d.get("app_stats") else None,
             host=HostResult.from_dict(d["host"]) if isinstance(d, dict) and d.get("host") else None,
+            suspension=(
+                SuspensionResult.from_dict(d["suspension"]) if isinstance(d, dict) and d.get("suspension") else None
+            ),
             latency_breakdown=d.get("latency_breakdown") if isinstance(d, dict) else None,
         )
 
@@ -1238,6 +1259,13 @@ class Result:
             )
             text = f"{m.capacity_entries:,} entries: hit rate {m.lookups.hit_rate:.1%}  translation reads {reads:,}  {writes}"
             facts.append(("mapping cache", text))
+        if dev.suspension is not None:
+            su = dev.suspension
+            text = (
+                f"programs {su.program_suspensions:,}  erases {su.erase_suspensions:,}"
+                f"  delaying them {su.suspended_us / 1e3:,.3f} ms in all"
+            )
+            facts.append(("suspensions", text))
         if dev.host is not None:
             h = dev.host
             if h.completion == "interrupt":
