@@ -14,6 +14,9 @@ struct Figures {
     slowdown: [f64; 2],
     fairness: f64,
     speedup: f64,
+    /// The shared run's result and each flow's alone run's.
+    shared: Value,
+    alone: [Value; 2],
 }
 
 fn rt_us(r: &Value, f: usize) -> f64 {
@@ -42,6 +45,8 @@ fn figures(o: &[String]) -> Figures {
         slowdown: s,
         fairness: s[0].min(s[1]) / s[0].max(s[1]),
         speedup: 1.0 / s[0] + 1.0 / s[1],
+        shared,
+        alone,
     }
 }
 
@@ -238,32 +243,20 @@ fn figure_7_cmt_contention_hurts_the_sequential_flow() {
             "flow.1.range_bytes=8589934592",
         ]);
         o.push(format!("flow.1.random_fraction={random}"));
-        let run = |extra: &[&str]| {
-            let mut v: Vec<&str> = o.iter().map(String::as_str).collect();
-            v.extend(extra);
-            run_cfg(&preset("mqsim-paper", &v))
-        };
-        let shared = run(&[]);
-        let alone = [
-            run(&["flow.1.enabled=false"]),
-            run(&["flow.0.enabled=false"]),
-        ];
+        let f = figures(&o);
+        let (shared, alone, s) = (&f.shared, &f.alone, f.slowdown);
         let hit = |r: &Value, k: usize| r["flows"][k]["cmt"]["read_hit_rate"].as_f64().unwrap();
-        let s = [
-            rt_us(&shared, 0) / rt_us(&alone[0], 0),
-            rt_us(&shared, 1) / rt_us(&alone[1], 1),
-        ];
         println!(
             "  random {random:.1}: S1 {:.2} S2 {:.2} F {:.3}; CMT read hit rate Flow-1 {:.3} (alone {:.3}), Flow-2 {:.3} (alone {:.3})",
             s[0],
             s[1],
-            s[0].min(s[1]) / s[0].max(s[1]),
-            hit(&shared, 0),
+            f.fairness,
+            hit(shared, 0),
             hit(&alone[0], 0),
-            hit(&shared, 1),
+            hit(shared, 1),
             hit(&alone[1], 1)
         );
-        rows.push((s, hit(&shared, 0), hit(&shared, 1), hit(&alone[1], 1)));
+        rows.push((s, hit(shared, 0), hit(shared, 1), hit(&alone[1], 1)));
     }
     // The paper: Flow-1's hit rate falls and its slowdown rises (2.1x fully random), Flow-2's
     // hit rate about constant. Measured: S1 1.00 -> 1.43 -> 1.76, hit rate 0.992 -> 0.512 ->

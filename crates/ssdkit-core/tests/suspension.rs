@@ -10,20 +10,9 @@ use ssdkit_core::workload::Op;
 
 const US: u64 = 1_000_000;
 
-/// One die of the mqsim-paper timing (750 us programs, 75 us reads, 8 KiB pages on an 8-bit
-/// 333 MT/s bus), empty, with a bare controller: writes reach the die at once.
-const ONE_DIE: [&str; 9] = [
-    "ftl.cmt.mode=ideal",
-    "cache.mode=off",
-    "flash.channels=1",
-    "flash.chips_per_channel=1",
-    "flash.dies_per_chip=1",
-    "flash.planes_per_die=1",
-    "flash.blocks_per_plane=128",
-    "flash.pages_per_block=64",
-    "precondition.mode=\"empty\"",
-];
+use common::ONE_DIE;
 
+/// `ONE_DIE` (tests/common) with `extra`.
 fn config(extra: &[&str]) -> Config {
     let o: Vec<String> = ONE_DIE.iter().chain(extra).map(|s| s.to_string()).collect();
     load(Source::Preset("mqsim-paper"), &o).unwrap_or_else(|e| panic!("{e}"))

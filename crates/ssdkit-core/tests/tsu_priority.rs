@@ -12,26 +12,21 @@ const US: u64 = 1_000_000;
 
 /// One die, bare controller, mqsim-paper timing, three queues: low, high, urgent.
 fn one_die(policy: &str) -> Config {
-    let o: Vec<String> = [
-        "ftl.cmt.mode=ideal",
-        "cache.mode=off",
-        "flash.channels=1",
-        "flash.chips_per_channel=1",
-        "flash.dies_per_chip=1",
-        "flash.planes_per_die=1",
-        "flash.blocks_per_plane=128",
-        "flash.pages_per_block=64",
-        "precondition.mode=\"empty\"",
-        "flow.0.priority=\"low\"",
-        "flow.1.priority=\"high\"",
-        "flow.2.priority=\"urgent\"",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .chain([format!("tsu.policy=\"{policy}\"")])
-    // Without classes at the dies, priorities act at fetch only (and need its arbitration).
-    .chain((policy != "priority_out_of_order").then(|| "interface.arbitration=\"weighted\"".into()))
-    .collect();
+    let o: Vec<String> = common::ONE_DIE
+        .iter()
+        .chain(&[
+            "flow.0.priority=\"low\"",
+            "flow.1.priority=\"high\"",
+            "flow.2.priority=\"urgent\"",
+        ])
+        .map(|s| s.to_string())
+        .chain([format!("tsu.policy=\"{policy}\"")])
+        // Without classes at the dies, priorities act at fetch only (and need its arbitration).
+        .chain(
+            (policy != "priority_out_of_order")
+                .then(|| "interface.arbitration=\"weighted\"".into()),
+        )
+        .collect();
     load(Source::Preset("mqsim-paper"), &o).unwrap_or_else(|e| panic!("{e}"))
 }
 

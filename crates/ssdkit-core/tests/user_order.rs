@@ -6,17 +6,7 @@ use ssdkit_core::device::Device;
 use ssdkit_core::result::RunResult;
 use ssdkit_core::workload::Op;
 
-const ONE_DIE: [&str; 7] = [
-    "flash.channels=1",
-    "flash.chips_per_channel=1",
-    "flash.dies_per_chip=1",
-    "flash.planes_per_die=1",
-    "flash.blocks_per_plane=128",
-    "flash.pages_per_block=64",
-    // A bare controller (common::BARE) so that writes reach the die (no write cache) and reads
-    // need no mapping read. Empty: no GC reserve in the way; the read below reads the first write's page.
-    "precondition.mode=\"empty\"",
-];
+use common::ONE_DIE;
 
 /// Completion times (ps) of a write and a read that both wait behind a first write on the
 /// only die: which goes next is the policy's choice.

@@ -69,21 +69,28 @@ impl Ftl {
             self.l2p[lpa as usize] = ppa;
             self.p2l[ppa as usize] = lpa;
         }
-        for (k, &p) in self.stripe.iter().enumerate() {
+        for k in 0..planes as usize {
             let n = (filled / planes + u32::from((k as u32) < filled % planes)) as u64;
-            let first = p * g.blocks_per_plane;
-            let ppb = g.pages_per_block as u64;
-            for j in 0..n.div_ceil(ppb) {
-                let b = (first as u64 + j) as usize;
-                let w = (n - j * ppb).min(ppb) as u32;
-                self.written[b] = w;
-                self.valid[b] = w;
-                self.block_state[b] = if w as u64 == ppb {
-                    BlockState::Closed
-                } else {
-                    BlockState::Open
-                };
-            }
+            self.fill_plane_blocks(self.stripe[k], n);
+        }
+    }
+
+    /// Marks the first blocks of `plane` as holding its first `n` pages, all valid: full
+    /// blocks closed, the last one open.
+    fn fill_plane_blocks(&mut self, plane: u32, n: u64) {
+        let g = self.geo;
+        let first = (plane * g.blocks_per_plane) as u64;
+        let ppb = g.pages_per_block as u64;
+        for j in 0..n.div_ceil(ppb) {
+            let b = (first + j) as usize;
+            let w = (n - j * ppb).min(ppb) as u32;
+            self.written[b] = w;
+            self.valid[b] = w;
+            self.block_state[b] = if w as u64 == ppb {
+                BlockState::Closed
+            } else {
+                BlockState::Open
+            };
         }
     }
 
@@ -126,21 +133,8 @@ impl Ftl {
             self.l2p[lpa as usize] = ppa;
             self.p2l[ppa as usize] = lpa;
         }
-        let ppb = g.pages_per_block as u64;
         for p in 0..planes {
-            let n = next[p as usize] as u64;
-            let first = (p * g.blocks_per_plane) as u64;
-            for j in 0..n.div_ceil(ppb) {
-                let b = (first + j) as usize;
-                let w = (n - j * ppb).min(ppb) as u32;
-                self.written[b] = w;
-                self.valid[b] = w;
-                self.block_state[b] = if w as u64 == ppb {
-                    BlockState::Closed
-                } else {
-                    BlockState::Open
-                };
-            }
+            self.fill_plane_blocks(p, next[p as usize] as u64);
         }
         Ok(())
     }

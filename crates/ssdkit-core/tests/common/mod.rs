@@ -30,6 +30,22 @@ pub const TINY: [&str; 8] = [
     "flash.pages_per_block=64",
 ];
 
+/// One die of the mqsim-paper timing (750 us programs, 75 us reads, 8 KiB pages on an 8-bit
+/// 333 MT/s bus), 128 blocks of 64 pages, empty (no GC reserve in the way), with a bare
+/// controller (`BARE`): writes reach the die at once and reads need no mapping read. The
+/// scheduling checks queue transactions behind one operation on it.
+pub const ONE_DIE: [&str; 9] = [
+    "ftl.cmt.mode=ideal",
+    "cache.mode=off",
+    "flash.channels=1",
+    "flash.chips_per_channel=1",
+    "flash.dies_per_chip=1",
+    "flash.planes_per_die=1",
+    "flash.blocks_per_plane=128",
+    "flash.pages_per_block=64",
+    "precondition.mode=\"empty\"",
+];
+
 pub fn preset(name: &str, overrides: &[&str]) -> Config {
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     load(Source::Preset(name), &o).unwrap_or_else(|e| panic!("{e}"))
