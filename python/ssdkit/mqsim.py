@@ -640,11 +640,13 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         tsu["policy"] = "priority_out_of_order"
         conv.src("tsu.policy", p)
     else:
+        tsu["policy"] = "flin"
         conv.approx(
             p[1],
             p[0],
-            'converted to tsu.policy = "out_of_order": MQSim cannot run FLIN (its construction is commented '
-            'out, so MQSim stops with "No implementation is available")',
+            "converted to tsu.policy = \"flin\", ssdkit's FLIN with the constants of MQSim's TSU_FLIN: MQSim "
+            'itself cannot run FLIN (its construction is commented out, so MQSim stops with "No '
+            'implementation is available")',
             present=p[2],
         )
     p = D("Overprovisioning_Ratio")
@@ -1380,20 +1382,11 @@ def _priorities(conv: _Conv, doc: dict, flows: list[dict], prios: list, facts: d
                 cause="no_effect",
             )
         return
-    if facts["tsp"] == "PRIORITY_OUT_OF_ORDER":
+    if facts["tsp"] in ("PRIORITY_OUT_OF_ORDER", "FLIN"):
         # The classes go to the die queues, as in MQSim (tsu.policy set with the device).
         for (p, _path), f in zip(prios, flows):
             f["priority"] = (p or "MEDIUM").lower()
         return
-    doc["interface"]["arbitration"] = "weighted"
-    for (p, path), f in zip(prios, flows):
-        f["priority"] = (p or "MEDIUM").lower()
-        conv.approx(
-            f"{path}/Priority_Class",
-            p or "(absent)",
-            "MQSim cannot run FLIN, which would use the classes in its flash transaction scheduler; ssdkit "
-            'applies them at NVMe command fetch (interface.arbitration = "weighted")',
-        )
 
 
 def _finish(

@@ -256,6 +256,19 @@ def test_priorities_without_effect_are_listed(tmp_path):
     )
 
 
+def test_flin_maps_to_ssdkits_flin(tmp_path):
+    cfg = tmp_path / "ssd.xml"
+    cfg.write_text(SSDCONFIG_TEXT.replace("PRIORITY_OUT_OF_ORDER", "FLIN").replace("<Seed>321</Seed>", ""))
+    sc = convert({"prio": "URGENT"}, {"prio": "LOW"}, ssdconfig=str(cfg))
+    assert sc.doc["tsu"]["policy"] == "flin"
+    # The classes go to the die queues, as FLIN's second stage uses them; fetch stays round robin.
+    assert [f["priority"] for f in sc.doc["flow"]] == ["urgent", "low"]
+    assert "arbitration" not in sc.doc["interface"]
+    lines = "\n".join(e.line() for e in sc.unmapped)
+    assert 'Transaction_Scheduling_Policy = FLIN: converted to tsu.policy = "flin"' in lines
+    assert resolved(sc.toml)["tsu"]["policy"] == "flin"
+
+
 def test_suspension_keys_map_to_tsu(tmp_path):
     text = (
         SSDCONFIG_TEXT.replace("<CMD_Suspension_Support>ERASE<", "<CMD_Suspension_Support>PROGRAM_ERASE<")

@@ -23,6 +23,12 @@ pub enum TsuPolicy {
     /// urgent first, then high, medium and low in turns of `weight_high`, `weight_medium`,
     /// `weight_low` operations.
     PriorityOutOfOrder,
+    /// Fairness-aware scheduling in the manner of FLIN (Tavakkol et al., ISCA 2018; MQSim
+    /// names it but cannot run it): per-flow intensity per epoch, queues reordered so that
+    /// low-intensity flows go first and slowdowns stay even, priority classes served in
+    /// turns as "priority_out_of_order", and the read or the write whose wait is longer for
+    /// its service time served first, with GC charged to the flows that write.
+    Flin,
 }
 
 /// `tsu.suspension`.
@@ -54,8 +60,8 @@ impl SuspensionMode {
 #[serde(deny_unknown_fields, default)]
 pub struct TsuConfig {
     /// Scheduling policy at each die: "out_of_order" (default: reads before writes), "fifo"
-    /// (reads and writes in arrival order) or "priority_out_of_order" (reads before writes,
-    /// each by the flows' NVMe priority classes). Translation-page reads of the cached
+    /// (reads and writes in arrival order), "priority_out_of_order" (reads before writes,
+    /// each by the flows' NVMe priority classes) or "flin" (fairness-aware, FLIN, ISCA 2018). Translation-page reads of the cached
     /// mapping table go first under both; GC's place is set by `ftl.gc_preemptible`.
     pub policy: TsuPolicy,
     /// Program/erase suspension: "none" (default), "program", "erase" or "program_erase".
@@ -90,12 +96,26 @@ pub struct TsuConfig {
     pub writes_suspend_erase: bool,
     /// Most suspensions of one operation. Default 1; 1..=255.
     pub max_suspensions: u32,
-    /// "priority_out_of_order": operations a die gives the high class per turn. Default 4
+    /// "flin": length of an epoch of intensity counting, microseconds. Default 10000 (10 ms,
+    /// as the FLIN paper and MQSim's TSU_FLIN); 1..=1e7.
+    pub flin_epoch_us: f64,
+    /// "flin": bytes of reads per epoch, over the whole device, from which a flow is
+    /// high-intensity (each die's share: divided by the dies and the page size, at least one
+    /// page). Default 33554432 (32 MiB, MQSim's TSU_FLIN); >= 1.
+    pub flin_alpha_read_bytes: u64,
+    /// "flin": bytes of writes per epoch from which a flow is high-intensity. Default 262144
+    /// (256 KiB, MQSim's TSU_FLIN); >= 1.
+    pub flin_alpha_write_bytes: u64,
+    /// "flin": fairness (min / max of the flows' mean estimated slowdowns in a queue) below
+    /// which the most slowed high-intensity flow's new transaction moves forward. Default
+    /// 0.6 (MQSim's TSU_FLIN); 0..=1.
+    pub flin_fairness_threshold: f64,
+    /// "priority_out_of_order" and "flin": operations a die gives the high class per turn. Default 4
     /// (MQSim's weight for HIGH); 1..=256.
     pub weight_high: u32,
-    /// "priority_out_of_order": operations per turn for medium. Default 2; 1..=256.
+    /// "priority_out_of_order" and "flin": operations per turn for medium. Default 2; 1..=256.
     pub weight_medium: u32,
-    /// "priority_out_of_order": operations per turn for low. Default 1; 1..=256.
+    /// "priority_out_of_order" and "flin": operations per turn for low. Default 1; 1..=256.
     pub weight_low: u32,
 }
 
@@ -112,6 +132,10 @@ impl Default for TsuConfig {
             erase_suspend_above_us: 700.0,
             writes_suspend_erase: false,
             max_suspensions: 1,
+            flin_epoch_us: 10_000.0,
+            flin_alpha_read_bytes: 32 << 20,
+            flin_alpha_write_bytes: 256 << 10,
+            flin_fairness_threshold: 0.6,
             weight_high: 4,
             weight_medium: 2,
             weight_low: 1,

@@ -8,8 +8,9 @@ use crate::frontend::{page_span, split, PageChunk};
 use crate::ftl::Stream;
 use crate::ids::{DieId, FlowId, PlaneId, Ppn, ReqId, TxId};
 use crate::stats::breakdown::Step;
+use crate::tsu::policy::{fifo, flin, out_of_order};
 use crate::tsu::suspension::Suspendable;
-use crate::tsu::{Choice, Tx, TxKind};
+use crate::tsu::{Choice, First, Tx, TxKind, UserPolicy};
 use crate::workload::flow::Next;
 use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
@@ -428,29 +429,41 @@ impl Simulator {
 
     pub(super) fn enqueue(&mut self, t: TxId) {
         self.bd_tx_ready(t);
-        let class = if self.tsu.classes {
-            self.class_of(t)
+        let die = if self.tsu.classes {
+            self.enqueue_classed(t)
         } else {
-            0
+            self.tsu.enqueue(t, 0)
         };
-        let die = self.tsu.enqueue(t, class);
         if self.susp.is_some() && self.dies.busy(die) {
             self.maybe_suspend(die, t);
         }
         self.schedule_die(die);
     }
 
-    /// The priority class of a user transaction: its flow's; a translation-page write-back
-    /// belongs to no flow and goes as high (MQSim's UNDEFINED).
-    #[inline(never)]
-    fn class_of(&self, t: TxId) -> usize {
+    /// The flow a transaction works for: its request's, or for a data-cache write-back the
+    /// flow whose data it writes; None for GC and translation pages.
+    fn flow_of(&self, t: TxId) -> Option<FlowId> {
         let tx = self.tsu.get(t);
-        let flow = match (&self.cache, tx.kind) {
+        match (&self.cache, tx.kind) {
             (Some(c), TxKind::CacheWrite) => Some(FlowId(c.write_back(tx.slot).flow)),
             _ if tx.req == ReqId::NONE => None,
             _ => Some(self.host.request(tx.req).flow),
-        };
-        flow.map_or(1, |f| self.flow_class[f.idx()] as usize)
+        }
+    }
+
+    /// Queues `t` in its flow's priority class (`tsu.policy` "priority_out_of_order" or
+    /// "flin"); a translation-page write-back belongs to no flow and goes as high (MQSim's
+    /// UNDEFINED).
+    #[inline(never)]
+    fn enqueue_classed(&mut self, t: TxId) -> DieId {
+        let flow = self.flow_of(t);
+        let class = flow.map_or(1, |f| self.flow_class[f.idx()] as usize);
+        if self.tsu.user == UserPolicy::Flin {
+            let now = self.q.now();
+            let id = flow.map_or(flin::NO_FLOW, |f| f.0 as u16);
+            return self.tsu.enqueue_flin(t, class, id, now);
+        }
+        self.tsu.enqueue(t, class)
     }
 
     /// A user or cache write-back is about to program its page: its flow now owns the data
@@ -603,18 +616,74 @@ impl Simulator {
         }
     }
 
-    /// Starts the next user operation: reads first, or (`tsu.policy = "fifo"`) a write
-    /// first when the oldest queued write is older than the oldest read.
+    /// Starts the next user operation as `tsu.policy` says (`tsu/policy/`).
     #[inline]
     fn start_user(&mut self, die: DieId) -> bool {
-        if self.tsu.classes {
-            return self.start_any_reads(die) || self.start_any_writes(die);
-        }
-        let writes_first = self.arrival_order && self.tsu.queues(die).write_is_older();
+        let first = match self.tsu.user {
+            UserPolicy::OutOfOrder => out_of_order::first(self.tsu.queues(die)),
+            UserPolicy::Fifo => fifo::first(self.tsu.queues(die)),
+            UserPolicy::PriorityOutOfOrder => {
+                return self.start_any_reads(die) || self.start_any_writes(die)
+            }
+            UserPolicy::Flin => return self.start_flin(die),
+        };
+        let writes_first = first == First::Writes;
         if writes_first && self.start_writes(die, 0) {
             return true;
         }
         self.start_reads(die, 0) || (!writes_first && self.start_writes(die, 0))
+    }
+
+    /// FLIN's second and third stages (`tsu/policy/flin.rs`): a read slot and a write slot
+    /// by the classes' turns; the slot whose head waited longer for its service time goes,
+    /// a winning write first paying its flow's share of the GC queued at the die.
+    #[inline(never)]
+    fn start_flin(&mut self, die: DieId) -> bool {
+        let q = &self.tsu.queues[die.idx()];
+        if !q.mapping_reads.is_empty() {
+            return self.start_reads(die, 0);
+        }
+        let (rw, ww) = (q.classes_waiting(false), q.classes_waiting(true));
+        let w = self.tsu.weights;
+        let cr = self.tsu.turns[die.idx()][0].pick(rw, w);
+        let cw = self.tsu.turns[die.idx()][1].pick(ww, w);
+        let now = self.q.now();
+        let q = &self.tsu.queues[die.idx()];
+        let flin = self.tsu.flin.as_ref().expect("flin policy");
+        let head_r = cr.and_then(|c| q.read_head(c));
+        let head_w = cw.and_then(|c| q.write_head(c));
+        let pw = |t: Option<TxId>| t.map_or(-1.0, |t| flin.proportional_wait(t, now));
+        let read_wins = head_r.is_some() && pw(head_r) >= pw(head_w);
+        if read_wins {
+            let c = cr.expect("a head");
+            self.tsu.turns[die.idx()][0].served(c);
+            return self.start_reads(die, c);
+        }
+        let (Some(c), Some(head)) = (cw, head_w) else {
+            return false;
+        };
+        let pending = {
+            let q = &self.tsu.queues[die.idx()];
+            q.gc_reads.len() + q.gc_writes.len() + q.gc_erases.len()
+        };
+        if pending > 0
+            && self
+                .tsu
+                .flin
+                .as_mut()
+                .expect("flin policy")
+                .gc_owed(die, head, pending)
+            && self.start_gc_op(die)
+        {
+            return true;
+        }
+        if self.start_writes(die, c) {
+            self.tsu.turns[die.idx()][1].served(c);
+            return true;
+        }
+        // The slot's writes wait at their planes' GC reserve: other classes', then reads.
+        (0..4).any(|k| k != c && ww[k] && self.start_writes(die, k))
+            || cr.is_some_and(|c| self.start_reads(die, c))
     }
 
     /// Starts reads: translation-page reads first, then user reads of the class whose turn
@@ -823,6 +892,29 @@ impl Simulator {
         if self.susp.is_some() {
             self.began_for_suspension(die, batch[0], array_end);
         }
+        if self.tsu.flin.is_some() {
+            self.flin_began(die, batch);
+        }
+    }
+
+    /// FLIN: what the die runs now (for the alone-wait estimates and the busy time left) and
+    /// the pages each flow writes (for GC's charge).
+    #[inline(never)]
+    fn flin_began(&mut self, die: DieId, batch: &[TxId]) {
+        let kind = self.tsu.get(batch[0]).kind;
+        let writes = matches!(
+            kind,
+            TxKind::UserWrite | TxKind::CacheWrite | TxKind::MappingWrite
+        );
+        let user = writes || matches!(kind, TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead);
+        let now = self.q.now();
+        self.tsu.flin.as_mut().expect("flin policy").began(
+            die,
+            user.then_some(batch[0]),
+            batch.iter().copied().filter(|_| writes),
+            kind == TxKind::GcErase,
+            now,
+        );
     }
 
     /// With suspension: what the die began (a program or an erase may be suspended), and

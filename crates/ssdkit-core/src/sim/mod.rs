@@ -96,10 +96,8 @@ pub struct Simulator {
     pub(crate) backend: Backend,
     dies: Dies,
     multiplane: bool,
-    /// `tsu.policy = "fifo"`.
-    arrival_order: bool,
     /// Each flow's NVMe priority class at the die queues (0 urgent .. 3 low), used with
-    /// `tsu.policy = "priority_out_of_order"`.
+    /// `tsu.policy = "priority_out_of_order"` or `"flin"`.
     flow_class: Vec<u8>,
     /// Per-flow GC accounting (runs of 2 to 255 flows): which flow last wrote each logical
     /// page, and the GC page moves of each flow's data.
@@ -289,11 +287,9 @@ impl Simulator {
                 geo.dies(),
                 geo.planes_per_die,
                 policy,
-                (c.tsu.policy == crate::config::TsuPolicy::PriorityOutOfOrder).then_some([
-                    c.tsu.weight_high,
-                    c.tsu.weight_medium,
-                    c.tsu.weight_low,
-                ]),
+                crate::tsu::UserPolicy::from_config(c.tsu.policy),
+                [c.tsu.weight_high, c.tsu.weight_medium, c.tsu.weight_low],
+                (c.tsu.policy == crate::config::TsuPolicy::Flin).then(|| flin_state(c, &s, n)),
             ),
             owners: (2..=255).contains(&n).then(|| {
                 Box::new(GcOwners {
@@ -326,7 +322,6 @@ impl Simulator {
             mapped_by_reads: 0,
             serial_chips: !c.flash.die_interleaving && geo.dies_per_chip > 1,
             multiplane: c.flash.multiplane && geo.planes_per_die > 1,
-            arrival_order: c.tsu.policy == crate::config::TsuPolicy::Fifo,
             susp: crate::tsu::suspension::SuspensionUnit::new(&c.tsu, geo.dies()).map(Box::new),
             gc_copyback: c.ftl.gc_copyback,
             gc_background: c.ftl.gc_background,
@@ -490,4 +485,37 @@ impl Simulator {
         }
         parts.join(" | ")
     }
+}
+
+/// FLIN's state for `tsu.policy = "flin"`: its constants from `[tsu]`, each die's share of
+/// the intensity thresholds, and the estimated service time of a page's read and program
+/// (command, one page over the bus, the mean array time of the page types).
+fn flin_state(
+    c: &crate::config::Config,
+    s: &crate::config::Settings,
+    flows: usize,
+) -> crate::tsu::policy::flin::Flin {
+    let t = &s.timing;
+    let mean = |v: &[u64]| v.iter().sum::<u64>() / v.len().max(1) as u64;
+    let page = *t.xfer_ps.last().expect("a page has sectors");
+    let per_die = |bytes: u64| {
+        let pages = bytes / s.geo.dies() as u64 / c.flash.page_size_bytes as u64;
+        pages.clamp(1, u32::MAX as u64) as u32
+    };
+    crate::tsu::policy::flin::Flin::new(
+        s.geo.dies(),
+        flows,
+        crate::tsu::policy::flin::FlinParams {
+            epoch_ps: crate::engine::us_to_ps(c.tsu.flin_epoch_us).max(1),
+            alpha: [
+                per_die(c.tsu.flin_alpha_read_bytes),
+                per_die(c.tsu.flin_alpha_write_bytes),
+            ],
+            fairness_threshold: c.tsu.flin_fairness_threshold,
+            svc: [
+                t.read_cmd_ps + page + mean(&t.read_ps),
+                t.program_cmd_ps + page + mean(&t.program_ps),
+            ],
+        },
+    )
 }

@@ -3,14 +3,15 @@
 //! and the scheduling policy that picks what a free die does next, including multi-plane
 //! batches; mapping reads of the cached mapping table have their own queue and go before
 //! user reads (a user transaction waits for each), mapping writes queue with user writes.
-//! Program/erase suspension is in `suspension`.
+//! Program/erase suspension is in `suspension`; the policies, one file each, in `policy`.
 
-mod policy;
+pub mod policy;
 pub mod queues;
 pub mod suspension;
 
-pub use policy::{Choice, SchedulingPolicy};
-pub use queues::{ClassTurns, DieQueues};
+pub use policy::ClassTurns;
+pub use policy::{Choice, First, SchedulingPolicy, UserPolicy};
+pub use queues::DieQueues;
 
 use crate::engine::Slab;
 use crate::ids::{BlockId, DieId, Lpn, PlaneId, Ppn, ReqId, TxId};
@@ -97,14 +98,18 @@ pub struct Tsu {
     txs: Slab<Tx>,
     pub(crate) queues: Vec<DieQueues>,
     pub policy: SchedulingPolicy,
+    /// `tsu.policy`.
+    pub user: UserPolicy,
     planes_per_die: u32,
-    /// `tsu.policy = "priority_out_of_order"`: user transactions queue per NVMe priority
-    /// class, served by `weights` (high, medium, low) after urgent.
+    /// `tsu.policy = "priority_out_of_order"` or `"flin"`: user transactions queue per NVMe
+    /// priority class, served by `weights` (high, medium, low) after urgent.
     pub classes: bool,
     pub weights: [u32; 3],
     /// With classes: each die's weighted round robin over them, for reads and for writes
     /// (kept apart from the queues, which the common case reads on every dispatch).
     pub turns: Vec<[ClassTurns; 2]>,
+    /// `tsu.policy = "flin"`.
+    pub flin: Option<Box<policy::flin::Flin>>,
 }
 
 impl Tsu {
@@ -112,8 +117,11 @@ impl Tsu {
         dies: u32,
         planes_per_die: u32,
         policy: SchedulingPolicy,
-        classes: Option<[u32; 3]>,
+        user: UserPolicy,
+        weights: [u32; 3],
+        flin: Option<policy::flin::Flin>,
     ) -> Self {
+        let classes = user.classes().then_some(weights);
         let n = if classes.is_some() { 4 } else { 1 };
         Self {
             txs: Slab::new(),
@@ -121,6 +129,7 @@ impl Tsu {
                 .map(|_| DieQueues::new(planes_per_die, n))
                 .collect(),
             policy,
+            user,
             planes_per_die,
             classes: classes.is_some(),
             weights: classes.unwrap_or([1, 1, 1]),
@@ -129,6 +138,7 @@ impl Tsu {
             } else {
                 Vec::new()
             },
+            flin: flin.map(Box::new),
         }
     }
 
@@ -162,6 +172,62 @@ impl Tsu {
         let tx = *self.txs.get(t.0);
         let die = self.die_of(tx.plane);
         self.queues[die.idx()].push(t, &tx, self.planes_per_die, class);
+        die
+    }
+
+    /// `tsu.policy = "flin"`: queues user transaction `t` of `flow` (`NO_FLOW`: none) in
+    /// priority class `class` at the place FLIN's first stage gives it; returns the die.
+    pub fn enqueue_flin(&mut self, t: TxId, class: usize, flow: u16, now: u64) -> DieId {
+        let tx = *self.txs.get(t.0);
+        let die = self.die_of(tx.plane);
+        let write = match tx.kind {
+            TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead => false,
+            TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite => true,
+            _ => {
+                self.queues[die.idx()].push(t, &tx, self.planes_per_die, class);
+                return die;
+            }
+        };
+        let flin = self.flin.as_mut().expect("flin policy");
+        let mut e = flin.arrive(die, flow, write, now);
+        let q = &mut self.queues[die.idx()];
+        // Buffers kept between calls: this runs for every user transaction.
+        let (mut order, mut queued) = flin.take_buffers();
+        if write {
+            q.write_order(class, &mut order);
+        } else {
+            order.clear();
+            order.extend((0..q.class_reads(class)).map(|i| (0, q.read_at(class, i))));
+        }
+        queued.clear();
+        queued.extend(order.iter().map(|&(_, t)| flin.entry(t)));
+        let (pos, tagged) = flin.place(die, &queued, &mut e, now);
+        e.tagged = tagged;
+        flin.set(t, e);
+        if !write {
+            q.insert_read_at(t, class, pos);
+            flin.put_buffers(order, queued);
+            return die;
+        }
+        let gap = policy::flin::KEY_GAP;
+        let key = |order: &[(u64, TxId)]| {
+            let prev = if pos > 0 { order[pos - 1].0 } else { 0 };
+            match order.get(pos) {
+                None => Some(prev + gap),
+                Some(&(next, _)) => (next - prev >= 2).then(|| prev + (next - prev) / 2),
+            }
+        };
+        let key = match key(&order) {
+            Some(k) => k,
+            None => {
+                q.renumber_writes(class, gap);
+                q.write_order(class, &mut order);
+                key(&order).expect("renumbered keys leave room")
+            }
+        };
+        let local = (tx.plane.0 % self.planes_per_die) as usize;
+        q.insert_write_keyed(t, local, class, key);
+        flin.put_buffers(order, queued);
         die
     }
 

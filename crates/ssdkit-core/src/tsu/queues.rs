@@ -42,48 +42,6 @@ pub struct DieQueues {
     pub user_streak: u32,
 }
 
-/// Weighted round robin over the priority classes as MQSim's PRIORITY_OUT_OF_ORDER serves
-/// them: urgent before anything else; high, medium and low in turns of `weights` operations
-/// each (4, 2, 1 by default), an empty class giving its turn to the next.
-#[derive(Debug, Clone, Default)]
-pub struct ClassTurns {
-    /// The class whose turn it is (0 high, 1 medium, 2 low) and the operations it has left;
-    /// the first turn (high's) starts at the first pick.
-    turn: usize,
-    left: u32,
-    started: bool,
-}
-
-impl ClassTurns {
-    /// The class to serve among those `waiting` (indexed urgent, high, medium, low).
-    pub fn pick(&mut self, waiting: [bool; 4], weights: [u32; 3]) -> Option<usize> {
-        if waiting[0] {
-            return Some(0);
-        }
-        if !waiting[1..].contains(&true) {
-            return None;
-        }
-        if !self.started {
-            self.started = true;
-            self.left = weights[0];
-        }
-        loop {
-            if self.left > 0 && waiting[1 + self.turn] {
-                return Some(1 + self.turn);
-            }
-            self.turn = (self.turn + 1) % 3;
-            self.left = weights[self.turn];
-        }
-    }
-
-    /// An operation of `class` started.
-    pub fn served(&mut self, class: usize) {
-        if class > 0 && class == 1 + self.turn {
-            self.left = self.left.saturating_sub(1);
-        }
-    }
-}
-
 impl DieQueues {
     /// Queues for a die of `planes_per_die` planes and `classes` priority classes (1 or 4).
     pub fn new(planes_per_die: u32, classes: usize) -> Self {
@@ -310,6 +268,66 @@ impl DieQueues {
         n
     }
 
+    /// The oldest (FLIN: first in service order) queued read of `class`.
+    #[inline]
+    pub fn read_head(&self, class: usize) -> Option<TxId> {
+        self.user(class).reads.front().map(|&(_, t)| t)
+    }
+
+    /// The queued write of `class` with the smallest sequence number (FLIN: order key),
+    /// whatever its plane.
+    pub fn write_head(&self, class: usize) -> Option<TxId> {
+        self.user(class)
+            .writes
+            .iter()
+            .filter_map(|w| w.front())
+            .min()
+            .map(|&(_, t)| t)
+    }
+
+    /// FLIN: puts user read `t` at position `pos` of `class`'s read queue (the service
+    /// order).
+    pub fn insert_read_at(&mut self, t: TxId, class: usize, pos: usize) {
+        self.user_mut(class).reads.insert(pos, (0, t));
+        self.read_count += 1;
+    }
+
+    /// FLIN: the user writes of `class` in service order (by order key), with their keys.
+    pub fn write_order(&self, class: usize, out: &mut Vec<(u64, TxId)>) {
+        out.clear();
+        for w in &self.user(class).writes {
+            out.extend(w.iter().copied());
+        }
+        out.sort_unstable();
+    }
+
+    /// FLIN: queues user write `t` for plane `local` of the die with order key `key`, at its
+    /// place among that plane's writes (kept sorted by key).
+    pub fn insert_write_keyed(&mut self, t: TxId, local: usize, class: usize, key: u64) {
+        let q = self.user_mut(class);
+        let w = &mut q.writes[local];
+        let at = w.partition_point(|&(k, _)| k < key);
+        w.insert(at, (key, t));
+        q.write_count += 1;
+        self.write_count += 1;
+    }
+
+    /// FLIN: gives `class`'s queued writes the keys `gap`, 2 `gap`, ... in their order (when
+    /// no key is left between two neighbours); returns the last key given (0: none queued).
+    pub fn renumber_writes(&mut self, class: usize, gap: u64) -> u64 {
+        let mut order = Vec::new();
+        self.write_order(class, &mut order);
+        let q = self.user_mut(class);
+        for w in q.writes.iter_mut() {
+            for e in w.iter_mut() {
+                // Keys are unique, so each finds its own rank.
+                let rank = order.partition_point(|&(k, _)| k < e.0) as u64;
+                e.0 = (rank + 1) * gap;
+            }
+        }
+        order.len() as u64 * gap
+    }
+
     /// Takes every write queued for the planes (local indices) that `stuck` selects, every
     /// class, in arrival order; `keep_writes` returns those that stay to their places.
     pub fn drain_writes(&mut self, stuck: impl Fn(usize) -> bool) -> Vec<TakenWrite> {
@@ -369,24 +387,32 @@ mod tests {
 }
 
 #[cfg(test)]
-mod turn_tests {
-    use super::ClassTurns;
+mod keyed_tests {
+    use super::*;
 
-    /// Under backlog the classes get 4:2:1 of the operations; urgent goes first; an empty
-    /// class gives its turn away.
+    /// FLIN's write keys: writes on two planes in one order by key; renumbering keeps the
+    /// order and leaves room between neighbours; the head is the smallest key of any plane.
     #[test]
-    fn weighted_turns() {
-        let mut t = ClassTurns::default();
-        let w = [4, 2, 1];
-        let mut got = [0; 4];
-        for _ in 0..700 {
-            let c = t.pick([false, true, true, true], w).unwrap();
-            t.served(c);
-            got[c] += 1;
-        }
-        assert_eq!(got, [0, 400, 200, 100]);
-        assert_eq!(t.pick([true, true, true, true], w), Some(0));
-        assert_eq!(t.pick([false, false, false, true], w), Some(3));
-        assert_eq!(t.pick([false; 4], w), None);
+    fn keyed_writes_keep_one_order_over_planes() {
+        let mut q = DieQueues::new(2, 1);
+        q.insert_write_keyed(TxId(0), 0, 0, 10);
+        q.insert_write_keyed(TxId(1), 1, 0, 11);
+        q.insert_write_keyed(TxId(2), 0, 0, 12);
+        q.insert_write_keyed(TxId(3), 0, 0, 5);
+        let mut o = Vec::new();
+        q.write_order(0, &mut o);
+        assert_eq!(
+            o,
+            [(5, TxId(3)), (10, TxId(0)), (11, TxId(1)), (12, TxId(2))]
+        );
+        assert_eq!(q.write_head(0), Some(TxId(3)));
+        assert_eq!(q.renumber_writes(0, 100), 400);
+        q.write_order(0, &mut o);
+        let ids: Vec<TxId> = o.iter().map(|&(_, t)| t).collect();
+        assert_eq!(ids, [TxId(3), TxId(0), TxId(1), TxId(2)]);
+        assert_eq!(o[1].0, 200);
+        assert_eq!(q.writes_len(), 4);
+        assert_eq!(q.pop_first_write(0, |p| p == 1), Some(TxId(1)));
+        assert_eq!(q.pop_first_write(0, |_| true), Some(TxId(3)));
     }
 }

@@ -85,10 +85,13 @@ fn validate_flow(
             fl.start_ms + fl.duration_ms
         ));
     }
-    let classes = c.tsu.policy == crate::config::TsuPolicy::PriorityOutOfOrder;
+    let classes = matches!(
+        c.tsu.policy,
+        crate::config::TsuPolicy::PriorityOutOfOrder | crate::config::TsuPolicy::Flin
+    );
     if fl.priority != Priority::Medium && !weighted && !classes {
         return Err(format!(
-            "key `{}` = {} needs `interface.arbitration` = \"weighted\" or `tsu.policy` = \"priority_out_of_order\" (otherwise every queue is served alike)",
+            "key `{}` = {} needs `interface.arbitration` = \"weighted\" or `tsu.policy` = \"priority_out_of_order\" or \"flin\" (otherwise every queue is served alike)",
             key("priority"),
             serde_json::to_string(&fl.priority).unwrap_or_default()
         ));

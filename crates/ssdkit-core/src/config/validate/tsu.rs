@@ -6,6 +6,7 @@ use crate::config::{Config, SuspensionMode, TsuConfig, TsuPolicy};
 pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
     let t = &c.tsu;
     let d = TsuConfig::default();
+    let classes = matches!(t.policy, TsuPolicy::PriorityOutOfOrder | TsuPolicy::Flin);
     for (key, v) in [
         ("tsu.suspend_program_us", t.suspend_program_us),
         ("tsu.suspend_erase_us", t.suspend_erase_us),
@@ -25,9 +26,56 @@ pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
         int_range(key, v as u64, 1, 256)?;
         unused(
             key,
-            t.policy != TsuPolicy::PriorityOutOfOrder && v != dv,
+            !classes && v != dv,
             v,
-            "applies to `tsu.policy` = \"priority_out_of_order\" only",
+            "applies to `tsu.policy` = \"priority_out_of_order\" or \"flin\" only",
+        )?;
+    }
+    float_range("tsu.flin_epoch_us", t.flin_epoch_us, 1.0, 1e7, false)?;
+    float_range(
+        "tsu.flin_fairness_threshold",
+        t.flin_fairness_threshold,
+        0.0,
+        1.0,
+        false,
+    )?;
+    int_range(
+        "tsu.flin_alpha_read_bytes",
+        t.flin_alpha_read_bytes,
+        1,
+        u64::MAX,
+    )?;
+    int_range(
+        "tsu.flin_alpha_write_bytes",
+        t.flin_alpha_write_bytes,
+        1,
+        u64::MAX,
+    )?;
+    if t.policy != TsuPolicy::Flin {
+        let why = "applies to `tsu.policy` = \"flin\" only";
+        unused(
+            "tsu.flin_epoch_us",
+            t.flin_epoch_us != d.flin_epoch_us,
+            t.flin_epoch_us,
+            why,
+        )?;
+        unused(
+            "tsu.flin_fairness_threshold",
+            t.flin_fairness_threshold != d.flin_fairness_threshold,
+            t.flin_fairness_threshold,
+            why,
+        )?;
+        unused(
+            "tsu.flin_alpha_read_bytes",
+            t.flin_alpha_read_bytes != d.flin_alpha_read_bytes,
+            t.flin_alpha_read_bytes,
+            why,
+        )?;
+        unused(
+            "tsu.flin_alpha_write_bytes",
+            t.flin_alpha_write_bytes != d.flin_alpha_write_bytes,
+            t.flin_alpha_write_bytes,
+            why,
         )?;
     }
     let mode = serde_json::to_string(&t.suspension).unwrap_or_default();

@@ -1,6 +1,7 @@
-//! Scheduling policy: which class of transaction a free die starts next.
+//! Where garbage collection goes among user work at a free die (`ftl.gc_preemptible`,
+//! `ftl.gc_starvation_limit`): the same under every `tsu.policy`.
 
-use super::DieQueues;
+use crate::tsu::DieQueues;
 
 /// What a free die tries first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
