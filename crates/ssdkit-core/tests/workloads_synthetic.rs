@@ -370,14 +370,18 @@ requests = 2000
     assert!(mapped > 1000);
 }
 
-/// Sequential preconditioning with pinned flows: each pinned flow's range lies in its own
-/// planes, the rest stripes over all; the FTL's invariants hold and the flows then run.
+/// Preconditioning with pinned flows, every mode that fills the device: each pinned flow's
+/// range lies in its own planes, the rest stripes over all; the FTL's invariants hold and the
+/// flows then run. Fast and write preconditioning bring the pinned ranges (random writers)
+/// to their GC steady state inside their planes.
 #[test]
-fn sequential_preconditioning_places_pinned_ranges_in_their_planes() {
-    let c = cfg(r#"
+fn preconditioning_places_pinned_ranges_in_their_planes() {
+    for (mode, occupancy) in [("sequential", 0.6), ("fast", 1.0), ("write", 1.0)] {
+        let c = cfg(&format!(
+            r#"
 [precondition]
-mode = "sequential"
-occupancy = 0.6
+mode = "{mode}"
+occupancy = {occupancy}
 [[flow]]
 queue_depth = 4
 read_fraction = 0.5
@@ -391,41 +395,50 @@ channels = [1]
 start_bytes = 20480000
 range_bytes = 20480000
 requests = 2000
-"#);
-    let sim = ssdkit_core::sim::Simulator::new(&c).unwrap();
-    sim.ftl.check_invariants().unwrap();
-    let geo = ssdkit_core::flash::Geometry::from_config(&c);
-    let page = c.flash.page_size_bytes as u64;
-    let l2p = sim.ftl.l2p_table();
-    let channel_of = |ppa: u32| geo.channel_of_die(geo.plane_of_ppa(ppa) / geo.planes_per_die);
-    for (lpn, &ppa) in l2p.iter().enumerate() {
-        if ppa == ssdkit_core::ftl::NONE {
-            continue;
+"#
+        ));
+        let sim = ssdkit_core::sim::Simulator::new(&c).unwrap();
+        sim.ftl.check_invariants().unwrap();
+        let geo = ssdkit_core::flash::Geometry::from_config(&c);
+        let page = c.flash.page_size_bytes as u64;
+        let l2p = sim.ftl.l2p_table();
+        let channel_of = |ppa: u32| geo.channel_of_die(geo.plane_of_ppa(ppa) / geo.planes_per_die);
+        let mut others = [0u64; 2];
+        for (lpn, &ppa) in l2p.iter().enumerate() {
+            if ppa == ssdkit_core::ftl::NONE {
+                continue;
+            }
+            let at = lpn as u64 * page;
+            if at < 20480000 {
+                assert_eq!(channel_of(ppa), 0, "{mode}: lpn {lpn}");
+            } else if at < 40960000 {
+                assert_eq!(channel_of(ppa), 1, "{mode}: lpn {lpn}");
+            } else {
+                // The unpinned rest stripes over every channel (the device has two).
+                others[(channel_of(ppa) > 0) as usize] += 1;
+            }
         }
-        let at = lpn as u64 * page;
-        if at < 20480000 {
-            assert_eq!(channel_of(ppa), 0, "lpn {lpn}");
-        } else if at < 40960000 {
-            assert_eq!(channel_of(ppa), 1, "lpn {lpn}");
+        assert!(others[0] > 0 && others[1] > 0, "{mode}: {others:?}");
+        let mapped = l2p.iter().filter(|&&p| p != ssdkit_core::ftl::NONE).count();
+        assert_eq!(
+            mapped as f64,
+            (sim.ftl.logical_pages() as f64 * occupancy).round(),
+            "{mode}"
+        );
+        let (out, sim) = run_keep_state(&c, false).unwrap();
+        sim.ftl.check_invariants().unwrap();
+        assert_eq!(
+            out.result["flows"][1]["completed"].as_u64(),
+            Some(2000),
+            "{mode}"
+        );
+        assert_eq!(out.result["device"]["precondition"]["pinned_flows"], 2);
+        if mode != "sequential" {
+            // Random writers in a full device: GC from the first requests.
+            let gc = out.result["device"]["ftl"]["gc_runs"].as_u64().unwrap();
+            assert!(gc > 0, "{mode}: no GC");
         }
     }
-    let mapped = l2p.iter().filter(|&&p| p != ssdkit_core::ftl::NONE).count();
-    assert_eq!(
-        mapped as f64,
-        (sim.ftl.logical_pages() as f64 * 0.6).round()
-    );
-    let (out, sim) = run_keep_state(&c, false).unwrap();
-    sim.ftl.check_invariants().unwrap();
-    assert_eq!(out.result["flows"][1]["completed"].as_u64(), Some(2000));
-    // Fast preconditioning still refuses pinned flows.
-    let e = Config::load(
-        "[[flow]]\nread_fraction = 0.0\nchannels = [0]\n",
-        "t.toml",
-        &[],
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("\"empty\" or \"sequential\""), "{e}");
 }
 
 #[test]

@@ -1,25 +1,16 @@
 //! Check of flow pinning against preconditioning and the planes' capacity.
 
-use crate::config::{Config, FlowConfig, PreconditionMode};
+use crate::config::{Config, FlowConfig};
 
 /// Pinned flows place their writes on a subset of planes. A plane's valid data cannot leave
-/// it (GC moves stay in the plane), so the planes must hold what is written to them. Fast and
-/// write preconditioning stripe data over every plane: pinning needs an empty device or
-/// sequential preconditioning, which places each pinned flow's range in its own planes.
+/// it (GC moves stay in the plane), so the planes must hold what is written to them.
+/// Preconditioning (every mode) places each pinned flow's range in its own planes.
 pub(super) fn validate_pinning(c: &Config, capacity: u64) -> Result<(), String> {
     let pinned = |f: &FlowConfig| {
         !(f.channels.is_empty() && f.chips.is_empty() && f.dies.is_empty() && f.planes.is_empty())
     };
-    let Some(first) = c.flows.iter().position(pinned) else {
+    if !c.flows.iter().any(pinned) {
         return Ok(());
-    };
-    if !matches!(
-        c.precondition.mode,
-        PreconditionMode::Empty | PreconditionMode::Sequential
-    ) {
-        return Err(format!(
-            "keys `flow.{first}.channels`/`chips`/`dies`/`planes` pin the flow, which needs `precondition.mode` = \"empty\" or \"sequential\": fast and write preconditioning stripe data over every plane and GC keeps data in its plane, so pinned planes would fill up"
-        ));
     }
     let g = &c.flash;
     let planes = g.channels * g.chips_per_channel * g.dies_per_chip * g.planes_per_die;
@@ -55,8 +46,16 @@ pub(super) fn validate_pinning(c: &Config, capacity: u64) -> Result<(), String> 
             }
         }
         if demand > share as f64 * 1.0001 {
+            // Name the keys of the first pinned writer on this plane.
+            let culprit = c
+                .flows
+                .iter()
+                .position(|f| writes(f) && pinned(f) && in_set(f, p))
+                .map_or_else(String::new, |i| {
+                    format!("keys `flow.{i}.range_bytes` and `flow.{i}.channels`/`chips`/`dies`/`planes`: ")
+                });
             return Err(format!(
-                "plane {p} would receive {:.0} bytes of logical data from the flows that write to it (range_bytes spread over each flow's pinned planes) but holds {share}; shrink the pinned flows' `range_bytes` or pin the other flows elsewhere",
+                "{culprit}plane {p} would receive {:.0} bytes of logical data from the flows that write to it (range_bytes spread over each flow's pinned planes) but holds {share}; shrink the pinned flows' `range_bytes` or pin the other flows elsewhere",
                 demand
             ));
         }

@@ -14,7 +14,7 @@
 mod policy;
 pub mod untimed;
 
-pub use untimed::{collect_now, write_now};
+pub use untimed::{collect_now, write_now, write_now_in};
 
 use super::blocks::{BlockState, Stream};
 use super::Ftl;

@@ -32,6 +32,11 @@ pub fn collect_now(ftl: &mut Ftl, plane: PlaneId, victim: BlockId) {
 /// valid).
 pub fn write_now(ftl: &mut Ftl, lpn: Lpn) -> bool {
     let plane = ftl.target_plane(lpn);
+    write_now_in(ftl, lpn, plane)
+}
+
+/// `write_now` to a given plane (a pinned flow's page, kept in its planes).
+pub fn write_now_in(ftl: &mut Ftl, lpn: Lpn, plane: PlaneId) -> bool {
     let reserve = ftl.untimed_pool == PoolLevel::Reserve;
     if !collect_while(ftl, plane, reserve) {
         return false;

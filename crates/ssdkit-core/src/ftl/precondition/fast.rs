@@ -182,12 +182,29 @@ fn below(x: u64, pos: u64, planes: u64) -> u64 {
     }
 }
 
+/// The plane of logical page `lpa` at stripe position `k` (`lpa` mod planes): a pinned
+/// flow's pages go to its planes as its writes would under static placement (`set[lpa mod
+/// n]`), the others stripe.
+#[inline]
+fn plane_of(lpa: u64, k: usize, stripe: &[u32], pinned: &[Pinned]) -> u32 {
+    for &(a, b, set) in pinned {
+        if (a..b).contains(&lpa) {
+            return set[(lpa % set.len() as u64) as usize];
+        }
+    }
+    stripe[k]
+}
+
+/// A pinned flow's logical pages (first, end) and its planes.
+pub type Pinned<'a> = (u64, u64, &'a [u32]);
+
 pub fn run(
     ftl: &mut Ftl,
     c: &Config,
     fp: &Footprint,
     level: PoolLevel,
     s: &Settings,
+    pinned: &[Pinned],
 ) -> Result<Value, Error> {
     let g = ftl.geo;
     let planes = g.planes();
@@ -222,11 +239,25 @@ pub fn run(
             .map(|&(a, b, _)| below(b, pos, planes as u64) - below(a, pos, planes as u64))
             .sum()
     };
+    // With pinned flows, each plane's hot and cold pages are counted page by page (phase 2
+    // places them the same way); without, a closed form per stripe position.
+    let mut per_plane: Vec<[u64; 2]> = Vec::new();
+    if !pinned.is_empty() {
+        per_plane = vec![[0; 2]; planes as usize];
+        for &(a, b, hot) in &ranges {
+            for lpa in a..b {
+                let p = plane_of(lpa, (lpa % planes as u64) as usize, &stripe, pinned);
+                per_plane[p as usize][hot as usize] += 1;
+            }
+        }
+    }
     // Phase 1, per plane: block roles and valid counts.
     for (pos, &p) in stripe.iter().enumerate() {
         let pos = pos as u64;
-        let hot = count(true, pos);
-        let cold = count(false, pos);
+        let (hot, cold) = match per_plane.get(p as usize) {
+            Some(&[cold, hot]) => (hot, cold),
+            None => (count(true, pos), count(false, pos)),
+        };
         cold_total += cold;
         hot_total += hot;
         let first_block = p * bpp;
@@ -377,7 +408,12 @@ pub fn run(
         while range < ranges.len() && ranges[range].1 <= lpa {
             range += 1;
         }
-        let cur = &mut cursors[stripe[k] as usize];
+        let plane = if pinned.is_empty() {
+            stripe[k]
+        } else {
+            plane_of(lpa, k, &stripe, pinned)
+        };
+        let cur = &mut cursors[plane as usize];
         k += 1;
         if k == planes as usize {
             k = 0;

@@ -13,7 +13,7 @@ pub mod fast;
 pub mod meanfield;
 pub mod pool;
 
-use super::gc::write_now;
+use super::gc::{write_now, write_now_in};
 use super::Ftl;
 use crate::config::{AddressPattern, Config, PreconditionMode, PreconditionPattern};
 use crate::engine::derive_stream;
@@ -150,22 +150,23 @@ pub fn run_checked(
             "wall_time_s": wall.elapsed().as_secs_f64(),
         }));
     }
+    // Pinned flows' logical pages go to their own planes (their writes could not move them).
+    let page = ftl.geo.page_size as u64;
+    let pinned: Vec<fast::Pinned> = settings
+        .flows
+        .iter()
+        .filter_map(|f| {
+            let set = f.planes.as_deref()?;
+            let end = (f.start_bytes + f.range_bytes).div_ceil(page);
+            Some((f.start_bytes / page, end, set))
+        })
+        .collect();
     let mut rec = match p.mode {
         PreconditionMode::Empty => {
             ftl.rebuild_planes();
             json!({"mode": "empty"})
         }
         PreconditionMode::Sequential => {
-            let page = ftl.geo.page_size as u64;
-            let pinned: Vec<(u64, u64, &[u32])> = settings
-                .flows
-                .iter()
-                .filter_map(|f| {
-                    let set = f.planes.as_deref()?;
-                    let end = (f.start_bytes + f.range_bytes).div_ceil(page);
-                    Some((f.start_bytes / page, end, set))
-                })
-                .collect();
             if pinned.is_empty() {
                 ftl.fill_sequential(p.occupancy);
             } else {
@@ -176,11 +177,22 @@ pub fn run_checked(
             json!({"mode": "sequential", "occupancy": p.occupancy, "pinned_flows": pinned.len()})
         }
         PreconditionMode::Write => {
-            ftl.fill_sequential(1.0);
+            if pinned.is_empty() {
+                ftl.fill_sequential(1.0);
+            } else {
+                ftl.fill_sequential_pinned(1.0, &pinned)
+                    .map_err(|m| Error::Config(format!("precondition: {m}")))?;
+            }
             ftl.rebuild_planes();
-            write_overwrites(ftl, c, &fp, check)?
+            let mut rec = write_overwrites(ftl, c, &fp, &pinned, check)?;
+            rec["pinned_flows"] = json!(pinned.len());
+            rec
         }
-        PreconditionMode::Fast => fast::run(ftl, c, &fp, level, &settings)?,
+        PreconditionMode::Fast => {
+            let mut rec = fast::run(ftl, c, &fp, level, &settings, &pinned)?;
+            rec["pinned_flows"] = json!(pinned.len());
+            rec
+        }
     };
     if p.mode == PreconditionMode::Fast || p.mode == PreconditionMode::Write {
         for (k, v) in pool_rec.as_object().expect("an object") {
@@ -215,6 +227,7 @@ fn write_overwrites(
     ftl: &mut Ftl,
     c: &Config,
     fp: &Footprint,
+    pinned: &[fast::Pinned],
     check: &mut dyn FnMut() -> Result<(), Error>,
 ) -> Result<Value, Error> {
     let p = &c.precondition;
@@ -244,7 +257,17 @@ fn write_overwrites(
                 check()?;
             }
             let lpa = fp.nth(rng.gen_range(0..n)) as u32;
-            if !write_now(ftl, crate::ids::Lpn(lpa)) {
+            let l = lpa as u64;
+            // A pinned flow's page is rewritten in its planes (static placement's choice).
+            let plane = pinned
+                .iter()
+                .find(|&&(a, b, _)| (a..b).contains(&l))
+                .map(|&(_, _, set)| crate::ids::PlaneId(set[(l % set.len() as u64) as usize]));
+            let done = match plane {
+                None => write_now(ftl, crate::ids::Lpn(lpa)),
+                Some(p) => write_now_in(ftl, crate::ids::Lpn(lpa), p),
+            };
+            if !done {
                 return Err(Error::Simulation(format!(
                     "write preconditioning: no space can be freed for logical page {lpa}"
                 )));
