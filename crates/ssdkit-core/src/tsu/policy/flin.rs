@@ -21,7 +21,8 @@
 //!    segment.
 //! 2. **Priority-aware arbitration.** Queues are per NVMe priority class, and each die picks a
 //!    read slot and a write slot among them with `priority.rs`'s turns (urgent first, then
-//!    `tsu.weight_*`, MQSim's 4:2:1; the paper's 8:4:2:1 is `weight_high = 8` etc.).
+//!    `tsu.weight_*`, MQSim's 4:2:1; the paper weighs all four classes 8:4:2:1, ssdkit keeps
+//!    urgent strict, as NVMe does).
 //! 3. **Wait-balancing selection.** The die serves the slot whose head has the larger
 //!    proportional wait, time waited / service time, so a long-waiting write eventually goes
 //!    before a fresh read. GC is charged to the writers: when the write slot wins and the die
