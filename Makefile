@@ -1,6 +1,8 @@
 # ssdkit developer commands. `make help` lists them.
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
+# The package with every extra the tests need (a variable: a comma would split `call`'s arguments).
+TEST_EXTRAS := .[test,sweep]
 # bash: PIP_INSTALL below reads pip's exit status from PIPESTATUS.
 SHELL := /bin/bash
 
@@ -30,7 +32,7 @@ define PIP_INSTALL
 endef
 
 setup: ## build the Rust core (quick profile) and install the ssdkit package with its test extras
-	$(call PIP_INSTALL,".[test]",$(QUICK_BUILD))
+	$(call PIP_INSTALL,"$(TEST_EXTRAS)",$(QUICK_BUILD))
 
 demo: ## install, then simulate the built-in mqsim-paper example and print its summary
 	$(call PIP_INSTALL,.)

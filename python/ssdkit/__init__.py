@@ -59,6 +59,7 @@ from .result import (
     combine,
     load,
 )
+from .sweep import sweep
 
 __all__ = [
     "CacheCounts",
@@ -110,4 +111,5 @@ __all__ = [
     "presets",
     "resolve_config",
     "run",
+    "sweep",
 ]

@@ -289,6 +289,21 @@ def _parser() -> argparse.ArgumentParser:
         help="change the device for every case, e.g. flash.blocks_per_plane=128 for a quick check (repeatable)",
     )
     b.set_defaults(func=_cmd_bench)
+
+    sw = sub.add_parser(
+        "sweep",
+        help="run a configuration over a grid of keys and gather one table (Parquet)",
+        description="Runs a sweep described by a TOML file: `config` (preset or TOML file), "
+        '`mode` ("cartesian", "zip" or "random" with `samples`), `repeats`, `seed`, [set] '
+        "(overrides for every point), [grid] (key = [values]) and [[workload]] tables. Writes one "
+        "row per point, flow and operation to the Parquet file; an interrupted sweep resumes from "
+        "the part files in <output>.parts/.",
+    )
+    sw.add_argument("sweep_file", help="the sweep description (TOML)")
+    sw.add_argument("-o", "--output", required=True, help="the table to write (Parquet)")
+    sw.add_argument("--workers", type=_positive_int, default=None, metavar="N", help="processes (default: every core)")
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sw.set_defaults(func=_cmd_sweep)
     return p
 
 
@@ -567,6 +582,20 @@ def _cmd_config_show(args: argparse.Namespace) -> int:
 def _cmd_config_schema(args: argparse.Namespace) -> int:
     print(api.config_schema())
     return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import load_sweep_file
+    from .sweep import sweep as run_sweep
+
+    spec = load_sweep_file(args.sweep_file)
+    table = run_sweep(
+        spec.pop("config"), output=args.output, workers=args.workers, progress=not args.no_progress, **spec
+    )
+    failed = table["error"].notna().groupby(table["point"]).any().sum()
+    points = table["point"].nunique()
+    print(f"{points} points, {len(table)} rows -> {args.output}" + (f"; {failed} failed" if failed else ""))
+    return 1 if failed == points else 0
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:

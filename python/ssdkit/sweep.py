@@ -1,0 +1,284 @@
+"""Design-space sweeps: many runs of one base configuration over a grid of keys, gathered into
+one table.
+
+A sweep is a list of points. A point is one value for each swept key (from a cartesian,
+zipped or random grid), one workload (a set of overrides, when ``workloads`` are given) and
+one repeat. Its seed is derived from the sweep seed and the point itself (a hash of its
+settings, workload and repeat), not from its position, so a sweep gives the same table
+whatever the order the points run in, the number of workers, or an interruption and resume.
+
+Each point's rows (one per flow and operation) go to a part file next to the output as soon
+as the point ends; a restarted sweep skips the points whose part files exist. A point that
+fails records its error in the ``error`` column and the sweep goes on.
+
+Needs pandas and pyarrow (``pip install ssdkit[sweep]``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import itertools
+import json
+import multiprocessing
+import os
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._native import ConfigError, SsdkitError
+
+#: Columns that depend on the machine's speed, not on the simulation: left out when two
+#: sweeps' tables are compared.
+WALL_CLOCK_COLUMNS = ("wall_time_s", "events_per_wall_s", "requests_per_wall_s")
+
+MODES = ("cartesian", "zip", "random")
+_OPS = ("read", "write", "trim", "all")
+_PERCENTILES = ("mean", "min", "p50", "p90", "p99", "p99_9", "p99_99", "max")
+
+
+def _need(module: str):
+    try:
+        return __import__(module)
+    except ImportError:
+        raise ImportError(
+            f"ssdkit sweeps need {module}: install the extra with `pip install 'ssdkit[sweep]'`"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a sweep."""
+
+    #: Stable id: a hash of ``settings``, the workload's overrides and ``repeat``.
+    id: str
+    #: Swept key -> value.
+    settings: Mapping[str, Any]
+    #: Index in the sweep's workloads (0 when there are none).
+    workload: int
+    repeat: int
+    #: ``run.seed`` of the point, from the sweep seed and ``id``.
+    seed: int
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _combinations(grid: Mapping[str, Sequence[Any]], mode: str, samples: int | None, seed: int) -> list[dict]:
+    if mode not in MODES:
+        raise ConfigError(f"sweep mode `{mode}` is not one of {', '.join(MODES)}")
+    for k, v in grid.items():
+        if isinstance(v, (str, bytes)) or not isinstance(v, Sequence) or len(v) == 0:
+            raise ConfigError(f"sweep grid key `{k}` must list one or more values, got {v!r}")
+    keys = list(grid)
+    if mode == "cartesian":
+        if samples is not None:
+            raise ConfigError('sweep `samples` goes with mode "random" only')
+        return [dict(zip(keys, vals)) for vals in itertools.product(*(grid[k] for k in keys))]
+    if mode == "zip":
+        if samples is not None:
+            raise ConfigError('sweep `samples` goes with mode "random" only')
+        lengths = {k: len(grid[k]) for k in keys}
+        if len(set(lengths.values())) > 1:
+            raise ConfigError(f'sweep mode "zip" needs lists of one length; got {lengths}')
+        return [dict(zip(keys, vals)) for vals in zip(*(grid[k] for k in keys))]
+    if samples is None or samples < 1:
+        raise ConfigError(f'sweep mode "random" needs `samples` >= 1, got {samples!r}')
+    rng = random.Random(seed)
+    return [{k: rng.choice(list(grid[k])) for k in keys} for _ in range(samples)]
+
+
+def _digest(doc: Any) -> str:
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def points(
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    mode: str = "cartesian",
+    samples: int | None = None,
+    workloads: Sequence[Mapping[str, Any]] | None = None,
+    repeats: int = 1,
+    seed: int = 0,
+) -> list[Point]:
+    """The points of a sweep, in a fixed order (grid order, then workloads, then repeats)."""
+    if not isinstance(repeats, int) or repeats < 1:
+        raise ConfigError(f"sweep `repeats` must be an integer >= 1, got {repeats!r}")
+    combos = _combinations(dict(grid or {}), mode, samples, seed)
+    wls = [dict(w) for w in (workloads or [{}])]
+    out = []
+    for settings in combos:
+        for wi, w in enumerate(wls):
+            for r in range(repeats):
+                pid = _digest({"settings": settings, "workload": w, "repeat": r})[:16]
+                point_seed = int(_digest({"sweep_seed": seed, "point": pid})[:15], 16)
+                out.append(Point(pid, settings, wi, r, point_seed, {**w, **settings}))
+    ids = [p.id for p in out]
+    if len(set(ids)) != len(ids):
+        # A random grid may draw a combination twice: those points would be one run.
+        seen: set[str] = set()
+        out = [p for p in out if not (p.id in seen or seen.add(p.id))]
+    return out
+
+
+def _rows(point: Point, raw: dict | None, error: str | None, keys: Sequence[str]) -> list[dict]:
+    base = {"point": point.id, "workload": point.workload, "repeat": point.repeat, "seed": point.seed}
+    base.update({k: point.settings.get(k) for k in keys})
+    if raw is None:
+        return [{**base, "flow": None, "op": None, "error": error}]
+    dev = raw["device"]
+    common = {
+        "error": None,
+        "write_amplification": dev["ftl"]["write_amplification"],
+        "gc_runs": dev["ftl"]["gc_runs"],
+        "simulated_time_s": raw["simulated_time_s"],
+        "events": raw["events"],
+        **{k: raw[k] for k in WALL_CLOCK_COLUMNS},
+        "result_json": json.dumps(raw, sort_keys=True),
+    }
+    rows = []
+    for f in raw["flows"]:
+        for op in _OPS:
+            s = f["stats"][op]
+            if s["count"] == 0 and op != "all":
+                continue
+            row = {**base, "flow": f["index"], "flow_name": f["name"], "op": op}
+            row.update(count=s["count"], iops=s["iops"], bandwidth_bytes_per_s=s["bandwidth_bytes_per_s"])
+            row.update({f"latency_{p}_us": s["latency_us"][p] for p in _PERCENTILES})
+            rows.append({**row, **common})
+    return rows
+
+
+def _run_point(
+    config: Any, fixed: Mapping[str, Any], point: Point, snapshot: str | None
+) -> tuple[dict | None, str | None]:
+    """Runs one point in a worker; returns its raw result or its error message."""
+    from . import api
+
+    try:
+        r = api.run(config, overrides={**fixed, **point.overrides}, seed=point.seed, snapshot=snapshot)
+        return r.raw, None
+    except (SsdkitError, TypeError, ValueError) as e:  # recorded; the sweep goes on
+        return None, f"{type(e).__name__}: {e}"
+
+
+def _part_path(parts: Path, point: Point) -> Path:
+    return parts / f"{point.id}.parquet"
+
+
+def sweep(
+    config: Any,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    mode: str = "cartesian",
+    samples: int | None = None,
+    workloads: Sequence[Mapping[str, Any]] | None = None,
+    repeats: int = 1,
+    seed: int = 0,
+    overrides: Mapping[str, Any] | None = None,
+    output: str | os.PathLike | None = None,
+    workers: int | None = None,
+    progress: bool = True,
+):
+    """Runs ``config`` (a preset name, a TOML path or TOML text, as :func:`ssdkit.run`) at every
+    point of the grid and returns the table (a pandas DataFrame): one row per point, flow and
+    operation, the swept keys as columns, the point's statistics, and its whole result as JSON
+    (``result_json``).
+
+    ``grid`` maps configuration keys (flow keys too, ``"flow.0.queue_depth"``) to lists of
+    values; ``mode`` is ``"cartesian"`` (every combination), ``"zip"`` (the i-th value of every
+    list together) or ``"random"`` (``samples`` combinations drawn with the sweep seed).
+    ``workloads`` is a list of override dicts, each run at every grid point; ``repeats`` runs
+    each point again with another seed; ``overrides`` apply to every point (the grid and the
+    workload win over them). ``output`` is a Parquet file: the points' part files are kept in
+    ``<output>.parts/`` so that an interrupted sweep resumes where it stopped. ``workers``
+    processes run the points (default: every core); ``progress`` shows a bar with an ETA.
+    """
+    pd = _need("pandas")
+    _need("pyarrow")
+    pts = points(grid, mode=mode, samples=samples, workloads=workloads, repeats=repeats, seed=seed)
+    keys = list(dict(grid or {}))
+    fixed = dict(overrides or {})
+    parts: Path | None = None
+    if output is not None:
+        parts = Path(f"{os.fspath(output)}.parts")
+        parts.mkdir(parents=True, exist_ok=True)
+    done: dict[str, Any] = {}
+    if parts is not None:
+        for p in pts:
+            f = _part_path(parts, p)
+            if f.exists():
+                done[p.id] = pd.read_parquet(f)
+    todo = [p for p in pts if p.id not in done]
+    n = workers or os.cpu_count() or 1
+    if n < 1:
+        raise ConfigError(f"sweep `workers` must be >= 1, got {workers}")
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(pts), initial=len(pts) - len(todo), unit="point", desc="sweep")
+
+    def finish(p: Point, raw: dict | None, err: str | None) -> None:
+        frame = pd.DataFrame(_rows(p, raw, err, keys))
+        if parts is not None:
+            tmp = _part_path(parts, p).with_suffix(".tmp")
+            frame.to_parquet(tmp, index=False)
+            os.replace(tmp, _part_path(parts, p))  # a part file is whole or absent
+        done[p.id] = frame
+        if bar is not None:
+            bar.update(1)
+
+    try:
+        if n == 1 or len(todo) <= 1:
+            for p in todo:
+                finish(p, *_run_point(config, fixed, p, None))
+        else:
+            # Spawned workers: a fresh interpreter each, whatever the parent holds.
+            ctx = multiprocessing.get_context("spawn")
+            with cf.ProcessPoolExecutor(max_workers=min(n, len(todo)), mp_context=ctx) as pool:
+                futures = {pool.submit(_run_point, config, fixed, p, None): p for p in todo}
+                for fut in cf.as_completed(futures):
+                    finish(futures[fut], *fut.result())
+    finally:
+        if bar is not None:
+            bar.close()
+    table = pd.concat([done[p.id] for p in pts], ignore_index=True)
+    if output is not None:
+        table.to_parquet(output, index=False)
+    return table
+
+
+def load_sweep_file(path: str | os.PathLike) -> dict[str, Any]:
+    """Reads a sweep description (TOML): ``config`` (preset name, or a TOML file relative to
+    the sweep file), ``mode``, ``samples``, ``repeats``, ``seed``, ``[set]`` (overrides for
+    every point), ``[grid]`` (key -> list of values) and ``[[workload]]`` tables."""
+    import tomllib
+
+    p = Path(path)
+    try:
+        doc = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such sweep file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: invalid TOML: {e}") from None
+    allowed = {"config", "mode", "samples", "repeats", "seed", "set", "grid", "workload"}
+    extra = sorted(set(doc) - allowed)
+    if extra:
+        raise ConfigError(f"{p}: unknown key `{extra[0]}`; allowed: {', '.join(sorted(allowed))}")
+    if "config" not in doc:
+        raise ConfigError(f"{p}: missing key `config` (a preset name or a TOML file)")
+    config = doc["config"]
+    local = p.parent / config
+    if local.is_file():
+        config = str(local)
+    return {
+        "config": config,
+        "grid": doc.get("grid", {}),
+        "mode": doc.get("mode", "cartesian"),
+        "samples": doc.get("samples"),
+        "repeats": doc.get("repeats", 1),
+        "seed": doc.get("seed", 0),
+        "overrides": doc.get("set", {}),
+        "workloads": doc.get("workload"),
+    }

@@ -1,0 +1,132 @@
+"""Sweeps: grids, seeds from the point, the local process pool, resume after an interrupt."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import ssdkit
+from conftest import TINY
+from ssdkit.sweep import WALL_CLOCK_COLUMNS, load_sweep_file, points
+
+BASE = {**TINY, "flow.0.requests": 400, "flow.0.read_fraction": 0.5}
+GRID = {"flow.0.queue_depth": [1, 4, 16], "flow.0.request_bytes": [4096, 8192]}
+
+
+def comparable(t: pd.DataFrame) -> pd.DataFrame:
+    t = t.drop(columns=list(WALL_CLOCK_COLUMNS))
+
+    # The result JSON holds the wall-clock figures too.
+    def strip(s):
+        if not isinstance(s, str):  # a failed point has no result
+            return None
+        d = json.loads(s)
+        for k in WALL_CLOCK_COLUMNS:
+            d.pop(k, None)
+        d["device"]["precondition"].pop("wall_time_s", None)
+        return json.dumps(d, sort_keys=True)
+
+    return t.assign(result_json=t["result_json"].map(strip))
+
+
+def test_grids_and_point_seeds():
+    cart = points(GRID, repeats=2, seed=7)
+    assert len(cart) == 3 * 2 * 2
+    assert len({p.id for p in cart}) == len(cart) and len({p.seed for p in cart}) == len(cart)
+    # A point's id and seed depend on the point, not on the grid's order or other points.
+    rev = points({k: list(reversed(v)) for k, v in reversed(GRID.items())}, repeats=2, seed=7)
+    assert {(p.id, p.seed) for p in rev} == {(p.id, p.seed) for p in cart}
+    one = points({"flow.0.queue_depth": [4], "flow.0.request_bytes": [8192]}, seed=7)[0]
+    assert (one.id, one.seed) in {(p.id, p.seed) for p in cart}
+    assert points(GRID, seed=8)[0].seed != points(GRID, seed=7)[0].seed
+    z = points({"a": [1, 2, 3], "b": [4, 5, 6]}, mode="zip")
+    assert [dict(p.settings) for p in z] == [{"a": 1, "b": 4}, {"a": 2, "b": 5}, {"a": 3, "b": 6}]
+    r1 = points(GRID, mode="random", samples=4, seed=3)
+    assert [p.id for p in r1] == [p.id for p in points(GRID, mode="random", samples=4, seed=3)]
+    wl = points({"a": [1]}, workloads=[{"x": 1}, {"x": 2}])
+    assert [p.workload for p in wl] == [0, 1] and wl[1].overrides == {"x": 2, "a": 1}
+
+
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        ({"mode": "diagonal"}, "cartesian, zip, random"),
+        ({"mode": "zip", "grid": {"a": [1], "b": [1, 2]}}, "one length"),
+        ({"mode": "random"}, "samples"),
+        ({"samples": 3}, "random"),
+        ({"grid": {"a": []}}, "`a` must list"),
+        ({"grid": {"a": "16"}}, "`a` must list"),
+        ({"repeats": 0}, "repeats"),
+    ],
+)
+def test_bad_sweeps_are_refused(kw, msg):
+    kw = {"grid": GRID, **kw}
+    with pytest.raises(ssdkit.ConfigError, match=msg):
+        points(kw.pop("grid"), **kw)
+
+
+def test_local_pool_equals_serial_and_records_failures(tmp_path):
+    grid = {"flow.0.queue_depth": [1, 4, 0]}  # 0: refused, recorded
+    serial = ssdkit.sweep("mqsim-paper", grid, overrides=BASE, workers=1, progress=False)
+    pool = ssdkit.sweep("mqsim-paper", grid, overrides=BASE, workers=2, progress=False)
+    pd.testing.assert_frame_equal(comparable(serial), comparable(pool))
+    bad = serial[serial["flow.0.queue_depth"] == 0]
+    assert len(bad) == 1 and "flow.0.queue_depth" in bad["error"].iloc[0]
+    good = serial[serial["error"].isna()]
+    assert set(good["op"]) == {"read", "write", "all"}
+    for _, row in good.iterrows():
+        raw = json.loads(row["result_json"])
+        assert raw["seed"] == row["seed"]
+        assert raw["config"]["flow"][0]["queue_depth"] == row["flow.0.queue_depth"]
+        s = raw["flows"][row["flow"]]["stats"][row["op"]]
+        assert row["count"] == s["count"] and row["latency_p99_us"] == s["latency_us"]["p99"]
+    # Every row's table values come from its own point's result.
+    assert good.groupby("point")["seed"].nunique().max() == 1
+
+
+def test_interrupted_sweep_resumes_to_the_same_table(tmp_path):
+    spec = tmp_path / "sweep.toml"
+    grid = {"flow.0.queue_depth": [1, 2, 4, 8], "flow.0.request_bytes": [4096, 8192]}
+    lines = ['config = "mqsim-paper"', "seed = 5", "[set]"]
+    # Points long enough (a few tenths of a second) for the kill to land between them.
+    lines += [f'"{k}" = {json.dumps(v)}' for k, v in {**BASE, "flow.0.requests": 20000}.items()]
+    lines += ["[grid]"] + [f'"{k}" = {json.dumps(v)}' for k, v in grid.items()]
+    spec.write_text("\n".join(lines) + "\n")
+    whole = ssdkit.sweep(**_spec(spec), workers=1, progress=False)
+    out = tmp_path / "r.parquet"
+    cmd = [sys.executable, "-m", "ssdkit", "sweep", str(spec), "-o", str(out), "--workers", "1", "--no-progress"]
+    p = subprocess.Popen(cmd, start_new_session=True)
+    parts = tmp_path / "r.parquet.parts"
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(parts.glob("*.parquet")) if parts.exists() else []) < 2:
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    got = len(list(parts.glob("*.parquet")))
+    assert 2 <= got < 8, f"interrupted after {got} of 8 points"
+    assert not out.exists()
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "8 points" in r.stdout
+    pd.testing.assert_frame_equal(comparable(pd.read_parquet(out)), comparable(whole))
+
+
+def _spec(path):
+    spec = load_sweep_file(path)
+    return {"config": spec.pop("config"), **spec}
+
+
+def test_sweep_file_errors(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text('config = "mqsim-paper"\ngird = 1\n')
+    with pytest.raises(ssdkit.ConfigError, match="unknown key `gird`"):
+        load_sweep_file(f)
+    f.write_text("[grid]\n")
+    with pytest.raises(ssdkit.ConfigError, match="missing key `config`"):
+        load_sweep_file(f)
+    with pytest.raises(ssdkit.ConfigError, match="no such sweep file"):
+        load_sweep_file(tmp_path / "none.toml")
