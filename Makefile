@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 # The package with every extra the tests need (a variable: a comma would split `call`'s arguments).
-TEST_EXTRAS := .[test,sweep]
+TEST_EXTRAS := .[test,sweep,dask,plot]
 # bash: PIP_INSTALL below reads pip's exit status from PIPESTATUS.
 SHELL := /bin/bash
 

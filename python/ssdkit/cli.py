@@ -304,6 +304,22 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--workers", type=_positive_int, default=None, metavar="N", help="processes (default: every core)")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
+
+    pl = sub.add_parser("plot", help="draw a result's latency CDF, percentiles, time series, ... to an image")
+    pl.add_argument("result", help="a result JSON file (ssdkit run -o)")
+    pl.add_argument(
+        "--kind",
+        default="cdf",
+        choices=("cdf", "percentiles", "timeseries", "device", "erase_counts", "breakdown", "fairness"),
+        help="what to draw (default cdf)",
+    )
+    pl.add_argument("-o", "--output", required=True, help="the image to write (.png, .svg, .pdf)")
+    pl.set_defaults(func=_cmd_plot)
+
+    rp = sub.add_parser("report", help="write one self-contained HTML report of a result or a sweep")
+    rp.add_argument("source", help="a result JSON file (ssdkit run -o) or a sweep's table (.parquet)")
+    rp.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    rp.set_defaults(func=_cmd_report)
     return p
 
 
@@ -581,6 +597,33 @@ def _cmd_config_show(args: argparse.Namespace) -> int:
 
 def _cmd_config_schema(args: argparse.Namespace) -> int:
     print(api.config_schema())
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from .plot import plot_file
+
+    try:
+        fig = plot_file(args.result, args.kind)
+    except FileNotFoundError:
+        raise UserError(f"cannot read `{args.result}`: no such file") from None
+    except (ValueError, KeyError) as e:
+        raise UserError(f"`{args.result}`: {e}") from None
+    fig.savefig(args.output)
+    print(f"{args.kind} -> {args.output}")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import report
+
+    try:
+        report(args.source, args.output)
+    except FileNotFoundError:
+        raise UserError(f"cannot read `{args.source}`: no such file") from None
+    except (ValueError, KeyError) as e:
+        raise UserError(f"`{args.source}`: not an ssdkit result or sweep table ({e})") from None
+    print(f"report -> {args.output}")
     return 0
 
 

@@ -895,6 +895,15 @@ class Result:
     #: (``ssdkit.run(..., fairness=True)``, ``ssdkit run --fairness``); otherwise None.
     fairness: Fairness | None = field(default=None, repr=False)
 
+    @property
+    def plot(self):
+        """The plots of this result (matplotlib figures): ``r.plot.cdf()``, ``percentiles()``,
+        ``timeseries()``, ``device()``, ``erase_counts()``, ``breakdown()``, ``fairness()``
+        (``ssdkit.plot``; needs ``pip install 'ssdkit[plot]'``)."""
+        from .plot import Plotter
+
+        return Plotter(self)
+
     @classmethod
     def from_json(cls, text: str) -> Result:
         return cls.from_dict(json.loads(text))

@@ -39,12 +39,12 @@ _OPS = ("read", "write", "trim", "all")
 _PERCENTILES = ("mean", "min", "p50", "p90", "p99", "p99_9", "p99_99", "max")
 
 
-def _need(module: str):
+def _need(module: str, extra: str = "sweep"):
     try:
         return __import__(module)
     except ImportError:
         raise ImportError(
-            f"ssdkit sweeps need {module}: install the extra with `pip install 'ssdkit[sweep]'`"
+            f"this part of ssdkit sweeps needs {module}: install the extra with `pip install 'ssdkit[{extra}]'`"
         ) from None
 
 
@@ -178,6 +178,7 @@ def sweep(
     overrides: Mapping[str, Any] | None = None,
     output: str | os.PathLike | None = None,
     workers: int | None = None,
+    executor: Any = None,
     progress: bool = True,
 ):
     """Runs ``config`` (a preset name, a TOML path or TOML text, as :func:`ssdkit.run`) at every
@@ -193,6 +194,11 @@ def sweep(
     workload win over them). ``output`` is a Parquet file: the points' part files are kept in
     ``<output>.parts/`` so that an interrupted sweep resumes where it stopped. ``workers``
     processes run the points (default: every core); ``progress`` shows a bar with an ETA.
+
+    ``executor`` runs the points on a Dask cluster instead: a ``dask.distributed.Client``, or
+    a scheduler's address (``"tcp://host:8786"``), for which a client is made and closed again.
+    The workers need ssdkit installed (``pip install 'ssdkit[dask]'``); SLURM and PBS clusters
+    come from dask-jobqueue (docs/sweeps.md). The table is the same as the local pool's.
     """
     pd = _need("pandas")
     _need("pyarrow")
@@ -230,7 +236,9 @@ def sweep(
             bar.update(1)
 
     try:
-        if n == 1 or len(todo) <= 1:
+        if executor is not None:
+            _on_dask(executor, config, fixed, todo, finish)
+        elif n == 1 or len(todo) <= 1:
             for p in todo:
                 finish(p, *_run_point(config, fixed, p, None))
         else:
@@ -247,6 +255,31 @@ def sweep(
     if output is not None:
         table.to_parquet(output, index=False)
     return table
+
+
+def _on_dask(executor: Any, config: Any, fixed: Mapping[str, Any], todo: list[Point], finish) -> None:
+    distributed = _need("distributed", "dask")
+    if isinstance(executor, str):
+        client, own = distributed.Client(executor), True
+    elif isinstance(executor, distributed.Client):
+        client, own = executor, False
+    else:
+        raise TypeError(
+            f"sweep `executor` must be a dask.distributed.Client or a scheduler address, not {type(executor).__name__}"
+        )
+    try:
+        # Keys name the configuration too: a client remembers results by key across sweeps.
+        stem = _digest({"config": config, "overrides": fixed})[:12]
+        futures = {}
+        for p in todo:
+            f = client.submit(_run_point, config, fixed, p, None, key=f"ssdkit-sweep-{stem}-{p.id}", pure=False)
+            futures[f.key] = (f, p)
+        for f in distributed.as_completed([f for f, _ in futures.values()]):
+            finish(futures[f.key][1], *f.result())
+            f.release()
+    finally:
+        if own:
+            client.close()
 
 
 def load_sweep_file(path: str | os.PathLike) -> dict[str, Any]:

@@ -130,3 +130,17 @@ def test_sweep_file_errors(tmp_path):
         load_sweep_file(f)
     with pytest.raises(ssdkit.ConfigError, match="no such sweep file"):
         load_sweep_file(tmp_path / "none.toml")
+
+
+def test_dask_local_cluster_equals_the_local_pool():
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (extra ssdkit[dask])")
+    grid = {"flow.0.queue_depth": [1, 4, 16], "flow.0.read_fraction": [1.0, 0.5]}
+    local = ssdkit.sweep("mqsim-paper", grid, overrides=BASE, workers=2, seed=3, progress=False)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
+        on_dask = ssdkit.sweep("mqsim-paper", grid, overrides=BASE, executor=client, seed=3, progress=False)
+        pids = client.run(os.getpid)
+    assert len(set(pids.values())) == 2, "two worker processes"
+    pd.testing.assert_frame_equal(comparable(on_dask), comparable(local))
+    with pytest.raises(TypeError, match="dask.distributed.Client or a scheduler address"):
+        ssdkit.sweep("mqsim-paper", grid, overrides=BASE, executor=3, progress=False)
