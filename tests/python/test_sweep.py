@@ -144,3 +144,21 @@ def test_dask_local_cluster_equals_the_local_pool():
     pd.testing.assert_frame_equal(comparable(on_dask), comparable(local))
     with pytest.raises(TypeError, match="dask.distributed.Client or a scheduler address"):
         ssdkit.sweep("mqsim-paper", grid, overrides=BASE, executor=3, progress=False)
+
+
+def test_a_missing_extra_is_named(monkeypatch):
+    from ssdkit import plot
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(ImportError, match=r"ssdkit\[sweep\]"):
+        ssdkit.sweep("mqsim-paper", GRID, overrides=BASE, progress=False)
+    monkeypatch.undo()
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(ImportError, match=r"ssdkit\[dask\]"):
+        ssdkit.sweep(
+            "mqsim-paper", {"flow.0.queue_depth": [1]}, overrides=BASE, executor="tcp://nowhere:1", progress=False
+        )
+    monkeypatch.undo()
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    with pytest.raises(ImportError, match=r"ssdkit\[plot\]"):
+        plot.erase_counts({"device": {"erase_counts": {"histogram": {"bin_start": [0], "count": [1], "bin_width": 1}}}})
