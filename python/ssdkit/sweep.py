@@ -20,7 +20,6 @@ import concurrent.futures as cf
 import hashlib
 import itertools
 import json
-import multiprocessing
 import os
 import random
 from collections.abc import Mapping, Sequence
@@ -150,16 +149,17 @@ def _rows(point: Point, raw: dict | None, error: str | None, keys: Sequence[str]
 
 
 def _run_point(
-    config: Any, fixed: Mapping[str, Any], point: Point, snapshot: str | None
-) -> tuple[dict | None, str | None]:
-    """Runs one point in a worker; returns its raw result or its error message."""
+    config: Any, fixed: Mapping[str, Any], point: Point, snapshot: str | None, keys: Sequence[str]
+) -> list[dict]:
+    """Runs one point in a worker; returns its table rows (made there, so that the parent,
+    which gathers every point, does little per point)."""
     from . import api
 
     try:
         r = api.run(config, overrides={**fixed, **point.overrides}, seed=point.seed, snapshot=snapshot)
-        return r.raw, None
+        return _rows(point, r.raw, None, keys)
     except (SsdkitError, TypeError, ValueError) as e:  # recorded; the sweep goes on
-        return None, f"{type(e).__name__}: {e}"
+        return _rows(point, None, f"{type(e).__name__}: {e}", keys)
 
 
 def _part_path(parts: Path, point: Point) -> Path:
@@ -225,8 +225,8 @@ def sweep(
 
         bar = tqdm(total=len(pts), initial=len(pts) - len(todo), unit="point", desc="sweep")
 
-    def finish(p: Point, raw: dict | None, err: str | None) -> None:
-        frame = pd.DataFrame(_rows(p, raw, err, keys))
+    def finish(p: Point, rows: list[dict]) -> None:
+        frame = pd.DataFrame(rows)
         if parts is not None:
             tmp = _part_path(parts, p).with_suffix(".tmp")
             frame.to_parquet(tmp, index=False)
@@ -237,17 +237,18 @@ def sweep(
 
     try:
         if executor is not None:
-            _on_dask(executor, config, fixed, todo, finish)
+            _on_dask(executor, config, fixed, todo, keys, finish)
         elif n == 1 or len(todo) <= 1:
             for p in todo:
-                finish(p, *_run_point(config, fixed, p, None))
+                finish(p, _run_point(config, fixed, p, None, keys))
         else:
-            # Spawned workers: a fresh interpreter each, whatever the parent holds.
-            ctx = multiprocessing.get_context("spawn")
-            with cf.ProcessPoolExecutor(max_workers=min(n, len(todo)), mp_context=ctx) as pool:
-                futures = {pool.submit(_run_point, config, fixed, p, None): p for p in todo}
+            # The platform's default start method: fork on Linux, so a script need not guard
+            # its sweep with `if __name__ == "__main__":` (spawn, the default on macOS and
+            # Windows, needs it; docs/sweeps.md).
+            with cf.ProcessPoolExecutor(max_workers=min(n, len(todo))) as pool:
+                futures = {pool.submit(_run_point, config, fixed, p, None, keys): p for p in todo}
                 for fut in cf.as_completed(futures):
-                    finish(futures[fut], *fut.result())
+                    finish(futures[fut], fut.result())
     finally:
         if bar is not None:
             bar.close()
@@ -257,7 +258,9 @@ def sweep(
     return table
 
 
-def _on_dask(executor: Any, config: Any, fixed: Mapping[str, Any], todo: list[Point], finish) -> None:
+def _on_dask(
+    executor: Any, config: Any, fixed: Mapping[str, Any], todo: list[Point], keys: Sequence[str], finish
+) -> None:
     distributed = _need("distributed", "dask")
     if isinstance(executor, str):
         client, own = distributed.Client(executor), True
@@ -272,10 +275,10 @@ def _on_dask(executor: Any, config: Any, fixed: Mapping[str, Any], todo: list[Po
         stem = _digest({"config": config, "overrides": fixed})[:12]
         futures = {}
         for p in todo:
-            f = client.submit(_run_point, config, fixed, p, None, key=f"ssdkit-sweep-{stem}-{p.id}", pure=False)
+            f = client.submit(_run_point, config, fixed, p, None, keys, key=f"ssdkit-sweep-{stem}-{p.id}", pure=False)
             futures[f.key] = (f, p)
         for f in distributed.as_completed([f for f, _ in futures.values()]):
-            finish(futures[f.key][1], *f.result())
+            finish(futures[f.key][1], f.result())
             f.release()
     finally:
         if own:
