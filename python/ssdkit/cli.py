@@ -305,12 +305,14 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
 
+    from .plot import KINDS as plot_kinds  # plot.py imports matplotlib only when drawing
+
     pl = sub.add_parser("plot", help="draw a result's latency CDF, percentiles, time series, ... to an image")
     pl.add_argument("result", help="a result JSON file (ssdkit run -o)")
     pl.add_argument(
         "--kind",
         default="cdf",
-        choices=("cdf", "percentiles", "timeseries", "device", "erase_counts", "breakdown", "fairness"),
+        choices=plot_kinds,
         help="what to draw (default cdf)",
     )
     pl.add_argument("-o", "--output", required=True, help="the image to write (.png, .svg, .pdf)")

@@ -304,6 +304,24 @@ def load_sweep_file(path: str | os.PathLike) -> dict[str, Any]:
         raise ConfigError(f"{p}: unknown key `{extra[0]}`; allowed: {', '.join(sorted(allowed))}")
     if "config" not in doc:
         raise ConfigError(f"{p}: missing key `config` (a preset name or a TOML file)")
+    kinds = {
+        "config": (str, "a string"),
+        "mode": (str, "a string"),
+        "samples": (int, "an integer"),
+        "repeats": (int, "an integer"),
+        "seed": (int, "an integer"),
+        "set": (dict, "a table"),
+        "grid": (dict, "a table"),
+        "workload": (list, "an array of tables ([[workload]])"),
+    }
+    for k, v in doc.items():
+        want, name = kinds[k]
+        if (
+            not isinstance(v, want)
+            or isinstance(v, bool)
+            or (k == "workload" and not all(isinstance(w, dict) for w in v))
+        ):
+            raise ConfigError(f"{p}: key `{k}` must be {name}, got {v!r}")
     config = doc["config"]
     local = p.parent / config
     if local.is_file():

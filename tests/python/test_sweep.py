@@ -125,6 +125,14 @@ def test_sweep_file_errors(tmp_path):
     f.write_text('config = "mqsim-paper"\ngird = 1\n')
     with pytest.raises(ssdkit.ConfigError, match="unknown key `gird`"):
         load_sweep_file(f)
+    for bad, msg in [
+        ("grid = [1, 2]", "key `grid` must be a table"),
+        ('seed = "7"', "key `seed` must be an integer"),
+        ("workload = [1]", "key `workload` must be an array of tables"),
+    ]:
+        f.write_text(f'config = "mqsim-paper"\n{bad}\n')
+        with pytest.raises(ssdkit.ConfigError, match=msg):
+            load_sweep_file(f)
     f.write_text("[grid]\n")
     with pytest.raises(ssdkit.ConfigError, match="missing key `config`"):
         load_sweep_file(f)

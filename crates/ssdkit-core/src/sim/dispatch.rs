@@ -429,7 +429,7 @@ impl Simulator {
 
     pub(super) fn enqueue(&mut self, t: TxId) {
         self.bd_tx_ready(t);
-        let die = if self.tsu.classes {
+        let die = if self.tsu.classes() {
             self.enqueue_classed(t)
         } else {
             self.tsu.enqueue(t, 0)
@@ -689,7 +689,7 @@ impl Simulator {
     /// Starts reads: translation-page reads first, then user reads of the class whose turn
     /// it is (one class without priorities).
     fn start_any_reads(&mut self, die: DieId) -> bool {
-        if !self.tsu.classes {
+        if !self.tsu.classes() {
             return self.start_reads(die, 0);
         }
         if !self.tsu.queues(die).mapping_reads.is_empty() {
@@ -708,7 +708,7 @@ impl Simulator {
     /// Starts writes of the class whose turn it is; if none of its writes can go (their
     /// planes wait at the GC reserve), the other classes' in priority order.
     fn start_any_writes(&mut self, die: DieId) -> bool {
-        if !self.tsu.classes {
+        if !self.tsu.classes() {
             return self.start_writes(die, 0);
         }
         let w = self.tsu.weights;

@@ -101,9 +101,7 @@ pub struct Tsu {
     /// `tsu.policy`.
     pub user: UserPolicy,
     planes_per_die: u32,
-    /// `tsu.policy = "priority_out_of_order"` or `"flin"`: user transactions queue per NVMe
-    /// priority class, served by `weights` (high, medium, low) after urgent.
-    pub classes: bool,
+    /// With classes: operations per turn for high, medium, low (`tsu.weight_*`).
     pub weights: [u32; 3],
     /// With classes: each die's weighted round robin over them, for reads and for writes
     /// (kept apart from the queues, which the common case reads on every dispatch).
@@ -121,8 +119,7 @@ impl Tsu {
         weights: [u32; 3],
         flin: Option<policy::flin::Flin>,
     ) -> Self {
-        let classes = user.classes().then_some(weights);
-        let n = if classes.is_some() { 4 } else { 1 };
+        let n = if user.classes() { 4 } else { 1 };
         Self {
             txs: Slab::new(),
             queues: (0..dies)
@@ -131,9 +128,8 @@ impl Tsu {
             policy,
             user,
             planes_per_die,
-            classes: classes.is_some(),
-            weights: classes.unwrap_or([1, 1, 1]),
-            turns: if classes.is_some() {
+            weights,
+            turns: if user.classes() {
                 vec![Default::default(); dies as usize]
             } else {
                 Vec::new()
@@ -173,6 +169,13 @@ impl Tsu {
         let die = self.die_of(tx.plane);
         self.queues[die.idx()].push(t, &tx, self.planes_per_die, class);
         die
+    }
+
+    /// `tsu.policy = "priority_out_of_order"` or `"flin"`: user transactions queue per NVMe
+    /// priority class, served by `weights` (high, medium, low) after urgent.
+    #[inline]
+    pub fn classes(&self) -> bool {
+        self.user.classes()
     }
 
     /// `tsu.policy = "flin"`: queues user transaction `t` of `flow` (`NO_FLOW`: none) in

@@ -52,31 +52,30 @@ pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
         u64::MAX,
     )?;
     if t.policy != TsuPolicy::Flin {
-        let why = "applies to `tsu.policy` = \"flin\" only";
-        unused(
-            "tsu.flin_epoch_us",
-            t.flin_epoch_us != d.flin_epoch_us,
-            t.flin_epoch_us,
-            why,
-        )?;
-        unused(
-            "tsu.flin_fairness_threshold",
-            t.flin_fairness_threshold != d.flin_fairness_threshold,
-            t.flin_fairness_threshold,
-            why,
-        )?;
-        unused(
-            "tsu.flin_alpha_read_bytes",
-            t.flin_alpha_read_bytes != d.flin_alpha_read_bytes,
-            t.flin_alpha_read_bytes,
-            why,
-        )?;
-        unused(
-            "tsu.flin_alpha_write_bytes",
-            t.flin_alpha_write_bytes != d.flin_alpha_write_bytes,
-            t.flin_alpha_write_bytes,
-            why,
-        )?;
+        for (key, set, shown) in [
+            (
+                "tsu.flin_epoch_us",
+                t.flin_epoch_us != d.flin_epoch_us,
+                t.flin_epoch_us.to_string(),
+            ),
+            (
+                "tsu.flin_fairness_threshold",
+                t.flin_fairness_threshold != d.flin_fairness_threshold,
+                t.flin_fairness_threshold.to_string(),
+            ),
+            (
+                "tsu.flin_alpha_read_bytes",
+                t.flin_alpha_read_bytes != d.flin_alpha_read_bytes,
+                t.flin_alpha_read_bytes.to_string(),
+            ),
+            (
+                "tsu.flin_alpha_write_bytes",
+                t.flin_alpha_write_bytes != d.flin_alpha_write_bytes,
+                t.flin_alpha_write_bytes.to_string(),
+            ),
+        ] {
+            unused(key, set, shown, "applies to `tsu.policy` = \"flin\" only")?;
+        }
     }
     let mode = serde_json::to_string(&t.suspension).unwrap_or_default();
     let program_keys: [(&str, bool, f64); 3] = [
