@@ -27,7 +27,17 @@ from ._native import (
     TraceError,
     __version__,
 )
-from .api import Progress, config_schema, device_info, precondition, preset_toml, presets, resolve_config, run
+from .api import (
+    Progress,
+    config_schema,
+    device_info,
+    precondition,
+    precondition_key,
+    preset_toml,
+    presets,
+    resolve_config,
+    run,
+)
 from .device import Completion, Device
 from .fio import FioError, fio_to_toml
 from .mqsim import MqsimError, import_mqsim, mqsim_to_toml
@@ -107,6 +117,7 @@ __all__ = [
     "load",
     "mqsim_to_toml",
     "precondition",
+    "precondition_key",
     "preset_toml",
     "presets",
     "resolve_config",

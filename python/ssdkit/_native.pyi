@@ -137,6 +137,14 @@ class Device:
     def result_json(self) -> str: ...
     def close(self) -> None: ...
 
+def precondition_key(
+    toml_text: str | None = None,
+    origin: str = "<string>",
+    preset: str | None = None,
+    overrides: list[str] = ...,
+) -> str:
+    """What the preconditioned state of the configured device depends on, as JSON."""
+
 def device_info(
     toml_text: str | None = None,
     origin: str = "<string>",

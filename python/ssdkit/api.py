@@ -357,6 +357,24 @@ def device_info(
     return json.loads(_native.device_info(overrides=_override_list(overrides, kw, seed), **src))
 
 
+def precondition_key(
+    config: ConfigArg = None,
+    *,
+    preset: str | None = None,
+    overrides: Overrides = None,
+    seed: int | None = None,
+    **kw: Any,
+) -> dict[str, Any]:
+    """What the preconditioned state of the configured device depends on, resolved: the
+    device, the ``[ftl]`` and ``[precondition]`` sections, the seed (``precondition.seed``, else
+    ``run.seed``; ``seed_from`` says which) and what the flows decide (``footprint``,
+    ``free_pool``, ``pinned``, and with a mapping cache ``flow_ranges``). Two configurations with
+    equal keys precondition to the same device, so one snapshot serves both: sweeps share
+    snapshots this way. Takes the same arguments as :func:`run`."""
+    src = _source(config, preset)
+    return json.loads(_native.precondition_key(overrides=_override_list(overrides, kw, seed), **src))
+
+
 def input_files(src: Mapping[str, str], overrides: list[str]) -> list[tuple[str, str]]:
     """``(what, path)`` of every file the configuration ``src`` (from :func:`_source`) reads:
     the configuration file itself and each flow's trace, resolved as the core resolves them."""

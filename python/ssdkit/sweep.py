@@ -7,6 +7,14 @@ one repeat. Its seed is derived from the sweep seed and the point itself (a hash
 settings, workload and repeat), not from its position, so a sweep gives the same table
 whatever the order the points run in, the number of workers, or an interruption and resume.
 
+Points on one device share its preconditioned state. The core says what that state depends
+on (``ssdkit.precondition_key``: the device, the FTL and preconditioning settings, and what the
+flows decide, such as the footprint of the random writes); points with equal keys form one
+device, preconditioned with one seed derived from the sweep seed, the key and the repeat
+(``precondition.seed``), while each point's workload draws from its own seed. Where two or
+more points share a device, it is preconditioned once into a snapshot that they all load; the
+table is the same with or without sharing (only the time taken differs).
+
 Each point's rows (one per flow and operation) go to a part file next to the output as soon
 as the point ends; a restarted sweep skips the points whose part files exist. A point that
 fails records its error in the ``error`` column and the sweep goes on.
@@ -22,15 +30,18 @@ import itertools
 import json
 import os
 import random
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._native import ConfigError, SsdkitError
+from ._native import ConfigError, SsdkitError, SsdkitIoError
 
 #: Columns that depend on the machine's speed, not on the simulation: left out when two
-#: sweeps' tables are compared.
+#: sweeps' tables are compared (in ``result_json`` too, with the preconditioning record's
+#: ``wall_time_s`` and ``snapshot_load_s``).
 WALL_CLOCK_COLUMNS = ("wall_time_s", "events_per_wall_s", "requests_per_wall_s")
 
 MODES = ("cartesian", "zip", "random")
@@ -120,8 +131,42 @@ def points(
     return out
 
 
-def _rows(point: Point, raw: dict | None, error: str | None, keys: Sequence[str]) -> list[dict]:
+@dataclass(frozen=True)
+class Device:
+    """The preconditioned device a point starts from."""
+
+    #: A hash of the device's precondition key (with its seed): equal ids, equal states.
+    id: str
+    #: ``precondition.seed`` of the device.
+    seed: int
+
+
+def devices(config: Any, overrides: Mapping[str, Any], pts: Sequence[Point], seed: int = 0) -> dict[str, Device]:
+    """Point id -> the device it starts from, for the points whose configuration is valid (the
+    others report their error when they run). A device's seed is ``precondition.seed`` where
+    the configuration sets it, else derived from the sweep seed, the device's key and the
+    point's repeat: points that differ only in keys preconditioning does not read (queue
+    depth, scheduling, ...) start from one state, and repeats from independent ones."""
+    from . import _native, api
+
+    src = api._source(config, None)
+    out = {}
+    for p in pts:
+        try:
+            ov = api._override_list({**overrides, **p.overrides}, {}, p.seed)
+            key = json.loads(_native.precondition_key(overrides=ov, **src))
+        except (SsdkitError, TypeError, ValueError):
+            continue
+        if key.pop("seed_from") == "run.seed":
+            key.pop("seed")
+            key["seed"] = int(_digest({"sweep_seed": seed, "device": key, "repeat": p.repeat})[:15], 16)
+        out[p.id] = Device(_digest(key)[:16], key["seed"])
+    return out
+
+
+def _rows(point: Point, device: Device | None, raw: dict | None, error: str | None, keys: Sequence[str]) -> list[dict]:
     base = {"point": point.id, "workload": point.workload, "repeat": point.repeat, "seed": point.seed}
+    base.update(device=device and device.id, device_seed=device and device.seed)
     base.update({k: point.settings.get(k) for k in keys})
     if raw is None:
         return [{**base, "flow": None, "op": None, "error": error}]
@@ -148,18 +193,58 @@ def _rows(point: Point, raw: dict | None, error: str | None, keys: Sequence[str]
     return rows
 
 
+def _overrides(fixed: Mapping[str, Any], point: Point, device: Device | None) -> dict[str, Any]:
+    ov = {**fixed, **point.overrides}
+    if device is not None:
+        ov["precondition.seed"] = device.seed
+    return ov
+
+
 def _run_point(
-    config: Any, fixed: Mapping[str, Any], point: Point, snapshot: str | None, keys: Sequence[str]
+    config: Any,
+    fixed: Mapping[str, Any],
+    point: Point,
+    device: Device | None,
+    snapshot: str | None,
+    keys: Sequence[str],
 ) -> list[dict]:
     """Runs one point in a worker; returns its table rows (made there, so that the parent,
-    which gathers every point, does little per point)."""
+    which gathers every point, does little per point). ``snapshot`` is the device's shared
+    snapshot: where this worker cannot read it (a Dask worker on another machine without a
+    shared directory), the point preconditions the same state itself."""
     from . import api
 
+    ov = _overrides(fixed, point, device)
+    snap = snapshot if snapshot is not None and os.path.isfile(snapshot) else None
     try:
-        r = api.run(config, overrides={**fixed, **point.overrides}, seed=point.seed, snapshot=snapshot)
-        return _rows(point, r.raw, None, keys)
+        try:
+            r = api.run(config, overrides=ov, seed=point.seed, snapshot=snap)
+        except SsdkitIoError as e:
+            if snap is None or snap not in str(e):
+                raise
+            r = api.run(config, overrides=ov, seed=point.seed)
+            snap = None
+        raw = r.raw
+        if snap is not None:
+            # The file's name, not its (often temporary) directory: the table stays the same.
+            raw["device"]["precondition"]["snapshot"] = os.path.basename(snap)
+        return _rows(point, device, raw, None, keys)
     except (SsdkitError, TypeError, ValueError) as e:  # recorded; the sweep goes on
-        return _rows(point, None, f"{type(e).__name__}: {e}", keys)
+        return _rows(point, device, None, f"{type(e).__name__}: {e}", keys)
+
+
+def _make_snapshot(config: Any, fixed: Mapping[str, Any], point: Point, device: Device, path: str) -> str | None:
+    """Preconditions ``point``'s device into ``path`` (kept if it exists: a resumed sweep, or a
+    snapshot directory given again). None if that fails: the points then precondition
+    themselves and record the error."""
+    from . import api
+
+    if not os.path.isfile(path):
+        try:
+            api.precondition(config, path, overrides=_overrides(fixed, point, device), seed=point.seed)
+        except (SsdkitError, TypeError, ValueError):
+            return None
+    return path
 
 
 def _part_path(parts: Path, point: Point) -> Path:
@@ -180,6 +265,8 @@ def sweep(
     workers: int | None = None,
     executor: Any = None,
     progress: bool = True,
+    share_snapshots: bool = True,
+    snapshot_dir: str | os.PathLike | None = None,
 ):
     """Runs ``config`` (a preset name, a TOML path or TOML text, as :func:`ssdkit.run`) at every
     point of the grid and returns the table (a pandas DataFrame): one row per point, flow and
@@ -195,10 +282,20 @@ def sweep(
     ``<output>.parts/`` so that an interrupted sweep resumes where it stopped. ``workers``
     processes run the points (default: every core); ``progress`` shows a bar with an ETA.
 
+    Points on one device (columns ``device`` and ``device_seed``: see the module's notes)
+    start from one preconditioned state. With ``share_snapshots`` (the default) a device that
+    two or more points start from is preconditioned once, into a snapshot in
+    ``snapshot_dir`` (default: ``<output>.snapshots/``, kept until the sweep completes so a
+    resumed sweep reuses it, or a temporary directory without ``output``; a directory given
+    here is kept, and its snapshots reused by later sweeps of the same devices). The table is
+    the same either way.
+
     ``executor`` runs the points on a Dask cluster instead: a ``dask.distributed.Client``, or
     a scheduler's address (``"tcp://host:8786"``), for which a client is made and closed again.
-    The workers need ssdkit installed (``pip install 'ssdkit[dask]'``); SLURM and PBS clusters
-    come from dask-jobqueue (docs/sweeps.md). The table is the same as the local pool's.
+    The workers need ssdkit installed (``pip install 'ssdkit[dask]'``), and to share snapshots
+    a ``snapshot_dir`` they all see (a worker that cannot read one preconditions the same
+    state itself); SLURM and PBS clusters come from dask-jobqueue (docs/sweeps.md). The table
+    is the same as the local pool's.
     """
     pd = _need("pandas")
     _need("pyarrow")
@@ -219,6 +316,22 @@ def sweep(
     n = workers or os.cpu_count() or 1
     if n < 1:
         raise ConfigError(f"sweep `workers` must be >= 1, got {workers}")
+    devs = devices(config, fixed, todo, seed)
+    groups: dict[str, list[Point]] = {}
+    for p in todo:
+        if p.id in devs:
+            groups.setdefault(devs[p.id].id, []).append(p)
+    shared = {d: ps for d, ps in groups.items() if len(ps) >= 2} if share_snapshots else {}
+    sdir, own_dir = None, False
+    if shared:
+        if snapshot_dir is not None:
+            sdir = Path(snapshot_dir)
+        elif output is not None:
+            sdir, own_dir = Path(f"{os.fspath(output)}.snapshots"), True
+        else:
+            sdir, own_dir = Path(tempfile.mkdtemp(prefix="ssdkit-sweep-")), True
+        sdir.mkdir(parents=True, exist_ok=True)
+    plan = _Plan(config, fixed, keys, devs, shared, sdir)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -235,32 +348,76 @@ def sweep(
         if bar is not None:
             bar.update(1)
 
+    completed = False
     try:
         if executor is not None:
-            _on_dask(executor, config, fixed, todo, keys, finish)
+            _on_dask(executor, plan, todo, finish)
         elif n == 1 or len(todo) <= 1:
+            snaps = {d: _make_snapshot(*plan.snapshot_args(d)) for d in shared}
             for p in todo:
-                finish(p, _run_point(config, fixed, p, None, keys))
+                finish(p, _run_point(*plan.point_args(p, snaps)))
         else:
-            # The platform's default start method: fork on Linux, so a script need not guard
-            # its sweep with `if __name__ == "__main__":` (spawn, the default on macOS and
-            # Windows, needs it; docs/sweeps.md).
-            with cf.ProcessPoolExecutor(max_workers=min(n, len(todo))) as pool:
-                futures = {pool.submit(_run_point, config, fixed, p, None, keys): p for p in todo}
-                for fut in cf.as_completed(futures):
-                    finish(futures[fut], fut.result())
+            _on_pool(min(n, len(todo)), plan, todo, finish)
+        completed = True
     finally:
         if bar is not None:
             bar.close()
+        if own_dir and (completed or output is None):
+            shutil.rmtree(sdir, ignore_errors=True)
     table = pd.concat([done[p.id] for p in pts], ignore_index=True)
     if output is not None:
         table.to_parquet(output, index=False)
     return table
 
 
-def _on_dask(
-    executor: Any, config: Any, fixed: Mapping[str, Any], todo: list[Point], keys: Sequence[str], finish
-) -> None:
+@dataclass
+class _Plan:
+    """What every task of a sweep needs: the arguments of its snapshot and point tasks."""
+
+    config: Any
+    fixed: Mapping[str, Any]
+    keys: Sequence[str]
+    devs: Mapping[str, Device]
+    #: Device id -> its points, for the devices whose snapshot is shared.
+    shared: Mapping[str, list[Point]]
+    sdir: Path | None
+
+    def snapshot_args(self, d: str) -> tuple:
+        first = self.shared[d][0]
+        return (self.config, self.fixed, first, self.devs[first.id], str(self.sdir / f"{d}.snap"))
+
+    def point_args(self, p: Point, snaps: Mapping[str, Any]) -> tuple:
+        dev = self.devs.get(p.id)
+        snap = snaps.get(dev.id) if dev is not None else None
+        return (self.config, self.fixed, p, dev, snap, self.keys)
+
+
+def _on_pool(n: int, plan: _Plan, todo: list[Point], finish) -> None:
+    # The platform's default start method: fork on Linux, so a script need not guard its sweep
+    # with `if __name__ == "__main__":` (spawn, the default on macOS and Windows, needs it;
+    # docs/sweeps.md). The pool runs tasks in submission order: shared snapshots first, then
+    # the points that need none, then each device's points once its snapshot is made.
+    with cf.ProcessPoolExecutor(max_workers=n) as pool:
+        pending: dict[cf.Future, tuple[str, Any]] = {}
+        for d in plan.shared:
+            pending[pool.submit(_make_snapshot, *plan.snapshot_args(d))] = ("snapshot", d)
+        for p in todo:
+            dev = plan.devs.get(p.id)
+            if dev is None or dev.id not in plan.shared:
+                pending[pool.submit(_run_point, *plan.point_args(p, {}))] = ("point", p)
+        while pending:
+            ready, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for fut in ready:
+                kind, what = pending.pop(fut)
+                if kind == "point":
+                    finish(what, fut.result())
+                    continue
+                snaps = {what: fut.result()}
+                for p in plan.shared[what]:
+                    pending[pool.submit(_run_point, *plan.point_args(p, snaps))] = ("point", p)
+
+
+def _on_dask(executor: Any, plan: _Plan, todo: list[Point], finish) -> None:
     distributed = _need("distributed", "dask")
     if isinstance(executor, str):
         client, own = distributed.Client(executor), True
@@ -272,13 +429,20 @@ def _on_dask(
         )
     try:
         # Keys name the configuration too: a client remembers results by key across sweeps.
-        stem = _digest({"config": config, "overrides": fixed})[:12]
+        stem = _digest({"config": plan.config, "overrides": plan.fixed})[:12]
+        # A point task takes its device's snapshot task as an argument: Dask runs it after.
+        snaps = {
+            d: client.submit(_make_snapshot, *plan.snapshot_args(d), key=f"ssdkit-snap-{stem}-{d}", pure=False)
+            for d in plan.shared
+        }
         futures = {}
         for p in todo:
-            f = client.submit(_run_point, config, fixed, p, None, keys, key=f"ssdkit-sweep-{stem}-{p.id}", pure=False)
+            f = client.submit(_run_point, *plan.point_args(p, snaps), key=f"ssdkit-sweep-{stem}-{p.id}", pure=False)
             futures[f.key] = (f, p)
         for f in distributed.as_completed([f for f, _ in futures.values()]):
             finish(futures[f.key][1], f.result())
+            f.release()
+        for f in snaps.values():
             f.release()
     finally:
         if own:
@@ -287,8 +451,9 @@ def _on_dask(
 
 def load_sweep_file(path: str | os.PathLike) -> dict[str, Any]:
     """Reads a sweep description (TOML): ``config`` (preset name, or a TOML file relative to
-    the sweep file), ``mode``, ``samples``, ``repeats``, ``seed``, ``[set]`` (overrides for
-    every point), ``[grid]`` (key -> list of values) and ``[[workload]]`` tables."""
+    the sweep file), ``mode``, ``samples``, ``repeats``, ``seed``, ``share_snapshots``,
+    ``snapshot_dir`` (relative to the sweep file), ``[set]`` (overrides for every point),
+    ``[grid]`` (key -> list of values) and ``[[workload]]`` tables."""
     import tomllib
 
     p = Path(path)
@@ -298,7 +463,18 @@ def load_sweep_file(path: str | os.PathLike) -> dict[str, Any]:
         raise ConfigError(f"{p}: no such sweep file") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{p}: invalid TOML: {e}") from None
-    allowed = {"config", "mode", "samples", "repeats", "seed", "set", "grid", "workload"}
+    allowed = {
+        "config",
+        "mode",
+        "samples",
+        "repeats",
+        "seed",
+        "share_snapshots",
+        "snapshot_dir",
+        "set",
+        "grid",
+        "workload",
+    }
     extra = sorted(set(doc) - allowed)
     if extra:
         raise ConfigError(f"{p}: unknown key `{extra[0]}`; allowed: {', '.join(sorted(allowed))}")
@@ -310,6 +486,8 @@ def load_sweep_file(path: str | os.PathLike) -> dict[str, Any]:
         "samples": (int, "an integer"),
         "repeats": (int, "an integer"),
         "seed": (int, "an integer"),
+        "share_snapshots": (bool, "true or false"),
+        "snapshot_dir": (str, "a string"),
         "set": (dict, "a table"),
         "grid": (dict, "a table"),
         "workload": (list, "an array of tables ([[workload]])"),
@@ -318,7 +496,7 @@ def load_sweep_file(path: str | os.PathLike) -> dict[str, Any]:
         want, name = kinds[k]
         if (
             not isinstance(v, want)
-            or isinstance(v, bool)
+            or (isinstance(v, bool) and want is not bool)
             or (k == "workload" and not all(isinstance(w, dict) for w in v))
         ):
             raise ConfigError(f"{p}: key `{k}` must be {name}, got {v!r}")
@@ -335,4 +513,6 @@ def load_sweep_file(path: str | os.PathLike) -> dict[str, Any]:
         "seed": doc.get("seed", 0),
         "overrides": doc.get("set", {}),
         "workloads": doc.get("workload"),
+        "share_snapshots": doc.get("share_snapshots", True),
+        "snapshot_dir": None if "snapshot_dir" not in doc else str(p.parent / doc["snapshot_dir"]),
     }

@@ -27,7 +27,8 @@ def comparable(t: pd.DataFrame) -> pd.DataFrame:
         d = json.loads(s)
         for k in WALL_CLOCK_COLUMNS:
             d.pop(k, None)
-        d["device"]["precondition"].pop("wall_time_s", None)
+        for k in ("wall_time_s", "snapshot_load_s"):
+            d["device"]["precondition"].pop(k, None)
         return json.dumps(d, sort_keys=True)
 
     return t.assign(result_json=t["result_json"].map(strip))
@@ -115,6 +116,74 @@ def test_interrupted_sweep_resumes_to_the_same_table(tmp_path):
     pd.testing.assert_frame_equal(comparable(pd.read_parquet(out)), comparable(whole))
 
 
+def without_snapshot_names(t: pd.DataFrame) -> pd.DataFrame:
+    """The table with the snapshot file each point loaded left out of its result."""
+
+    def strip(s):
+        if not isinstance(s, str):
+            return None
+        d = json.loads(s)
+        d["device"]["precondition"].pop("snapshot", None)
+        return json.dumps(d, sort_keys=True)
+
+    t = comparable(t)
+    return t.assign(result_json=t["result_json"].map(strip))
+
+
+def test_points_on_one_device_share_one_snapshot(tmp_path):
+    # Write preconditioning (random overwrites: the state depends on its seed) of TINY; queue
+    # depth leaves the device alone, the written range does not; two repeats.
+    base = {**BASE, "precondition.mode": "write", "flow.0.read_fraction": 0.0}
+    grid = {"flow.0.queue_depth": [1, 4, 8], "flow.0.range_bytes": [0, 16 << 20]}
+    snaps = tmp_path / "snaps"
+    kw = {"overrides": base, "repeats": 2, "seed": 11, "workers": 2, "progress": False}
+    shared = ssdkit.sweep("mqsim-paper", grid, snapshot_dir=snaps, **kw)
+    alone = ssdkit.sweep("mqsim-paper", grid, share_snapshots=False, **kw)
+    assert shared["error"].isna().all()
+    # Sharing changes nothing but the time taken.
+    pd.testing.assert_frame_equal(without_snapshot_names(shared), without_snapshot_names(alone))
+    per_point = shared.drop_duplicates("point")
+    devices = per_point.groupby(["flow.0.range_bytes", "repeat"])["device"].agg(set)
+    assert all(len(d) == 1 for d in devices), "queue depth leaves the device alone"
+    assert per_point["device"].nunique() == 4, "two ranges x two repeats"
+    assert per_point.groupby("device")["device_seed"].nunique().max() == 1
+    assert per_point["seed"].nunique() == len(per_point), "each point's workload has its own seed"
+    # One snapshot per device, made once; every point loaded its device's.
+    assert sorted(f.name for f in snaps.iterdir()) == sorted(f"{d}.snap" for d in per_point["device"].unique())
+    for _, row in per_point.iterrows():
+        rec = json.loads(row["result_json"])["device"]["precondition"]
+        assert rec["snapshot"] == f"{row['device']}.snap" and rec["mode"] == "write"
+        assert (
+            "snapshot"
+            not in json.loads(alone.loc[alone["point"] == row["point"], "result_json"].iloc[0])["device"][
+                "precondition"
+            ]
+        )
+    # The snapshots are kept in a directory given, and reused as they are.
+    stamps = {f.name: f.stat().st_mtime_ns for f in snaps.iterdir()}
+    again = ssdkit.sweep("mqsim-paper", grid, snapshot_dir=snaps, **kw)
+    assert {f.name: f.stat().st_mtime_ns for f in snaps.iterdir()} == stamps
+    pd.testing.assert_frame_equal(comparable(again), comparable(shared))
+    # A point is reproduced by one run: its configuration, seed and device seed.
+    row = per_point.iloc[3]
+    direct = ssdkit.run(
+        "mqsim-paper",
+        overrides={**base, **{k: row[k] for k in grid}, "precondition.seed": row["device_seed"]},
+        seed=row["seed"],
+    )
+    got = json.loads(row["result_json"])
+    assert direct.raw["device"]["ftl"] == got["device"]["ftl"]
+    assert direct.raw["flows"][0]["stats"] == got["flows"][0]["stats"]
+
+
+def test_snapshot_directories_of_a_sweep_are_removed(tmp_path):
+    out = tmp_path / "r.parquet"
+    grid = {"flow.0.queue_depth": [1, 4]}
+    t = ssdkit.sweep("mqsim-paper", grid, overrides=BASE, output=out, workers=1, progress=False)
+    assert json.loads(t["result_json"].iloc[0])["device"]["precondition"]["snapshot"].endswith(".snap")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet", "r.parquet.parts"]
+
+
 def _spec(path):
     spec = load_sweep_file(path)
     return {"config": spec.pop("config"), **spec}
@@ -129,6 +198,8 @@ def test_sweep_file_errors(tmp_path):
         ("grid = [1, 2]", "key `grid` must be a table"),
         ('seed = "7"', "key `seed` must be an integer"),
         ("workload = [1]", "key `workload` must be an array of tables"),
+        ("share_snapshots = 1", "key `share_snapshots` must be true or false"),
+        ("snapshot_dir = false", "key `snapshot_dir` must be a string"),
     ]:
         f.write_text(f'config = "mqsim-paper"\n{bad}\n')
         with pytest.raises(ssdkit.ConfigError, match=msg):

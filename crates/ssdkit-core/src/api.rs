@@ -111,6 +111,12 @@ pub fn run_keep_state(c: &Config, keep_log: bool) -> Result<(RunOutput, Simulato
     Simulator::new(c)?.run(c, false, keep_log)
 }
 
+/// What the preconditioned state of the configured device depends on: configurations with
+/// equal keys precondition to the same device ([`crate::ftl::precondition::state_key`]).
+pub fn precondition_key(c: &Config) -> serde_json::Value {
+    crate::ftl::precondition::state_key(c)
+}
+
 /// Geometry and logical capacity of the configured device (for converters such as the fio and
 /// MQSim importers, which turn percentages of the device into byte ranges).
 pub fn device_info(c: &Config) -> serde_json::Value {

@@ -331,3 +331,119 @@ fn occupancy_maps_that_fraction_of_the_logical_space() {
     .to_string();
     assert!(e.contains("precondition.occupancy"), "{e}");
 }
+
+/// A snapshot's state: its header without the record's wall-clock time, and every byte after
+/// it but the checksum (which covers the header too).
+fn saved_state(c: &Config, dir: &std::path::Path, name: &str) -> (Value, Vec<u8>) {
+    let path = dir.join(name);
+    api::precondition_to_snapshot(c, &path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let bytes = std::fs::read(&path).unwrap();
+    let len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let mut header: Value = serde_json::from_slice(&bytes[16..16 + len]).unwrap();
+    let rec = header
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .find(|v| v.get("wall_time_s").is_some())
+        .expect("the header holds the preconditioning record");
+    rec.as_object_mut().unwrap().remove("wall_time_s");
+    (header, bytes[16 + len..bytes.len() - 4].to_vec())
+}
+
+#[test]
+fn the_state_key_decides_the_preconditioned_state() {
+    // Two flows (random writes to the first half, random reads of the second), a per-flow
+    // mapping cache (warm entries drawn from each flow's range) and d-choices GC (a random
+    // stream the device carries into the run): every input the key resolves is in play.
+    let dir = std::env::temp_dir().join(format!("ssdkit-key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let half = 128 * 64 * 2 * 4096 / 2 * 7 / 8; // below half the logical space
+    let base: Vec<String> = TINY
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            "flash.page_size_bytes=4096".into(),
+            "ftl.spare_factor=0.12".into(),
+            "ftl.cmt.mode=\"per_flow\"".into(),
+            "ftl.cmt.capacity_bytes=16384".into(),
+            "ftl.gc_policy=\"d_choices\"".into(),
+            "flow.0.read_fraction=0".into(),
+            "flow.0.queue_depth=8".into(),
+            "flow.0.requests=1000".into(),
+            format!("flow.0.range_bytes={half}"),
+            "flow.1.read_fraction=1".into(),
+            "flow.1.queue_depth=8".into(),
+            "flow.1.requests=1000".into(),
+            format!("flow.1.start_bytes={half}"),
+            format!("flow.1.range_bytes={half}"),
+        ])
+        .collect();
+    let cfg = |mode: &str, extra: &[&str]| -> Config {
+        let mut o = base.clone();
+        o.push(format!("precondition.mode=\"{mode}\""));
+        o.extend(extra.iter().map(|s| s.to_string()));
+        load(Source::Preset("mqsim-paper"), &o).unwrap_or_else(|e| panic!("{extra:?}: {e}"))
+    };
+    // Keys preconditioning does not read: the key stays, and so does every saved byte.
+    let neutral: [&[&str]; 9] = [
+        &["flow.0.queue_depth=1"],
+        &["flow.0.requests=5", "flow.1.requests=7"],
+        &["flow.0.request_bytes=16384"],
+        &["flow.1.read_fraction=1", "flow.1.pattern=\"sequential\""],
+        &["tsu.policy=\"fifo\""],
+        &["cache.mode=\"write\""],
+        &[
+            "flash.read_us=[40.0, 60.0]",
+            "flash.program_us=[500.0, 900.0]",
+        ],
+        &["interface.io_queue_depth=64"],
+        // The run's seed, once the device has its own.
+        &["precondition.seed=7", "run.seed=99"],
+    ];
+    // Keys it reads: the key changes.
+    let relevant: [&[&str]; 10] = [
+        &["run.seed=2"],
+        &["precondition.seed=8"],
+        &["flow.0.range_bytes=4096000"],
+        &["flow.1.read_fraction=0.5"],
+        &["flow.1.start_bytes=8192"],
+        &["ftl.gc_policy=\"greedy\""],
+        &["ftl.cmt.capacity_bytes=32768"],
+        &["precondition.free_pool=\"gc_start\""],
+        &["flash.blocks_per_plane=160"],
+        &["flow.0.channels=[0]"],
+    ];
+    for mode in ["fast", "write"] {
+        let c0 = cfg(mode, &["precondition.seed=7"]);
+        let key0 = precondition::state_key(&c0);
+        assert_eq!(key0, precondition::state_key(&c0), "a pure function");
+        assert_eq!(key0["seed"], 7);
+        assert_eq!(key0["seed_from"], "precondition.seed");
+        let state0 = saved_state(&c0, &dir, "base.snap");
+        for (i, extra) in neutral.iter().enumerate() {
+            let mut o = vec!["precondition.seed=7"];
+            o.extend_from_slice(extra);
+            let c = cfg(mode, &o);
+            assert_eq!(precondition::state_key(&c), key0, "{mode}: {extra:?}");
+            let state = saved_state(&c, &dir, &format!("n{i}.snap"));
+            assert!(state0.0 == state.0, "{mode}: {extra:?}: header differs");
+            assert!(
+                state0.1 == state.1,
+                "{mode}: {extra:?}: saved state differs"
+            );
+        }
+        let plain = precondition::state_key(&cfg(mode, &[]));
+        assert_eq!(plain["seed_from"], "run.seed");
+        assert_eq!(plain["seed"], 1, "the run's seed (the preset's)");
+        for extra in relevant {
+            let c = cfg(mode, extra);
+            let key = precondition::state_key(&c);
+            assert_ne!(key, plain, "{mode}: {extra:?} changes the state");
+        }
+    }
+    // Without `precondition.seed` the run's seed shapes the device: a run-seed change moves it.
+    let a = saved_state(&cfg("write", &[]), &dir, "s1.snap");
+    let b = saved_state(&cfg("write", &["run.seed=2"]), &dir, "s2.snap");
+    assert!(a.1 != b.1, "the run's seed draws the overwrites");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -324,6 +324,24 @@ fn device_info(
     })
 }
 
+/// What the preconditioned state depends on (JSON): configurations with equal keys
+/// precondition to the same device.
+#[pyfunction]
+#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new()))]
+fn precondition_key(
+    py: Python<'_>,
+    toml_text: Option<String>,
+    origin: String,
+    preset: Option<String>,
+    overrides: Vec<String>,
+) -> PyResult<String> {
+    let src = source(&toml_text, &origin, &preset)?;
+    guarded(py, || {
+        let cfg = api::load(src, &overrides)?;
+        Ok(api::precondition_key(&cfg).to_string())
+    })
+}
+
 /// Built-in presets as (name, description) pairs.
 #[pyfunction]
 fn presets() -> Vec<(&'static str, &'static str)> {
@@ -367,6 +385,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(device_info, m)?)?;
+    m.add_function(wrap_pyfunction!(precondition_key, m)?)?;
     m.add_function(wrap_pyfunction!(preset_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     Ok(())

@@ -251,6 +251,12 @@ pub struct PreconditionConfig {
     /// Write mode: give up waiting for stability after this many drive writes (the result
     /// says whether it was reached). Default 20; >= `write_min_drive_writes`.
     pub write_max_drive_writes: f64,
+    /// Seed of the preconditioned device: the random draws of fast and write modes, the
+    /// entries a warm mapping cache starts with, and the GC's random stream (d-choices and
+    /// random victims), which the device carries into the run as a snapshot does. Unset
+    /// (default): `run.seed`. Sweeps set it so that points on one device start from one state
+    /// while their workloads draw from their own seeds; 0..=2^63-1.
+    pub seed: Option<u64>,
 }
 impl Default for PreconditionConfig {
     fn default() -> Self {
@@ -264,6 +270,7 @@ impl Default for PreconditionConfig {
             write_tolerance: 0.01,
             write_min_drive_writes: 2.0,
             write_max_drive_writes: 20.0,
+            seed: None,
         }
     }
 }

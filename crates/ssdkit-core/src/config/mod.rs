@@ -179,6 +179,11 @@ pub enum SteadyTrack {
 }
 
 impl Config {
+    /// The seed of the preconditioned device: `precondition.seed`, else `run.seed`.
+    pub fn precondition_seed(&self) -> u64 {
+        self.precondition.seed.unwrap_or(self.run.seed)
+    }
+
     /// Parses TOML text (after applying `key.path=value` overrides), fills in defaults and
     /// validates. `origin` names the source in error messages.
     pub fn load(text: &str, origin: &str, overrides: &[String]) -> Result<Config, Error> {

@@ -147,7 +147,7 @@ impl Ftl {
             clock: 0,
             gc_policy: c.ftl.gc_policy,
             gc_d: c.ftl.gc_d,
-            gc_rng: derive_stream(c.run.seed, GC_STREAM),
+            gc_rng: derive_stream(c.precondition_seed(), GC_STREAM),
             wl_dynamic: c.ftl.wl_dynamic,
             wl_static: c.ftl.wl_static,
             wl_static_threshold: c.ftl.wl_static_threshold,

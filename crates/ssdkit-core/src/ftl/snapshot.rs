@@ -36,7 +36,7 @@ pub const VERSION: u32 = 2;
 
 /// The configuration keys that shape the stored state; a snapshot only loads into a
 /// configuration that agrees on all of them.
-fn device_keys(c: &Config) -> Vec<(&'static str, String)> {
+pub(crate) fn device_keys(c: &Config) -> Vec<(&'static str, String)> {
     let f = &c.flash;
     vec![
         ("flash.channels", f.channels.to_string()),

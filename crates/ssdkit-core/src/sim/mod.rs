@@ -249,10 +249,17 @@ impl Simulator {
         } else {
             SchedulingPolicy::GcFirst
         };
+        // GC's stream belongs to the device: preconditioning seeds it and the run continues it
+        // (from a snapshot, as that device's preconditioning left it).
         let random_streams = serde_json::json!({
             "seed": c.run.seed,
             "flows": "run.seed (one stream per flow for sizes and addresses, one for arrivals)",
-            "gc_victims": "run.seed",
+            "gc_victims": if c.precondition.seed.is_some() {
+                "precondition.seed (the device's stream, continued from preconditioning)"
+            } else {
+                "run.seed (the device's stream, continued from preconditioning)"
+            },
+            "precondition_seed": c.precondition_seed(),
         });
         let start = DeviceSample {
             free_blocks: ftl.total_free_blocks(),

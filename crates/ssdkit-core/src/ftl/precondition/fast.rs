@@ -217,7 +217,7 @@ pub fn run(
     }
     .div_ceil(ppb as u64) as u32;
     let (policy, model_name) = model(c.ftl.gc_policy, c.ftl.gc_d);
-    let mut rng = derive_stream(c.run.seed, PRECONDITION_STREAM);
+    let mut rng = derive_stream(c.precondition_seed(), PRECONDITION_STREAM);
     // (closed-data blocks, hot pages) -> (distribution, WA, closed blocks, open pages).
     #[allow(clippy::type_complexity)]
     let mut cache: HashMap<(u32, u64), (Vec<f64>, f64, u32, u32)> = HashMap::new();

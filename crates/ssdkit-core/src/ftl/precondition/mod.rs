@@ -111,6 +111,64 @@ fn pattern_name(c: &Config) -> &'static str {
     }
 }
 
+/// What the preconditioned state of `c`'s device depends on, as JSON: two configurations with
+/// equal keys precondition to the same device (the same snapshot bytes, apart from the
+/// record's wall-clock time), whatever else differs (the host, scheduling, the data cache,
+/// queue depths, run lengths). Sweeps make one snapshot per key (python/ssdkit/sweep.py).
+///
+/// It holds what preconditioning and `Ftl::new` read, resolved: the device (the snapshot's
+/// device keys, the medium, the sector size), the whole `[ftl]` and `[precondition]`
+/// sections, the seed, and what the flows decide: the footprint, the free pool with its
+/// recorded reason, the pinned flows' pages and planes, and (with a mapping cache) every
+/// flow's address range, from which each partition's warm entries are drawn. Resolved values
+/// rather than flow keys, so that keys preconditioning never reads (a flow's queue depth when
+/// the pool does not depend on it) leave the key alone. `seed_from` says whether the seed is
+/// `precondition.seed` or the run's.
+pub fn state_key(c: &Config) -> Value {
+    let s = crate::config::Settings::resolve(c);
+    let fp = footprint(c, s.logical_pages);
+    let (_, pool) = pool::resolve(c, &s, &fp);
+    let page = c.flash.page_size_bytes as u64;
+    let device: serde_json::Map<String, Value> = super::snapshot::device_keys(c)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
+    let mut precondition = serde_json::to_value(&c.precondition).expect("serialises");
+    precondition
+        .as_object_mut()
+        .expect("a table")
+        .remove("seed");
+    let pinned: Vec<Value> = s
+        .flows
+        .iter()
+        .filter_map(|f| {
+            let set = f.planes.as_deref()?;
+            let end = (f.start_bytes + f.range_bytes).div_ceil(page);
+            Some(json!([f.start_bytes / page, end, set]))
+        })
+        .collect();
+    let mut key = json!({
+        "device": device,
+        "medium": serde_json::to_value(c.flash.medium).expect("enum serialises"),
+        "sector_bytes": c.interface.sector_bytes,
+        "ftl": serde_json::to_value(&c.ftl).expect("serialises"),
+        "precondition": precondition,
+        "seed": c.precondition_seed(),
+        "seed_from": if c.precondition.seed.is_some() { "precondition.seed" } else { "run.seed" },
+        "footprint": fp.describe(),
+        "free_pool": pool,
+        "pinned": pinned,
+    });
+    if s.cmt.is_some() {
+        key["flow_ranges"] = json!(s
+            .flows
+            .iter()
+            .map(|f| json!([f.start_bytes, f.range_bytes]))
+            .collect::<Vec<_>>());
+    }
+    key
+}
+
 /// Brings an erased `ftl` to the configured initial state and returns the record of what was
 /// done (it goes into the result). Statistics start from zero afterwards; erase counts stay.
 pub fn run(ftl: &mut Ftl, c: &Config) -> Result<Value, Error> {
@@ -245,7 +303,7 @@ fn write_overwrites(
         rec["write_amplification"] = json!(1.0);
         return Ok(rec);
     }
-    let mut rng = derive_stream(c.run.seed, PRECONDITION_STREAM);
+    let mut rng = derive_stream(c.precondition_seed(), PRECONDITION_STREAM);
     let window = ((p.write_window_drive_writes * n as f64).ceil() as u64).max(1);
     let mut written = 0u64;
     let mut was: Vec<f64> = Vec::new();
@@ -314,7 +372,7 @@ fn place_mapping(ftl: &mut Ftl, c: &Config, s: &crate::config::Settings) -> Resu
         }
     }
     let page_bytes = c.flash.page_size_bytes as u64;
-    let mut rng = derive_stream(c.run.seed, CMT_WARM_STREAM);
+    let mut rng = derive_stream(c.precondition_seed(), CMT_WARM_STREAM);
     let cmt = ftl.cmt.as_mut().expect("checked by the caller");
     let parts = cmt.partitions();
     let mut warm = 0u64;
