@@ -338,6 +338,8 @@ def sweep(
 
         bar = tqdm(total=len(pts), initial=len(pts) - len(todo), unit="point", desc="sweep")
 
+    left = {d: len(ps) for d, ps in shared.items()}
+
     def finish(p: Point, rows: list[dict]) -> None:
         frame = pd.DataFrame(rows)
         if parts is not None:
@@ -347,15 +349,25 @@ def sweep(
         done[p.id] = frame
         if bar is not None:
             bar.update(1)
+        d = devs[p.id].id if p.id in devs else None
+        if d in left:
+            left[d] -= 1
+            if left[d] == 0 and own_dir:
+                # A snapshot is as large as the device's tables (276 MB for mqsim-paper): one
+                # whose points are all done goes at once.
+                Path(plan.snapshot_path(d)).unlink(missing_ok=True)
 
     completed = False
     try:
         if executor is not None:
             _on_dask(executor, plan, todo, finish)
         elif n == 1 or len(todo) <= 1:
-            snaps = {d: _make_snapshot(*plan.snapshot_args(d)) for d in shared}
             for p in todo:
-                finish(p, _run_point(*plan.point_args(p, snaps)))
+                dev = devs.get(p.id)
+                if dev is not None and dev.id in shared and shared[dev.id][0] is p:
+                    snap = _make_snapshot(*plan.snapshot_args(dev.id))
+                    plan.made[dev.id] = snap
+                finish(p, _run_point(*plan.point_args(p, plan.made)))
         else:
             _on_pool(min(n, len(todo)), plan, todo, finish)
         completed = True
@@ -381,10 +393,15 @@ class _Plan:
     #: Device id -> its points, for the devices whose snapshot is shared.
     shared: Mapping[str, list[Point]]
     sdir: Path | None
+    #: Device id -> its snapshot's path once made (None if making it failed).
+    made: dict[str, str | None] = field(default_factory=dict)
+
+    def snapshot_path(self, d: str) -> str:
+        return str(self.sdir / f"{d}.snap")
 
     def snapshot_args(self, d: str) -> tuple:
         first = self.shared[d][0]
-        return (self.config, self.fixed, first, self.devs[first.id], str(self.sdir / f"{d}.snap"))
+        return (self.config, self.fixed, first, self.devs[first.id], self.snapshot_path(d))
 
     def point_args(self, p: Point, snaps: Mapping[str, Any]) -> tuple:
         dev = self.devs.get(p.id)
@@ -395,12 +412,21 @@ class _Plan:
 def _on_pool(n: int, plan: _Plan, todo: list[Point], finish) -> None:
     # The platform's default start method: fork on Linux, so a script need not guard its sweep
     # with `if __name__ == "__main__":` (spawn, the default on macOS and Windows, needs it;
-    # docs/sweeps.md). The pool runs tasks in submission order: shared snapshots first, then
-    # the points that need none, then each device's points once its snapshot is made.
+    # docs/sweeps.md). The pool runs tasks in submission order. At most `n` shared devices are
+    # open at once (their snapshot made or being made, some of their points to run), so that
+    # at most `n` snapshots are on disk; the next opens when one's last point ends.
     with cf.ProcessPoolExecutor(max_workers=n) as pool:
         pending: dict[cf.Future, tuple[str, Any]] = {}
-        for d in plan.shared:
-            pending[pool.submit(_make_snapshot, *plan.snapshot_args(d))] = ("snapshot", d)
+        closed = list(plan.shared)[::-1]
+        left = {d: len(ps) for d, ps in plan.shared.items()}
+
+        def open_next() -> None:
+            if closed:
+                d = closed.pop()
+                pending[pool.submit(_make_snapshot, *plan.snapshot_args(d))] = ("snapshot", d)
+
+        for _ in range(n):
+            open_next()
         for p in todo:
             dev = plan.devs.get(p.id)
             if dev is None or dev.id not in plan.shared:
@@ -409,12 +435,17 @@ def _on_pool(n: int, plan: _Plan, todo: list[Point], finish) -> None:
             ready, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
             for fut in ready:
                 kind, what = pending.pop(fut)
-                if kind == "point":
-                    finish(what, fut.result())
+                if kind == "snapshot":
+                    plan.made[what] = fut.result()
+                    for p in plan.shared[what]:
+                        pending[pool.submit(_run_point, *plan.point_args(p, plan.made))] = ("point", p)
                     continue
-                snaps = {what: fut.result()}
-                for p in plan.shared[what]:
-                    pending[pool.submit(_run_point, *plan.point_args(p, snaps))] = ("point", p)
+                finish(what, fut.result())
+                dev = plan.devs.get(what.id)
+                if dev is not None and dev.id in left:
+                    left[dev.id] -= 1
+                    if left[dev.id] == 0:
+                        open_next()
 
 
 def _on_dask(executor: Any, plan: _Plan, todo: list[Point], finish) -> None:
