@@ -441,6 +441,41 @@ requests = 2000
     }
 }
 
+/// A pinned range larger than its planes' share of the logical space is refused by every mode
+/// that fills the device, naming the plane (fast preconditioning used to build such a plane
+/// full, and GC then found no free block to collect into).
+#[test]
+fn pinned_ranges_that_overfill_their_planes_are_refused() {
+    for mode in ["sequential", "fast", "write"] {
+        let text = format!(
+            r#"
+[precondition]
+mode = "{mode}"
+[[flow]]
+read_fraction = 1.0
+channels = [0]
+range_bytes = 299999744
+requests = 100
+[[flow]]
+read_fraction = 0.0
+channels = [1]
+start_bytes = 299999744
+range_bytes = 20480000
+requests = 100
+"#
+        );
+        let c = cfg(&text);
+        let e = ssdkit_core::sim::Simulator::new(&c)
+            .err()
+            .unwrap_or_else(|| panic!("{mode}: must be refused"))
+            .to_string();
+        assert!(
+            e.contains("plane 0") && e.contains("share of the logical space"),
+            "{mode}: {e}"
+        );
+    }
+}
+
 #[test]
 fn bad_flow_keys_are_refused_by_name() {
     for (flow, key) in [

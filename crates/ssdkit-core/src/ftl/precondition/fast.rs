@@ -258,6 +258,15 @@ pub fn run(
             Some(&[cold, hot]) => (hot, cold),
             None => (count(true, pos), count(false, pos)),
         };
+        // Pinned ranges can crowd a plane: validation admits the average share (with the GC
+        // reserve and open blocks beside it) and no more, as sequential pinned filling does.
+        let share = logical.div_ceil(planes as u64);
+        if hot + cold > share {
+            return Err(Error::Config(format!(
+                "fast preconditioning: plane {p} would hold {} pages with pinned flows, more than its share of the logical space ({share} pages): GC would have no room; lower the pinned flows' `range_bytes`, or pin them to more planes",
+                hot + cold
+            )));
+        }
         cold_total += cold;
         hot_total += hot;
         let first_block = p * bpp;
