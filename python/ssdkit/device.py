@@ -22,8 +22,6 @@ import numbers
 import os
 from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
-import numpy as np
-
 from . import _native
 from ._native import RequestError
 from .api import Overrides, _override_list, _path, _source
@@ -32,15 +30,16 @@ from .result import Result
 if TYPE_CHECKING:
     from types import TracebackType
 
+    import numpy as np
     from numpy.typing import ArrayLike
     from typing_extensions import Self
 
 #: Op names by code: the small integers :meth:`Device.submit_many` also takes.
 OPS = ("read", "write", "trim", "flush")
 _OP_CODES = {name: code for code, name in enumerate(OPS)}
-# object dtype: a column of references to these four strings, 8 bytes per request.
-_OP_NAMES = np.array(OPS, dtype=object)
-_INT64_MAX = np.iinfo(np.int64).max
+_INT64_MAX = 2**63 - 1
+# numpy is imported by the functions that need it, not with ssdkit: `import ssdkit` stays fast
+# for a command line run that never touches an array.
 
 IntArg = Union[int, "np.integer[Any]"]
 
@@ -189,6 +188,8 @@ class Device:
         flush (not MQSim's trace codes). ``queues`` defaults to 0. Every request is checked
         before any is submitted: a bad one raises :class:`ssdkit.RequestError` naming its index,
         and nothing is submitted."""
+        import numpy as np
+
         cols = [
             _int_array(time_ns, "time_ns"),
             _op_codes(ops),
@@ -265,11 +266,14 @@ BREAKDOWN_STEPS: tuple[str, ...] = tuple(_native.BREAKDOWN_STEPS)
 
 def _arrays(cols: dict[str, bytearray]) -> dict[str, np.ndarray]:
     """The native columns (native-endian buffers) as numpy arrays, without copying."""
+    import numpy as np
+
     out = {}
     for name in _INT64_COLUMNS:
         out[name] = np.frombuffer(cols[name], dtype=np.int64)
     codes = np.frombuffer(cols["op"], dtype=np.uint8)
-    out["op"] = _OP_NAMES[codes]
+    # object dtype: a column of references to the four op names, 8 bytes per request.
+    out["op"] = np.array(OPS, dtype=object)[codes]
     out["op_code"] = codes
     for name in _UINT64_COLUMNS:
         out[name] = np.frombuffer(cols[name], dtype=np.uint64)
@@ -287,6 +291,8 @@ def _breakdown_ns(a: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def _int_array(x: Any, what: str) -> np.ndarray:
     """``x`` as an int64 array. Non-integers raise TypeError; values beyond int64 raise
     :class:`RequestError`; negative values are refused (with their index) by the core."""
+    import numpy as np
+
     a = np.asarray(x)
     kind = a.dtype.kind
     if kind == "O":
@@ -310,6 +316,8 @@ def _int_array(x: Any, what: str) -> np.ndarray:
 def _op_codes(ops: Any) -> np.ndarray:
     """Op names or codes as an int64 array of codes; an unknown name raises
     :class:`RequestError` naming it and its first index."""
+    import numpy as np
+
     a = np.asarray(ops)
     kind = a.dtype.kind
     if kind == "O" and not all(isinstance(v, str) for v in a.reshape(-1)):

@@ -282,4 +282,51 @@ mod tests {
         assert!(!q.advance_to(10), "backwards");
         assert!(q.advance_to(100));
     }
+    proptest::proptest! {
+        /// The radix heap pops what a sorted list of (time, insertion order) pops, through
+        /// schedules at the clock and later, cancels and limits.
+        #[test]
+        fn pops_as_a_sorted_reference(ops in proptest::collection::vec((0u8..4, 0u64..50, 0u64..4), 1..300)) {
+            let mut q = EventQueue::new();
+            let mut reference: Vec<(u64, u64)> = Vec::new(); // (time, id), pending
+            let mut ids = Vec::new();
+            for (op, dt, x) in ops {
+                match op {
+                    0 | 1 => {
+                        // Many events share a time (dt small) or go far ahead (large times).
+                        let at = q.now() + if x == 3 { dt << 40 } else { dt };
+                        let id = q.schedule(at, ids.len() as u64).unwrap();
+                        reference.push((at, ids.len() as u64));
+                        ids.push(id);
+                    }
+                    2 => {
+                        let limit = q.now() + dt * x;
+                        reference.sort();
+                        let want = reference.first().filter(|(t, _)| *t <= limit).copied();
+                        let got = q.pop_through(limit);
+                        proptest::prop_assert_eq!(got, want);
+                        if want.is_some() {
+                            reference.remove(0);
+                        }
+                    }
+                    _ => {
+                        if !ids.is_empty() {
+                            let k = (dt as usize) % ids.len();
+                            let pending = reference.iter().position(|&(_, e)| e == k as u64);
+                            proptest::prop_assert_eq!(q.cancel(ids[k]), pending.is_some());
+                            if let Some(i) = pending {
+                                reference.remove(i);
+                            }
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(q.len(), reference.len());
+            }
+            reference.sort();
+            for want in reference {
+                proptest::prop_assert_eq!(q.pop(), Some(want));
+            }
+            proptest::prop_assert_eq!(q.pop(), None);
+        }
+    }
 }
