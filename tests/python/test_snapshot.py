@@ -66,9 +66,11 @@ def test_precondition_returns_typed_record(tmp_path):
         p.mode = "write"  # frozen
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_run_from_snapshot_equals_direct_run(tmp_path, mode):
-    ov = {**TINY_WRITES, "precondition.mode": mode}
+@pytest.mark.parametrize("mode, gc", [(m, "greedy") for m in MODES] + [("write", "d_choices"), ("fast", "random")])
+def test_run_from_snapshot_equals_direct_run(tmp_path, mode, gc):
+    # d-choices and random GC draw victims from the device's GC stream: write
+    # preconditioning uses it, and a snapshot carries it into the run as preconditioning does.
+    ov = {**TINY_WRITES, "precondition.mode": mode, "ftl.gc_policy": gc}
     path = tmp_path / f"{mode}.snap"
     p = ssdkit.precondition("mqsim-paper", path, overrides=ov)
     assert p.mode == mode

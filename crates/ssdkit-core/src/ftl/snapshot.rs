@@ -357,9 +357,9 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     {
         return Err(bad("corrupt snapshot header (array sizes)".into()));
     }
-    // The saved GC stream is checked but not used: the run's seed decides its random
-    // choices, whatever device state it starts from.
-    let _: crate::engine::Stream = serde_json::from_value(header["gc_rng"].clone())
+    // The GC stream is the device's (seeded by `precondition.seed`): the run continues it
+    // from where preconditioning left it, as a run that preconditions itself does.
+    ftl.gc_rng = serde_json::from_value(header["gc_rng"].clone())
         .map_err(|e| bad(format!("corrupt snapshot header (gc_rng): {e}")))?;
     r.u32s(&mut ftl.p2l)?;
     r.u32s(&mut ftl.written)?;

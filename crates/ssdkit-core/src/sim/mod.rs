@@ -250,7 +250,7 @@ impl Simulator {
             SchedulingPolicy::GcFirst
         };
         // GC's stream belongs to the device: preconditioning seeds it and the run continues it
-        // (from a snapshot, as that device's preconditioning left it).
+        // (from a snapshot too: the snapshot saves it).
         let random_streams = serde_json::json!({
             "seed": c.run.seed,
             "flows": "run.seed (one stream per flow for sizes and addresses, one for arrivals)",
