@@ -9,20 +9,21 @@ impl Ftl {
     /// Checks that the mapping and block state agree. Costs O(pages); for tests.
     pub fn check_invariants(&self) -> Result<(), String> {
         let g = self.geo;
-        for (lpa, &ppa) in self.l2p.iter().enumerate() {
-            if ppa != NONE && self.p2l[ppa as usize] != lpa as u32 {
+        let (l2p, p2l) = (self.map.l2p(), self.map.p2l());
+        for (lpa, &ppa) in l2p.iter().enumerate() {
+            if ppa != NONE && p2l[ppa as usize] != lpa as u32 {
                 return Err(format!(
                     "L2P[{lpa}] = {ppa} but P2L[{ppa}] = {}",
-                    self.p2l[ppa as usize]
+                    p2l[ppa as usize]
                 ));
             }
         }
         let mut valid = vec![0u32; self.valid.len()];
-        for (ppa, &lpa) in self.p2l.iter().enumerate() {
+        for (ppa, &lpa) in p2l.iter().enumerate() {
             if lpa == NONE {
                 continue;
             }
-            if lpa as usize >= self.l2p.len() || self.l2p[lpa as usize] != ppa as u32 {
+            if lpa as usize >= l2p.len() || l2p[lpa as usize] != ppa as u32 {
                 return Err(format!(
                     "P2L[{ppa}] = {lpa} is not the live copy (duplicate or stale)"
                 ));

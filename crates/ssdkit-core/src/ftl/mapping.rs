@@ -1,6 +1,6 @@
-//! The page map: flat L2P and P2L tables, updated together. Translation, mapping a write,
-//! invalidation and TRIM go through here, and so does every change of a block's valid count,
-//! which the victim indexes follow.
+//! The page map's operations: translation, mapping a write, invalidation and TRIM go through
+//! here (the tables themselves are `pagemap::PageMap`), and so does every change of a block's
+//! valid count, which the victim indexes follow.
 
 use super::blocks::BlockState;
 use super::{Ftl, NONE};
@@ -10,19 +10,18 @@ impl Ftl {
     /// Points `lpn` at `ppn`, invalidating its previous location.
     #[inline]
     pub(super) fn map(&mut self, lpn: Lpn, ppn: Ppn) {
-        let old = self.l2p[lpn.idx()];
+        let old = self.map.ppn(lpn.0);
         if old != NONE {
             self.invalidate(Ppn(old));
         }
-        self.l2p[lpn.idx()] = ppn.0;
-        self.p2l[ppn.idx()] = lpn.0;
+        self.map.link(lpn.0, ppn.0);
         // The page was just programmed, so its block is an open frontier: no index holds it.
         self.valid[self.geo.block_of_ppa(ppn.0) as usize] += 1;
     }
 
     #[inline]
     fn invalidate(&mut self, ppn: Ppn) {
-        self.p2l[ppn.idx()] = NONE;
+        self.map.clear_physical(ppn.0);
         let b = self.geo.block_of_ppa(ppn.0) as usize;
         let v = self.valid[b];
         self.valid[b] = v - 1;
@@ -39,12 +38,12 @@ impl Ftl {
     /// TRIM of one logical page: its physical page becomes invalid (GC will not move it) and
     /// reads of it complete from the mapping table. Returns whether it was mapped.
     pub fn trim(&mut self, lpn: Lpn) -> bool {
-        let old = self.l2p[lpn.idx()];
+        let old = self.map.ppn(lpn.0);
         if old == NONE {
             return false;
         }
         self.invalidate(Ppn(old));
-        self.l2p[lpn.idx()] = NONE;
+        self.map.clear_logical(lpn.0);
         if !self.partial.is_empty() {
             self.partial.remove(&lpn.0);
         }
@@ -65,9 +64,7 @@ impl Ftl {
         for lpa in 0..filled {
             let plane = self.stripe[(lpa % planes) as usize];
             let local = lpa / planes;
-            let ppa = plane * ppp + local;
-            self.l2p[lpa as usize] = ppa;
-            self.p2l[ppa as usize] = lpa;
+            self.map.link(lpa, plane * ppp + local);
         }
         for k in 0..planes as usize {
             let n = (filled / planes + u32::from((k as u32) < filled % planes)) as u64;
@@ -129,9 +126,7 @@ impl Ftl {
                 ));
             }
             next[plane as usize] += 1;
-            let ppa = plane * ppp + local;
-            self.l2p[lpa as usize] = ppa;
-            self.p2l[ppa as usize] = lpa;
+            self.map.link(lpa, plane * ppp + local);
         }
         for p in 0..planes {
             self.fill_plane_blocks(p, next[p as usize] as u64);
@@ -153,14 +148,13 @@ impl Ftl {
     pub(super) fn program_in_place(&mut self, lpn: Lpn) -> Ppn {
         let home = self.home(lpn);
         self.clock += 1;
-        if self.l2p[lpn.idx()] != home.0 {
-            debug_assert_eq!(self.l2p[lpn.idx()], NONE);
+        if self.map.ppn(lpn.0) != home.0 {
+            debug_assert_eq!(self.map.ppn(lpn.0), NONE);
             let b = self.geo.block_of_ppa(home.0) as usize;
             let id = BlockId(b as u32);
             self.index
                 .left_closed(id, self.valid[b], self.mod_stamp[b], self.erase_count[b]);
-            self.l2p[lpn.idx()] = home.0;
-            self.p2l[home.idx()] = lpn.0;
+            self.map.link(lpn.0, home.0);
             self.valid[b] += 1;
             self.mod_stamp[b] = self.clock;
             self.index.closed(
@@ -181,8 +175,7 @@ impl Ftl {
             ((self.logical_pages as f64 * occupancy).round() as u32).min(self.logical_pages);
         for lpa in 0..filled {
             let ppa = self.home(Lpn(lpa)).0;
-            self.l2p[lpa as usize] = ppa;
-            self.p2l[ppa as usize] = lpa;
+            self.map.link(lpa, ppa);
             self.valid[self.geo.block_of_ppa(ppa) as usize] += 1;
         }
     }

@@ -26,6 +26,7 @@ pub mod cmt;
 pub mod gc;
 mod index;
 mod mapping;
+mod pagemap;
 pub mod precondition;
 pub mod snapshot;
 mod wear;
@@ -74,8 +75,7 @@ pub struct FtlStats {
 pub struct Ftl {
     geo: Geometry,
     logical_pages: u32,
-    l2p: Vec<u32>,
-    p2l: Vec<u32>,
+    map: pagemap::PageMap,
     /// Pages written in each block (the write pointer).
     written: Vec<u32>,
     valid: Vec<u32>,
@@ -136,8 +136,10 @@ impl Ftl {
         let mut ftl = Self {
             geo,
             logical_pages,
-            l2p: vec![NONE; logical_pages as usize + translation_pages as usize],
-            p2l: vec![NONE; geo.total_pages() as usize],
+            map: pagemap::PageMap::new(
+                logical_pages as usize + translation_pages as usize,
+                geo.total_pages() as usize,
+            ),
             written: vec![0; nblocks],
             valid: vec![0; nblocks],
             erase_count: vec![0; nblocks],
@@ -247,7 +249,7 @@ impl Ftl {
     }
     /// The physical page of every logical page of the host (NONE where unmapped), for checks.
     pub fn l2p_table(&self) -> &[u32] {
-        &self.l2p[..self.logical_pages as usize]
+        &self.map.l2p()[..self.logical_pages as usize]
     }
 
     /// The cached mapping table, if the map is cached.
@@ -256,7 +258,7 @@ impl Ftl {
     }
     /// Translation pages of the cached map (0 when the map is wholly in DRAM).
     pub fn translation_pages(&self) -> u64 {
-        self.l2p.len() as u64 - self.logical_pages as u64
+        self.map.logical_len() as u64 - self.logical_pages as u64
     }
     /// The logical page under which translation page `t` is stored.
     #[inline]
@@ -272,7 +274,7 @@ impl Ftl {
     /// Sectors of `lpn` that hold data (`full` = the whole-page mask): none when unmapped.
     #[inline]
     pub fn valid_sectors(&self, lpn: Lpn, full: u64) -> u64 {
-        if self.l2p[lpn.idx()] == NONE {
+        if self.map.ppn(lpn.0) == NONE {
             0
         } else if self.partial.is_empty() {
             full
@@ -292,7 +294,7 @@ impl Ftl {
             }
             return;
         }
-        let held = if self.l2p[lpn.idx()] == NONE {
+        let held = if self.map.ppn(lpn.0) == NONE {
             self.partial.get(&lpn.0).copied().unwrap_or(0)
         } else {
             self.partial.get(&lpn.0).copied().unwrap_or(full)
@@ -308,7 +310,7 @@ impl Ftl {
     /// Where `lpn` lives now, if it is mapped.
     #[inline]
     pub fn translate(&self, lpn: Lpn) -> Option<Ppn> {
-        let p = self.l2p[lpn.idx()];
+        let p = self.map.ppn(lpn.0);
         (p != NONE).then_some(Ppn(p))
     }
 
@@ -316,13 +318,13 @@ impl Ftl {
     /// stale once the page was overwritten or trimmed).
     #[inline]
     pub fn is_live(&self, lpn: Lpn, ppn: Ppn) -> bool {
-        self.p2l[ppn.idx()] == lpn.0
+        self.map.lpn(ppn.0) == lpn.0
     }
 
     /// The logical page stored in `ppn`, if it is valid.
     #[inline]
     pub fn owner(&self, ppn: Ppn) -> Option<Lpn> {
-        let l = self.p2l[ppn.idx()];
+        let l = self.map.lpn(ppn.0);
         (l != NONE).then_some(Lpn(l))
     }
 

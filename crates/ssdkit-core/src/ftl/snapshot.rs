@@ -202,7 +202,7 @@ fn write_file(
         "device": keys,
         "precondition": precondition,
         "gc_rng": serde_json::to_value(&ftl.gc_rng).expect("rng state serialises"),
-        "physical_pages": ftl.p2l.len(),
+        "physical_pages": ftl.map.physical_len(),
         "blocks": ftl.written.len(),
         "logical_pages": ftl.logical_pages,
     });
@@ -211,7 +211,7 @@ fn write_file(
     w.put(&VERSION.to_le_bytes()).map_err(io)?;
     w.put(&(h.len() as u32).to_le_bytes()).map_err(io)?;
     w.put(&h).map_err(io)?;
-    w.u32s(&ftl.p2l).map_err(io)?;
+    w.u32s(ftl.map.p2l()).map_err(io)?;
     w.u32s(&ftl.written).map_err(io)?;
     w.u32s(&ftl.valid).map_err(io)?;
     w.u32s(&ftl.erase_count).map_err(io)?;
@@ -361,7 +361,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     // from where preconditioning left it, as a run that preconditions itself does.
     ftl.gc_rng = serde_json::from_value(header["gc_rng"].clone())
         .map_err(|e| bad(format!("corrupt snapshot header (gc_rng): {e}")))?;
-    r.u32s(&mut ftl.p2l)?;
+    r.u32s(ftl.map.p2l_mut())?;
     r.u32s(&mut ftl.written)?;
     r.u32s(&mut ftl.valid)?;
     r.u32s(&mut ftl.erase_count)?;
@@ -480,16 +480,10 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     }
     // Rebuild L2P; the checksum passed, but a snapshot from a buggy writer must still not
     // produce an inconsistent device.
-    for (ppa, &lpa) in ftl.p2l.iter().enumerate() {
-        if lpa == NONE {
-            continue;
-        }
-        if lpa as usize >= ftl.l2p.len() || ftl.l2p[lpa as usize] != NONE {
-            return Err(bad(format!(
-                "inconsistent snapshot: logical page {lpa} at physical page {ppa}"
-            )));
-        }
-        ftl.l2p[lpa as usize] = ppa as u32;
+    if let Err((ppa, lpa)) = ftl.map.rebuild_l2p() {
+        return Err(bad(format!(
+            "inconsistent snapshot: logical page {lpa} at physical page {ppa}"
+        )));
     }
     ftl.rebuild_index();
     // The cache as it was: pages re-inserted least recently used first, into the same

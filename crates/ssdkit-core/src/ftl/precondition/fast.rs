@@ -452,8 +452,7 @@ pub fn run(
             cur.cold_next += 1;
             cur.cold_next - 1
         };
-        ftl.l2p[lpa as usize] = ppa;
-        ftl.p2l[ppa as usize] = lpa as u32;
+        ftl.map.link(lpa as u32, ppa);
     }
     ftl.clock = (max_k as u64 + 1) * stamp_step;
     let predicted_wa = if hot_total > 0 {
