@@ -352,8 +352,9 @@ fn check(c: &ssdkit_core::config::Config) {
             Op::Read | Op::Flush => {}
         }
     }
+    let l2p = ftl.l2p_table();
     for lpa in 0..ftl.logical_pages() {
-        let is = ftl.l2p_table()[lpa as usize] != NONE;
+        let is = l2p[lpa as usize] != NONE;
         if trimmed.contains(&lpa) {
             // Write-after-trim order is the FTL's, not the log's; but a trimmed page nobody
             // wrote must stay unmapped: GC must not have moved it.

@@ -3,6 +3,7 @@
 //! valid count, which the victim indexes follow.
 
 use super::blocks::BlockState;
+use super::pagemap::Base;
 use super::{Ftl, NONE};
 use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
 
@@ -61,11 +62,8 @@ impl Ftl {
         // The first `occupancy` of the logical space: striping spreads it evenly.
         let filled =
             ((self.logical_pages as f64 * occupancy).round() as u32).min(self.logical_pages);
-        for lpa in 0..filled {
-            let plane = self.stripe[(lpa % planes) as usize];
-            let local = lpa / planes;
-            self.map.link(lpa, plane * ppp + local);
-        }
+        // A formula, not a table: no per-page work.
+        self.map.reset(Base::striped(filled, ppp, &self.stripe));
         for k in 0..planes as usize {
             let n = (filled / planes + u32::from((k as u32) < filled % planes)) as u64;
             self.fill_plane_blocks(self.stripe[k], n);
@@ -171,12 +169,20 @@ impl Ftl {
     /// In-place medium: maps the first `occupancy` of the logical space at home (the layout of
     /// `fill_sequential`), leaving every block closed. Then `rebuild_planes`.
     pub fn fill_in_place(&mut self, occupancy: f64) {
+        let g = self.geo;
+        let planes = g.planes();
         let filled =
             ((self.logical_pages as f64 * occupancy).round() as u32).min(self.logical_pages);
-        for lpa in 0..filled {
-            let ppa = self.home(Lpn(lpa)).0;
-            self.map.link(lpa, ppa);
-            self.valid[self.geo.block_of_ppa(ppa) as usize] += 1;
+        // `home` is the striped layout: a formula, and each plane's first pages hold data.
+        self.map
+            .reset(Base::striped(filled, g.pages_per_plane(), &self.stripe));
+        let ppb = g.pages_per_block as u64;
+        for k in 0..planes {
+            let n = (filled / planes + u32::from(k < filled % planes)) as u64;
+            let first = (self.stripe[k as usize] * g.blocks_per_plane) as u64;
+            for j in 0..n.div_ceil(ppb) {
+                self.valid[(first + j) as usize] += (n - j * ppb).min(ppb) as u32;
+            }
         }
     }
 

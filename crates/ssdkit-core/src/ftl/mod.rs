@@ -248,8 +248,8 @@ impl Ftl {
         self.planes[plane.idx()].free.len()
     }
     /// The physical page of every logical page of the host (NONE where unmapped), for checks.
-    pub fn l2p_table(&self) -> &[u32] {
-        &self.map.l2p()[..self.logical_pages as usize]
+    pub fn l2p_table(&self) -> Vec<u32> {
+        (0..self.logical_pages).map(|l| self.map.ppn(l)).collect()
     }
 
     /// The cached mapping table, if the map is cached.

@@ -211,7 +211,7 @@ fn write_file(
     w.put(&VERSION.to_le_bytes()).map_err(io)?;
     w.put(&(h.len() as u32).to_le_bytes()).map_err(io)?;
     w.put(&h).map_err(io)?;
-    w.u32s(ftl.map.p2l()).map_err(io)?;
+    w.u32s(&ftl.map.p2l()).map_err(io)?;
     w.u32s(&ftl.written).map_err(io)?;
     w.u32s(&ftl.valid).map_err(io)?;
     w.u32s(&ftl.erase_count).map_err(io)?;
@@ -361,7 +361,8 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     // from where preconditioning left it, as a run that preconditions itself does.
     ftl.gc_rng = serde_json::from_value(header["gc_rng"].clone())
         .map_err(|e| bad(format!("corrupt snapshot header (gc_rng): {e}")))?;
-    r.u32s(ftl.map.p2l_mut())?;
+    let mut p2l = vec![0u32; ftl.map.physical_len()];
+    r.u32s(&mut p2l)?;
     r.u32s(&mut ftl.written)?;
     r.u32s(&mut ftl.valid)?;
     r.u32s(&mut ftl.erase_count)?;
@@ -480,7 +481,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     }
     // Rebuild L2P; the checksum passed, but a snapshot from a buggy writer must still not
     // produce an inconsistent device.
-    if let Err((ppa, lpa)) = ftl.map.rebuild_l2p() {
+    if let Err((ppa, lpa)) = ftl.map.load_p2l(&p2l) {
         return Err(bad(format!(
             "inconsistent snapshot: logical page {lpa} at physical page {ppa}"
         )));
