@@ -477,7 +477,8 @@ impl Simulator {
         };
         let o = self.owners.as_mut().expect("checked");
         if let Some(slot) = o.by_lpn.get_mut(tx.lpn.0 as usize) {
-            *slot = flow as u8;
+            // At most 255 flows keep owners: index + 1 fits.
+            *slot = flow as u8 + 1;
         }
     }
 
@@ -1041,7 +1042,7 @@ impl Simulator {
                         .copied()
                         .unwrap_or(super::NO_FLOW);
                     if w != super::NO_FLOW {
-                        o.moves[w as usize] += 1;
+                        o.moves[w as usize - 1] += 1;
                     }
                 }
                 self.gc_move_done(tx.plane, true)

@@ -75,14 +75,16 @@ pub(crate) enum Ev {
     HostDone(u32),
 }
 
-/// Which flow last wrote each logical page (`NO_FLOW`: preconditioning, or no flow), one byte
-/// per page, and the GC page moves charged to each flow.
+/// Which flow last wrote each logical page, one byte per page (flow index + 1; `NO_FLOW`:
+/// preconditioning, or no flow), and the GC page moves charged to each flow. Zero means no
+/// flow so that the table is allocated zeroed: the system gives it memory only where flows
+/// write.
 pub(crate) struct GcOwners {
     pub by_lpn: Vec<u8>,
     pub moves: Vec<u64>,
 }
 
-pub(crate) const NO_FLOW: u8 = u8::MAX;
+pub(crate) const NO_FLOW: u8 = 0;
 
 pub struct Simulator {
     pub(crate) q: EventQueue<Ev>,
