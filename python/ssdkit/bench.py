@@ -6,12 +6,15 @@ memory is the cost of preconditioning alone, and saved as a snapshot; the random
 starts from that snapshot, so GC collects from its first requests.
 
 Speeds are per wall-clock second of the simulation phase, the event loop (the result's
-``wall_time_s``); building the device (about 1 s for the mapping tables of its 512 GiB) is
-reported apart as setup time.
+``wall_time_s``); building the device is reported apart as setup time. Each workload runs in a
+process of its own, so its peak memory (RSS) is its own; bytes per page is that peak over the
+device's physical pages. The growth case runs the QD32 random reads again with ten times the
+requests: a simulator whose speed or memory depends on the run's length shows it there.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -37,6 +40,8 @@ class Case:
     trace: bool = False
     #: The device; the run-wide ``overrides`` of ``run_bench`` apply to the mqsim-paper cases only.
     preset: str = PRESET
+    #: Requests as a multiple of the bench's count.
+    scale: int = 1
 
 
 # Every case states the whole flow, so the preset's demo flow cannot leak into a figure, and
@@ -96,6 +101,19 @@ CASES = (
         from_snapshot=True,
     ),
     Case(
+        "mixed-70r-4k-qd16-cmt",
+        "4 KiB random, 70 % reads and 30 % writes, QD16, from its snapshot, with Table 3's mapping "
+        "cache and write cache",
+        {"flow.0.queue_depth": 16, "flow.0.read_fraction": 0.7, **_TABLE3},
+        from_snapshot=True,
+    ),
+    Case(
+        "randread-4k-qd32-x10",
+        "4 KiB random read, QD32, ten times the requests (speed and memory as runs grow)",
+        {"flow.0.queue_depth": 32},
+        scale=10,
+    ),
+    Case(
         "dramnvm-64b-qd32",
         "64 B random read, QD32, on NVMeSim's DRAM-like NVM (preset nvmesim-dram: in place, "
         "PCIe 2.0 x1, an interrupt per completion)",
@@ -103,6 +121,15 @@ CASES = (
         preset="nvmesim-dram",
     ),
 )
+
+# The child process that runs one workload: prints its figures and its peak RSS as JSON.
+_RUN_CHILD = """
+import json, sys
+from ssdkit.bench import _run_case, peak_rss_mib, Case
+a = json.loads(sys.argv[1])
+fig = _run_case(Case(**a["case"]), a["overrides"], a["snapshot"])
+print(json.dumps({**fig, "peak_rss_mib": peak_rss_mib()}))
+"""
 
 # The child process that preconditions: prints its record, its own time and peak RSS as JSON.
 _CHILD = """
@@ -122,15 +149,18 @@ class _Table:
     out: TextIO | None
     cols: list[tuple] = field(
         default_factory=lambda: [
-            ("workload", "<19"),
+            ("workload", "<21"),
             ("requests", ">11"),
             ("requests/s", ">11"),
             ("events", ">12"),
             ("events/s", ">12"),
-            ("sim s", ">8"),
-            ("setup s", ">8"),
+            ("ev/req", ">6"),
+            ("sim s", ">7"),
+            ("setup s", ">7"),
+            ("RSS MiB", ">8"),
+            ("B/page", ">6"),
             ("GC runs", ">9"),
-            ("WA", ">7"),
+            ("WA", ">6"),
         ]
     )
 
@@ -146,10 +176,11 @@ class _Table:
 #: What the table's columns mean, printed above it.
 _LEGEND = (
     "Columns: requests/s and events/s are the requests completed and the discrete events processed per",
-    "wall-clock second of the simulation phase (the event loop); sim s is that phase's wall-clock time and",
-    "setup s the time before it (building and preconditioning the device, or loading the snapshot).",
-    "GC runs and WA (write amplification: flash page programs per page the host wrote) describe the",
-    "simulated device.",
+    "wall-clock second of the simulation phase (the event loop); ev/req the events per request; sim s is",
+    "that phase's wall-clock time and setup s the time before it (building and preconditioning the device,",
+    "or loading the snapshot). RSS MiB is the peak memory of the workload's process (each runs in its own)",
+    "and B/page that peak over the device's physical pages. GC runs and WA (write amplification: flash",
+    "page programs per page the host wrote) describe the simulated device.",
 )
 
 
@@ -182,7 +213,7 @@ def run_bench(
         snap = os.path.join(tmp, "device.snap")
         prec: dict[str, Any] | None = None
         for case in CASES:
-            flow = {**_BASE, **case.overrides, "flow.0.requests": requests}
+            flow = {**_BASE, **case.overrides, "flow.0.requests": requests * case.scale}
             if case.trace:
                 flow = {k: v for k, v in flow.items() if k not in _BASE or not k.startswith("flow.")}
                 flow["flow.0.trace"] = _write_trace(os.path.join(tmp, "bench.trace"), requests)
@@ -194,7 +225,7 @@ def run_bench(
                 p = _precondition_in_child(snap, ov)
                 # The summary below describes the first snapshot case's preconditioning.
                 prec = prec or p
-            fig = _run_case(case, ov, snap if case.from_snapshot else None)
+            fig = _run_case_in_child(case, ov, snap if case.from_snapshot else None)
             figures.append(fig)
             t.line(
                 case.name,
@@ -202,8 +233,11 @@ def run_bench(
                 f"{fig['requests_per_wall_s']:,.0f}",
                 f"{fig['events']:,}",
                 f"{fig['events_per_wall_s']:,.0f}",
+                f"{fig['events_per_request']:.2f}",
                 f"{fig['wall_time_s']:.3f}",
                 f"{fig['setup_s']:.3f}",
+                "-" if fig["peak_rss_mib"] is None else f"{fig['peak_rss_mib']:,.0f}",
+                "-" if fig["bytes_per_page"] is None else f"{fig['bytes_per_page']:.2f}",
                 f"{fig['gc_runs']:,}",
                 f"{fig['write_amplification']:.2f}" if fig["write_amplification"] else "-",
             )
@@ -239,7 +273,11 @@ def run_bench(
     t.note(_figure("events processed per second", f"{write['events_per_wall_s']:,.0f}"))
     t.note(_figure("GC runs", f"{write['gc_runs']:,}"))
     t.note(_figure("write amplification", f"{write['write_amplification']:.3f}"))
-    t.note("This process (the read and write workloads):")
+    one, ten = (next(f for f in figures if f["case"] == n) for n in ("randread-4k-qd32", "randread-4k-qd32-x10"))
+    t.note(f"As runs grow ({ten['case']} against {one['case']}):")
+    t.note(_figure("requests per second, 10x the requests / 1x", f"{_ratio(ten, one, 'requests_per_wall_s')}"))
+    t.note(_figure("peak memory, 10x the requests / 1x", f"{_ratio(ten, one, 'peak_rss_mib')}"))
+    t.note("This process (it runs none of the workloads itself):")
     t.note(_figure("peak memory (RSS)", _mib(rss) if rss is not None else "unavailable on this platform"))
     return {
         "ssdkit_version": __version__,
@@ -258,6 +296,12 @@ def run_bench(
         "write_case_gc_ran": write["gc_runs"] > 0,
         "peak_rss_mib": rss,
     }
+
+
+def _ratio(a: dict[str, Any], b: dict[str, Any], key: str) -> str:
+    if not a.get(key) or not b.get(key):
+        return "-"
+    return f"{a[key] / b[key]:.3f}"
 
 
 def _figure(label: str, shown: str) -> str:
@@ -284,6 +328,8 @@ def _run_case(case: Case, overrides: list[str], snapshot: str | None) -> dict[st
         "requests_per_wall_s": r.completed / wall if wall > 0 else 0.0,
         "events": r.events,
         "events_per_wall_s": r.events_per_wall_s,
+        "events_per_request": r.events / r.completed if r.completed else 0.0,
+        "physical_pages": _physical_pages(r),
         "wall_time_s": wall,
         "setup_s": max(total_s - wall, 0.0),
         "simulated_time_s": r.simulated_time_s,
@@ -293,6 +339,31 @@ def _run_case(case: Case, overrides: list[str], snapshot: str | None) -> dict[st
     }
     if snapshot is not None:
         fig["snapshot_load_s"] = r.device.precondition.get("snapshot_load_s")
+    return fig
+
+
+def _physical_pages(r: Any) -> int:
+    f = r.raw["config"]["flash"]
+    return (
+        f["channels"]
+        * f["chips_per_channel"]
+        * f["dies_per_chip"]
+        * f["planes_per_die"]
+        * f["blocks_per_plane"]
+        * f["pages_per_block"]
+    )
+
+
+def _run_case_in_child(case: Case, overrides: list[str], snapshot: str | None) -> dict[str, Any]:
+    """Runs one workload in a fresh Python process, so its peak RSS is its own."""
+    arg = json.dumps({"case": dataclasses.asdict(case), "overrides": overrides, "snapshot": snapshot})
+    p = subprocess.run([sys.executable, "-c", _RUN_CHILD, arg], capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+        raise SsdkitError(f"bench workload {case.name} failed: {lines[-1] if lines else 'no message'}")
+    fig = json.loads(p.stdout.strip().splitlines()[-1])
+    rss = fig["peak_rss_mib"]
+    fig["bytes_per_page"] = None if rss is None else rss * 2**20 / fig["physical_pages"]
     return fig
 
 

@@ -244,6 +244,8 @@ def test_bench_small(tmp_path):
         "randwrite-4k-qd32",
         "randread-4k-qd32-cmt",
         "randwrite-4k-qd32-cmt",
+        "mixed-70r-4k-qd16-cmt",
+        "randread-4k-qd32-x10",
         "dramnvm-64b-qd32",
     ]:
         assert case in out
@@ -256,6 +258,9 @@ def test_bench_small(tmp_path):
         "requests simulated per second",
         "write amplification",
         "flash.blocks_per_plane=128",
+        "ev/req",
+        "B/page",
+        "As runs grow (randread-4k-qd32-x10 against randread-4k-qd32)",
     ]:
         assert word in out, word
     # Figures and their meaning only: no goals, verdicts or internal labels.
@@ -278,9 +283,18 @@ def test_bench_json():
         "randread-4k-qd32-cmt",
         "randwrite-4k-qd32-cmt",
         "mixed-70r-4k-qd16",
+        "mixed-70r-4k-qd16-cmt",
+        "randread-4k-qd32-x10",
         "dramnvm-64b-qd32",
     ]
-    mixed = doc["cases"][-2]
+    cases = {c["case"]: c for c in doc["cases"]}
+    for c in doc["cases"]:
+        # Each workload ran in its own process: its own peak memory, over the device's pages.
+        assert c["events_per_request"] == c["events"] / c["requests"]
+        assert c["bytes_per_page"] == c["peak_rss_mib"] * 2**20 / c["physical_pages"]
+    assert cases["randread-4k-qd32-x10"]["requests"] == 10 * cases["randread-4k-qd32"]["requests"]
+    assert cases["dramnvm-64b-qd32"]["physical_pages"] != cases["randread-4k-qd32"]["physical_pages"]
+    mixed = cases["mixed-70r-4k-qd16"]
     # The mixed case starts from the write snapshot (fast preconditioning): GC from its first
     # writes.
     assert mixed["requests"] == 2000 and mixed["gc_runs"] > 0
