@@ -179,20 +179,27 @@ impl PageMap {
         (0..self.p2l.len() as u32).map(|p| self.lpn(p)).collect()
     }
 
-    /// The map of a saved P2L (NONE where a page holds nothing valid), L2P derived from it;
-    /// or the (physical, logical) pair of the first entry that names a logical page out of
-    /// range or one already placed.
-    pub fn load_p2l(&mut self, p2l: &[u32]) -> Result<(), (usize, u32)> {
-        debug_assert_eq!(p2l.len(), self.p2l.len());
-        self.reset(Base::Empty);
-        for (ppa, &lpa) in p2l.iter().enumerate() {
-            if lpa == NONE {
+    /// Loading a saved P2L: P2L entries from physical page `start` on (NONE where a page holds
+    /// nothing valid), unchecked, into a map `reset` to `Base::Empty`. Then `rebuild_l2p`.
+    pub fn load_p2l(&mut self, start: usize, p2l: &[u32]) {
+        debug_assert!(matches!(self.base, Base::Empty));
+        for (e, &lpa) in self.p2l[start..start + p2l.len()].iter_mut().zip(p2l) {
+            *e = if lpa == NONE { 0 } else { lpa + 1 };
+        }
+    }
+
+    /// L2P from a loaded P2L; or the (physical, logical) pair of the first entry that names a
+    /// logical page out of range or one already placed.
+    pub fn rebuild_l2p(&mut self) -> Result<(), (usize, u32)> {
+        for (ppa, &v) in self.p2l.iter().enumerate() {
+            if v == 0 {
                 continue;
             }
+            let lpa = v - 1;
             if lpa as usize >= self.l2p.len() || self.l2p[lpa as usize] != 0 {
                 return Err((ppa, lpa));
             }
-            self.link(lpa, ppa as u32);
+            self.l2p[lpa as usize] = ppa as u32 + 1;
         }
         Ok(())
     }
@@ -233,10 +240,14 @@ mod tests {
         assert_eq!(m.p2l(), p2l);
         assert_eq!((m.ppn(10), m.lpn(3)), (NONE, NONE), "past the filled pages");
         let mut copy = PageMap::new(11, 12);
-        copy.load_p2l(&p2l).unwrap();
+        copy.load_p2l(0, &p2l[..5]);
+        copy.load_p2l(5, &p2l[5..]);
+        copy.rebuild_l2p().unwrap();
         assert_eq!((copy.l2p(), copy.p2l()), (l2p, p2l.clone()));
-        let mut dup = p2l.clone();
-        dup[0] = 4;
-        assert_eq!(copy.load_p2l(&dup), Err((7, 4)));
+        let mut dup = PageMap::new(11, 12);
+        let mut bad = p2l.clone();
+        bad[0] = 4;
+        dup.load_p2l(0, &bad);
+        assert_eq!(dup.rebuild_l2p(), Err((7, 4)));
     }
 }

@@ -77,6 +77,18 @@ impl<W: Write> CrcWriter<W> {
         self.crc.update(b);
         self.inner.write_all(b)
     }
+    /// `n` values computed by `f` (a table that is not stored whole, such as P2L).
+    fn u32s_from(&mut self, n: usize, f: impl Fn(usize) -> u32) -> std::io::Result<()> {
+        let mut buf = Vec::with_capacity(64 * 1024);
+        for start in (0..n).step_by(16 * 1024) {
+            buf.clear();
+            for i in start..(start + 16 * 1024).min(n) {
+                buf.extend_from_slice(&f(i).to_le_bytes());
+            }
+            self.put(&buf)?;
+        }
+        Ok(())
+    }
     fn u32s(&mut self, v: &[u32]) -> std::io::Result<()> {
         let mut buf = Vec::with_capacity(64 * 1024);
         for chunk in v.chunks(16 * 1024) {
@@ -211,7 +223,8 @@ fn write_file(
     w.put(&VERSION.to_le_bytes()).map_err(io)?;
     w.put(&(h.len() as u32).to_le_bytes()).map_err(io)?;
     w.put(&h).map_err(io)?;
-    w.u32s(&ftl.map.p2l()).map_err(io)?;
+    w.u32s_from(ftl.map.physical_len(), |p| ftl.map.lpn(p as u32))
+        .map_err(io)?;
     w.u32s(&ftl.written).map_err(io)?;
     w.u32s(&ftl.valid).map_err(io)?;
     w.u32s(&ftl.erase_count).map_err(io)?;
@@ -361,8 +374,15 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     // from where preconditioning left it, as a run that preconditions itself does.
     ftl.gc_rng = serde_json::from_value(header["gc_rng"].clone())
         .map_err(|e| bad(format!("corrupt snapshot header (gc_rng): {e}")))?;
-    let mut p2l = vec![0u32; ftl.map.physical_len()];
-    r.u32s(&mut p2l)?;
+    // P2L goes into the map as it is read (no second copy of it); L2P is rebuilt below, once
+    // the checksum and the blocks are checked.
+    let mut chunk = vec![0u32; 16 * 1024];
+    let physical = ftl.map.physical_len();
+    for start in (0..physical).step_by(chunk.len()) {
+        let part = &mut chunk[..(physical - start).min(16 * 1024)];
+        r.u32s(part)?;
+        ftl.map.load_p2l(start, part);
+    }
     r.u32s(&mut ftl.written)?;
     r.u32s(&mut ftl.valid)?;
     r.u32s(&mut ftl.erase_count)?;
@@ -481,7 +501,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     }
     // Rebuild L2P; the checksum passed, but a snapshot from a buggy writer must still not
     // produce an inconsistent device.
-    if let Err((ppa, lpa)) = ftl.map.load_p2l(&p2l) {
+    if let Err((ppa, lpa)) = ftl.map.rebuild_l2p() {
         return Err(bad(format!(
             "inconsistent snapshot: logical page {lpa} at physical page {ppa}"
         )));
