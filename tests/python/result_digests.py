@@ -4,9 +4,9 @@ a speed-up changes no result.
     python tests/python/result_digests.py            # print each case's digest and whether it matches
     python tests/python/result_digests.py --write    # record them in tests/data/result_digests.json
 
-A digest is the SHA-256 of the result JSON (sorted keys) with the wall-clock fields removed and
-the repository's path replaced, so the same configuration and seed give the same digest on any
-checkout. `test_result_digests.py` runs every case and compares with the recorded file: an
+A digest is the SHA-256 of the result JSON (sorted keys) with the wall-clock fields and the
+configuration's hash (it covers absolute trace paths) removed and the repository's path
+replaced, so the same configuration and seed give the same digest on any checkout. `test_result_digests.py` runs every case and compares with the recorded file: an
 optimisation leaves every digest equal; a change of the model changes some, and its note says
 which and why (then record them again with --write).
 """
@@ -381,10 +381,15 @@ CASES: dict[str, tuple[str, dict[str, Any], str]] = {
 }
 
 
+#: Result fields that depend on where the checkout is: the configuration's hash covers the
+#: trace files' absolute paths (the configuration itself is kept, its paths as `<repo>`).
+CHECKOUT = {"config_hash"}
+
+
 def canonical(doc: Any) -> Any:
     """The result without wall-clock fields, and the repository's path as `<repo>`."""
     if isinstance(doc, dict):
-        return {k: canonical(v) for k, v in doc.items() if k not in WALL_CLOCK}
+        return {k: canonical(v) for k, v in doc.items() if k not in WALL_CLOCK | CHECKOUT}
     if isinstance(doc, list):
         return [canonical(v) for v in doc]
     if isinstance(doc, str):

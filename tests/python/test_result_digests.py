@@ -24,7 +24,11 @@ def test_result_digest_is_unchanged(name):
 
 
 def test_canonical_drops_the_wall_clock_and_the_checkout():
-    doc = {"wall_time_s": 1.0, "device": {"precondition": {"snapshot_load_s": 2.0, "mode": "fast"}}}
+    doc = {
+        "wall_time_s": 1.0,
+        "config_hash": "ab",
+        "device": {"precondition": {"snapshot_load_s": 2.0, "mode": "fast"}},
+    }
     doc["flow"] = [{"trace": str(rd.REPO / "tests" / "x.trace")}]
     assert rd.canonical(doc) == {
         "device": {"precondition": {"mode": "fast"}},
