@@ -51,6 +51,7 @@ examples: ## run every Rust example once with small arguments
 	mkdir -p $(EXAMPLE_TMP)
 	$(EXAMPLE_RUN) bench_core -- 300 $(SHRUNK)
 	$(EXAMPLE_RUN) write_gc -- 2000 $(SHRUNK)
+	$(EXAMPLE_RUN) prof_case -- flow.0.requests=300 $(SHRUNK)
 	$(EXAMPLE_RUN) snapshot_io -- mqsim-paper $(EXAMPLE_TMP)/check.snap $(SHRUNK)
 	$(EXAMPLE_RUN) trace_parse -- --generate 2000 $(EXAMPLE_TMP)/gen.trace.zst mqsim
 	$(EXAMPLE_RUN) trace_parse -- $(EXAMPLE_TMP)/gen.trace.zst
