@@ -26,7 +26,7 @@ pub mod cmt;
 pub mod gc;
 mod index;
 mod mapping;
-mod pagemap;
+pub(crate) mod pagemap;
 pub mod precondition;
 pub mod snapshot;
 mod wear;

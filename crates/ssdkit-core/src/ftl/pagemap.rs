@@ -31,6 +31,304 @@ pub enum Base {
         /// The stripe unit of each plane (the inverse of `stripe`).
         unit: Box<[u32]>,
     },
+    /// Fast preconditioning's layout without pinned flows (`FastLayout`).
+    Fast(Box<FastLayout>),
+}
+
+/// Fast preconditioning's layout as a formula. Plane at stripe unit k holds the logical pages
+/// l = k mod planes of the occupied ranges, in logical order: its cold pages (outside the
+/// random-write footprint) from its first page on, its hot pages in its hot blocks, block after
+/// block, each taking as many as its valid count; the i-th valid page of a hot block sits in
+/// slot `pi_b(i)`, `pi_b` a keyed pseudo-random permutation of the block's written slots
+/// (four Feistel rounds with cycle walking), so both directions are computed, not stored.
+#[derive(Debug, Clone)]
+pub struct FastLayout {
+    planes: u32,
+    pages_per_plane: u32,
+    pages_per_block: u32,
+    blocks_per_plane: u32,
+    stripe: Box<[u32]>,
+    unit: Box<[u32]>,
+    /// Occupied logical ranges (start, end, hot), sorted.
+    ranges: Box<[(u64, u64, bool)]>,
+    /// Pages of unit k in ranges of the same class before range i: `before[k * ranges + i]`.
+    before: Box<[u64]>,
+    /// Per plane: its cold pages, its first hot block (index in the plane) and where its
+    /// prefix of hot blocks starts in `prefix`.
+    cold: Box<[u64]>,
+    hot_first: Box<[u32]>,
+    prefix_at: Box<[usize]>,
+    /// Per plane, hot pages in its hot blocks before each (and after the last): the blocks'
+    /// valid counts at preconditioning.
+    prefix: Box<[u64]>,
+    /// Written slots of each hot block (same index as `prefix`, without the plane's last).
+    written: Box<[u32]>,
+    /// Per plane, the hot block holding rank m * DIR_STEP, for each m (where `dir_at` says):
+    /// the search for a rank's block starts there, a block or two before its own, instead of
+    /// bisecting the plane's prefix (a dozen dependent cache misses).
+    dir: Box<[u32]>,
+    dir_at: Box<[usize]>,
+    key: u64,
+}
+
+/// Ranks between two entries of `FastLayout::dir`.
+const DIR_STEP: u64 = 256;
+
+/// The hot blocks of one plane, for `FastLayout::new`: first block (index in the plane),
+/// and each block's (valid, written) pages.
+pub struct HotBlocks {
+    pub first: u32,
+    pub blocks: Vec<(u32, u32)>,
+}
+
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    // SplitMix64's finaliser.
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A keyed permutation of 0..n (n <= 2^32): Feistel over the smallest even bit width that
+/// holds n, walking the cycle until the value falls below n.
+#[inline]
+fn permute(key: u64, n: u32, x: u32, inverse: bool) -> u32 {
+    if n <= 1 {
+        return x;
+    }
+    let bits = 32 - (n - 1).leading_zeros();
+    let half = bits.div_ceil(2);
+    let mask = (1u64 << half) - 1;
+    let mut v = x as u64;
+    loop {
+        let (mut l, mut r) = (v >> half, v & mask);
+        if inverse {
+            // Each forward round maps (l, r) to (r, l ^ F(r)); undone from the last round.
+            for round in (0..4u64).rev() {
+                (l, r) = (r ^ (mix(key ^ (l << 8) ^ round) & mask), l);
+            }
+        } else {
+            for round in 0..4u64 {
+                (l, r) = (r, l ^ (mix(key ^ (r << 8) ^ round) & mask));
+            }
+        }
+        v = (l << half) | r;
+        if v < n as u64 {
+            return v as u32;
+        }
+    }
+}
+
+impl FastLayout {
+    /// The layout of `ranges` (occupied logical ranges, sorted, hot or cold) over the planes:
+    /// `cold[p]` cold pages and `hot[p]` hot blocks per plane.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        pages_per_block: u32,
+        blocks_per_plane: u32,
+        stripe: &[u32],
+        ranges: &[(u64, u64, bool)],
+        cold: Vec<u64>,
+        hot: Vec<HotBlocks>,
+        key: u64,
+    ) -> Self {
+        let planes = stripe.len() as u32;
+        let mut unit = vec![0u32; stripe.len()].into_boxed_slice();
+        for (k, &p) in stripe.iter().enumerate() {
+            unit[p as usize] = k as u32;
+        }
+        let nr = ranges.len();
+        let mut before = vec![0u64; planes as usize * nr];
+        for k in 0..planes as u64 {
+            let mut seen = [0u64; 2];
+            for (i, &(a, b, h)) in ranges.iter().enumerate() {
+                before[k as usize * nr + i] = seen[h as usize];
+                seen[h as usize] +=
+                    count_below(b, k, planes as u64) - count_below(a, k, planes as u64);
+            }
+        }
+        let mut prefix = Vec::new();
+        let mut written = Vec::new();
+        let mut prefix_at = Vec::with_capacity(planes as usize);
+        let mut hot_first = Vec::with_capacity(planes as usize);
+        let mut dir = Vec::new();
+        let mut dir_at = Vec::with_capacity(planes as usize);
+        for h in &hot {
+            prefix_at.push(prefix.len());
+            dir_at.push(dir.len());
+            hot_first.push(h.first);
+            let mut sum = 0u64;
+            prefix.push(0);
+            for (j, &(v, w)) in h.blocks.iter().enumerate() {
+                // Ranks m * DIR_STEP that fall in this block.
+                while (dir.len() - dir_at.last().copied().unwrap_or(0)) as u64 * DIR_STEP
+                    < sum + v as u64
+                {
+                    dir.push(j as u32);
+                }
+                sum += v as u64;
+                prefix.push(sum);
+                written.push(w);
+            }
+            // Keeps `written` aligned with `prefix` (one entry per prefix entry).
+            written.push(0);
+        }
+        Self {
+            planes,
+            pages_per_plane: blocks_per_plane * pages_per_block,
+            pages_per_block,
+            blocks_per_plane,
+            stripe: stripe.into(),
+            unit,
+            ranges: ranges.into(),
+            before: before.into(),
+            cold: cold.into(),
+            hot_first: hot_first.into(),
+            prefix_at: prefix_at.into(),
+            prefix: prefix.into(),
+            written: written.into(),
+            dir: dir.into(),
+            dir_at: dir_at.into(),
+            key,
+        }
+    }
+
+    /// The plane's hot blocks: its prefix of valid counts (one more entry than blocks).
+    #[inline]
+    fn hot_prefix(&self, plane: u32) -> &[u64] {
+        let at = self.prefix_at[plane as usize];
+        let end = self
+            .prefix_at
+            .get(plane as usize + 1)
+            .copied()
+            .unwrap_or(self.prefix.len());
+        &self.prefix[at..end]
+    }
+
+    #[inline]
+    fn block_key(&self, block: u32) -> u64 {
+        mix(self.key ^ block as u64)
+    }
+
+    #[inline]
+    fn ppn(&self, l: u32) -> u32 {
+        let l64 = l as u64;
+        let i = self.ranges.partition_point(|r| r.0 <= l64);
+        if i == 0 || l64 >= self.ranges[i - 1].1 {
+            return NONE;
+        }
+        let (a, _, hot) = self.ranges[i - 1];
+        let k = (l % self.planes) as u64;
+        let p = self.stripe[k as usize];
+        let rank = self.before[k as usize * self.ranges.len() + i - 1]
+            + count_below(l64, k, self.planes as u64)
+            - count_below(a, k, self.planes as u64);
+        if !hot {
+            return p * self.pages_per_plane + rank as u32;
+        }
+        let prefix = self.hot_prefix(p);
+        // The block whose valid pages hold this rank: the first whose end is past it.
+        let mut j = self.dir[self.dir_at[p as usize] + (rank / DIR_STEP) as usize] as usize;
+        while prefix[j + 1] <= rank {
+            j += 1;
+        }
+        let first = p * self.blocks_per_plane + self.hot_first[p as usize];
+        let b = first + j as u32;
+        let w = self.written[self.prefix_at[p as usize] + j];
+        let slot = permute(self.block_key(b), w, (rank - prefix[j]) as u32, false);
+        b * self.pages_per_block + slot
+    }
+
+    #[inline]
+    fn lpn(&self, ppa: u32) -> u32 {
+        let p = ppa / self.pages_per_plane;
+        let local = ppa % self.pages_per_plane;
+        let k = self.unit[p as usize] as u64;
+        if (local as u64) < self.cold[p as usize] {
+            return self.unrank(k, false, local as u64);
+        }
+        let block = local / self.pages_per_block;
+        let prefix = self.hot_prefix(p);
+        let first = self.hot_first[p as usize];
+        if block < first || block - first + 1 >= prefix.len() as u32 {
+            return NONE;
+        }
+        let j = (block - first) as usize;
+        let w = self.written[self.prefix_at[p as usize] + j];
+        let slot = local % self.pages_per_block;
+        if slot >= w {
+            return NONE;
+        }
+        let b = p * self.blocks_per_plane + block;
+        let i = permute(self.block_key(b), w, slot, true) as u64;
+        if i >= prefix[j + 1] - prefix[j] {
+            return NONE;
+        }
+        self.unrank(k, true, prefix[j] + i)
+    }
+
+    /// Calls `f(slot, logical page)` for each page block `block` holds at preconditioning.
+    fn block_pages(&self, block: u32, mut f: impl FnMut(u32, u32)) {
+        let p = block / self.blocks_per_plane;
+        let local_block = block % self.blocks_per_plane;
+        let k = self.unit[p as usize] as u64;
+        let ppb = self.pages_per_block as u64;
+        let cold = self.cold[p as usize];
+        let start = local_block as u64 * ppb;
+        if start < cold {
+            for c in start..(start + ppb).min(cold) {
+                f((c - start) as u32, self.unrank(k, false, c));
+            }
+            return;
+        }
+        let prefix = self.hot_prefix(p);
+        let first = self.hot_first[p as usize];
+        if local_block < first || local_block - first + 1 >= prefix.len() as u32 {
+            return;
+        }
+        let j = (local_block - first) as usize;
+        let w = self.written[self.prefix_at[p as usize] + j];
+        let key = self.block_key(block);
+        for (i, r) in (prefix[j]..prefix[j + 1]).enumerate() {
+            f(permute(key, w, i as u32, false), self.unrank(k, true, r));
+        }
+    }
+
+    /// The logical page of rank `r` among unit k's pages of one class.
+    fn unrank(&self, k: u64, hot: bool, r: u64) -> u32 {
+        let nr = self.ranges.len();
+        let before = &self.before[k as usize * nr..(k as usize + 1) * nr];
+        // The last range of the class that starts at or below the rank.
+        let mut found = None;
+        for (i, &(a, b, h)) in self.ranges.iter().enumerate() {
+            if h != hot || before[i] > r {
+                continue;
+            }
+            let n = count_below(b, k, self.planes as u64) - count_below(a, k, self.planes as u64);
+            if r < before[i] + n {
+                found = Some((a, r - before[i]));
+                break;
+            }
+        }
+        match found {
+            Some((a, off)) => {
+                let planes = self.planes as u64;
+                let first = a + (k + planes - a % planes) % planes;
+                (first + off * planes) as u32
+            }
+            None => NONE,
+        }
+    }
+}
+
+/// Pages l < x with l = k mod planes.
+#[inline]
+fn count_below(x: u64, k: u64, planes: u64) -> u64 {
+    if x > k {
+        (x - k).div_ceil(planes)
+    } else {
+        0
+    }
 }
 
 impl Base {
@@ -53,6 +351,7 @@ impl Base {
     fn ppn(&self, l: u32) -> u32 {
         match self {
             Base::Empty => NONE,
+            Base::Fast(f) => f.ppn(l),
             Base::Striped {
                 filled,
                 planes,
@@ -73,6 +372,7 @@ impl Base {
     fn lpn(&self, p: u32) -> u32 {
         match self {
             Base::Empty => NONE,
+            Base::Fast(f) => f.lpn(p),
             Base::Striped {
                 filled,
                 planes,
@@ -158,6 +458,34 @@ impl PageMap {
     #[inline]
     pub fn clear_physical(&mut self, p: u32) {
         self.p2l[p as usize] = GONE;
+    }
+
+    /// Writes the base's answers for the pages of `block` into the change tables, both
+    /// directions, where nothing changed them yet: a GC victim is scanned page by page and
+    /// each of its valid pages looked up again when moved, and a formula's answer costs more
+    /// than a table entry just written (in cache). Nothing changes what the map says.
+    pub fn settle_block(&mut self, block: u32, pages_per_block: u32) {
+        let Base::Fast(f) = &self.base else {
+            return;
+        };
+        let first = block * pages_per_block;
+        // The block's base pages, found by walking its ranks forward (no inversion per slot).
+        let mut pages: Vec<(u32, u32)> = Vec::with_capacity(pages_per_block as usize);
+        f.block_pages(block, |slot, l| pages.push((first + slot, l)));
+        for (p, l) in pages {
+            if self.p2l[p as usize] == 0 {
+                self.p2l[p as usize] = l + 1;
+                if self.l2p[l as usize] == 0 {
+                    self.l2p[l as usize] = p + 1;
+                }
+            }
+        }
+        // What the base left unmapped in the block stays so, now without a formula.
+        for e in &mut self.p2l[first as usize..(first + pages_per_block) as usize] {
+            if *e == 0 {
+                *e = GONE;
+            }
+        }
     }
 
     /// Logical pages (host and translation pages).

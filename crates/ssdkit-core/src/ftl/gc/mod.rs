@@ -136,6 +136,7 @@ impl Ftl {
         };
         self.make_victim(victim);
         let ppb = self.geo.pages_per_block;
+        self.map.settle_block(victim.0, ppb);
         let before = moves.len();
         for ppa in victim.0 * ppb..(victim.0 + 1) * ppb {
             if let Some(lpn) = self.owner(Ppn(ppa)) {

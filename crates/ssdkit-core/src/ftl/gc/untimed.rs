@@ -13,6 +13,7 @@ use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
 pub fn collect_now(ftl: &mut Ftl, plane: PlaneId, victim: BlockId) {
     ftl.make_victim(victim);
     let ppb = ftl.geo.pages_per_block;
+    ftl.map.settle_block(victim.0, ppb);
     let first = victim.0 * ppb;
     for ppa in first..first + ftl.written[victim.idx()] {
         if let Some(lpn) = ftl.owner(Ppn(ppa)) {

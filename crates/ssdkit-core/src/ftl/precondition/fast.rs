@@ -8,10 +8,12 @@
 //! 3. the remaining K blocks are closed, and their valid counts are drawn from the mean-field
 //!    steady-state distribution of the policy for K blocks holding the plane's hot pages
 //!    (stratified quantiles, then a +-1 correction so they sum exactly to the hot pages);
-//! 4. valid pages sit at random offsets of their block, hot logical pages in random order;
+//! 4. valid pages sit at pseudo-random offsets of their block (a keyed permutation of its
+//!    slots), hot logical pages in logical order block after block;
 //! 5. erase counts follow an assumed history of `history_drive_writes`.
 //!
-//! Every step streams; nothing per page lives on the heap beyond the mapping tables.
+//! Without pinned flows the layout is a formula (`pagemap::FastLayout`): no per-page work. With
+//! them, a pass in logical order writes the mapping tables (`place_pinned`).
 
 use super::meanfield::{self, MfPolicy};
 use super::pool::{reserve_level_pages, PoolLevel};
@@ -19,6 +21,7 @@ use super::{Footprint, PRECONDITION_STREAM};
 use crate::config::{Config, GcPolicy, Settings};
 use crate::engine::{derive_stream, Stream as Rng};
 use crate::error::Error;
+use crate::ftl::pagemap::{Base, FastLayout, HotBlocks};
 use crate::ftl::{BlockState, Ftl, NONE};
 use rand::Rng as _;
 use serde_json::{json, Value};
@@ -251,6 +254,7 @@ pub fn run(
             }
         }
     }
+    let mut cold_of = vec![0u64; planes as usize];
     // Phase 1, per plane: block roles and valid counts.
     for (pos, &p) in stripe.iter().enumerate() {
         let pos = pos as u64;
@@ -269,6 +273,7 @@ pub fn run(
         }
         cold_total += cold;
         hot_total += hot;
+        cold_of[p as usize] = cold;
         let first_block = p * bpp;
         let cold_blocks = cold.div_ceil(ppb as u64) as u32;
         for k in 0..cold_blocks {
@@ -409,50 +414,24 @@ pub fn run(
         }
         cur.needed = ftl.valid[cur.hot_block as usize];
     }
-    // Phase 2, in logical order so L2P is written sequentially and each plane's P2L region
-    // too: the mapping tables are the only large memory touched, once each.
-    let mut range = 0usize;
-    let mut k = 0usize;
-    for lpa in 0..logical {
-        while range < ranges.len() && ranges[range].1 <= lpa {
-            range += 1;
-        }
-        let plane = if pinned.is_empty() {
-            stripe[k]
-        } else {
-            plane_of(lpa, k, &stripe, pinned)
-        };
-        let cur = &mut cursors[plane as usize];
-        k += 1;
-        if k == planes as usize {
-            k = 0;
-        }
-        if range == ranges.len() || ranges[range].0 > lpa {
-            continue;
-        }
-        let ppa = if ranges[range].2 {
-            while cur.needed == 0 {
-                cur.hot_block += 1;
-                cur.pos = 0;
-                debug_assert!(cur.hot_block < cur.hot_end);
-                cur.needed = ftl.valid[cur.hot_block as usize];
-            }
-            let limit = ftl.written[cur.hot_block as usize];
-            loop {
-                let left = limit - cur.pos;
-                let take = rng.gen_range(0..left) < cur.needed;
-                cur.pos += 1;
-                if take {
-                    break;
+    if pinned.is_empty() {
+        // Without pinned flows the layout is a formula (`pagemap::FastLayout`): nothing per
+        // page is written.
+        let hot = (0..planes)
+            .map(|p| {
+                let cur = &cursors[p as usize];
+                HotBlocks {
+                    first: cur.hot_block - p * bpp,
+                    blocks: (cur.hot_block..cur.hot_end)
+                        .map(|b| (ftl.valid[b as usize], ftl.written[b as usize]))
+                        .collect(),
                 }
-            }
-            cur.needed -= 1;
-            cur.hot_block * ppb + cur.pos - 1
-        } else {
-            cur.cold_next += 1;
-            cur.cold_next - 1
-        };
-        ftl.map.link(lpa as u32, ppa);
+            })
+            .collect();
+        let layout = FastLayout::new(ppb, bpp, &stripe, &ranges, cold_of, hot, rng.gen());
+        ftl.map.reset(Base::Fast(Box::new(layout)));
+    } else {
+        place_pinned(ftl, &ranges, &stripe, pinned, &mut cursors, &mut rng);
     }
     ftl.clock = (max_k as u64 + 1) * stamp_step;
     let predicted_wa = if hot_total > 0 {
@@ -500,4 +479,63 @@ pub fn run(
         "history_drive_writes": hist,
         "mean_erase_count": mean_erase,
     }))
+}
+
+/// Phase 2 with pinned flows, in logical order so L2P is written sequentially and each plane's
+/// P2L region too: hot pages take random slots of their plane's hot blocks (selection
+/// sampling), cold pages the next page of the plane's cold blocks.
+fn place_pinned(
+    ftl: &mut Ftl,
+    ranges: &[(u64, u64, bool)],
+    stripe: &[u32],
+    pinned: &[Pinned],
+    cursors: &mut [PlaneCursor],
+    rng: &mut Rng,
+) {
+    let ppb = ftl.geo.pages_per_block;
+    let planes = ftl.geo.planes();
+    let logical = ftl.logical_pages as u64;
+    let mut range = 0usize;
+    let mut k = 0usize;
+    for lpa in 0..logical {
+        while range < ranges.len() && ranges[range].1 <= lpa {
+            range += 1;
+        }
+        let plane = if pinned.is_empty() {
+            stripe[k]
+        } else {
+            plane_of(lpa, k, stripe, pinned)
+        };
+        let cur = &mut cursors[plane as usize];
+        k += 1;
+        if k == planes as usize {
+            k = 0;
+        }
+        if range == ranges.len() || ranges[range].0 > lpa {
+            continue;
+        }
+        let ppa = if ranges[range].2 {
+            while cur.needed == 0 {
+                cur.hot_block += 1;
+                cur.pos = 0;
+                debug_assert!(cur.hot_block < cur.hot_end);
+                cur.needed = ftl.valid[cur.hot_block as usize];
+            }
+            let limit = ftl.written[cur.hot_block as usize];
+            loop {
+                let left = limit - cur.pos;
+                let take = rng.gen_range(0..left) < cur.needed;
+                cur.pos += 1;
+                if take {
+                    break;
+                }
+            }
+            cur.needed -= 1;
+            cur.hot_block * ppb + cur.pos - 1
+        } else {
+            cur.cold_next += 1;
+            cur.cold_next - 1
+        };
+        ftl.map.link(lpa as u32, ppa);
+    }
 }
