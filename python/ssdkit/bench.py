@@ -356,15 +356,21 @@ def _physical_pages(r: Any) -> int:
 
 def _run_case_in_child(case: Case, overrides: list[str], snapshot: str | None) -> dict[str, Any]:
     """Runs one workload in a fresh Python process, so its peak RSS is its own."""
-    arg = json.dumps({"case": dataclasses.asdict(case), "overrides": overrides, "snapshot": snapshot})
-    p = subprocess.run([sys.executable, "-c", _RUN_CHILD, arg], capture_output=True, text=True, check=False)
-    if p.returncode != 0:
-        lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
-        raise SsdkitError(f"bench workload {case.name} failed: {lines[-1] if lines else 'no message'}")
-    fig = json.loads(p.stdout.strip().splitlines()[-1])
+    arg = {"case": dataclasses.asdict(case), "overrides": overrides, "snapshot": snapshot}
+    fig = _in_child(_RUN_CHILD, arg, f"bench workload {case.name}")
     rss = fig["peak_rss_mib"]
     fig["bytes_per_page"] = None if rss is None else rss * 2**20 / fig["physical_pages"]
     return fig
+
+
+def _in_child(script: str, arg: dict[str, Any], what: str) -> dict[str, Any]:
+    """Runs `script` in a fresh Python process with `arg` as JSON; returns the JSON object of its
+    last output line. A failure raises SsdkitError with the child's last error line."""
+    p = subprocess.run([sys.executable, "-c", script, json.dumps(arg)], capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
+        raise SsdkitError(f"{what} failed: {lines[-1] if lines else 'no message'}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def _write_trace(path: str, n: int) -> str:
@@ -381,12 +387,9 @@ def _write_trace(path: str, n: int) -> str:
 def _precondition_in_child(output: str, overrides: list[str]) -> dict[str, Any]:
     """Preconditions in a fresh Python process so its peak RSS is its own; returns the record,
     the time of build + preconditioning (without the save) and the child's peak RSS."""
-    arg = json.dumps({"preset": PRESET, "output": output, "overrides": overrides})
-    p = subprocess.run([sys.executable, "-c", _CHILD, arg], capture_output=True, text=True, check=False)
-    if p.returncode != 0:
-        lines = [ln for ln in p.stderr.strip().splitlines() if ln.strip()]
-        raise SsdkitError(f"preconditioning for the bench failed: {lines[-1] if lines else 'no message'}")
-    out = json.loads(p.stdout.strip().splitlines()[-1])
+    out = _in_child(
+        _CHILD, {"preset": PRESET, "output": output, "overrides": overrides}, "preconditioning for the bench"
+    )
     rec = out["record"]
     precondition_s = max(out["total_s"] - rec["snapshot_save_s"], 0.0)
     out["precondition_s"] = precondition_s

@@ -36,21 +36,17 @@ WALL_CLOCK = {
     "snapshot",
 }
 
-# The controller without its memories (the whole map in DRAM, no data cache).
-BARE = {"ftl.cmt.mode": "ideal", "cache.mode": "off"}
+# The bare controller (the whole map in DRAM, no data cache) and the 64 MiB two-plane device of
+# the other tests (GC collects within a few thousand writes), here without its bare controller:
+# each case says which controller it has.
+from conftest import BARE
+from conftest import TINY as _TINY_BARE
+
+TINY = {k: v for k, v in _TINY_BARE.items() if k not in BARE}
+
 # mqsim-paper's timing and parallelism (8 channels x 4 chips x 2 dies x 2 planes) with 128 blocks
 # per plane (32 GiB): every level of the back end, small enough to precondition in milliseconds.
 M = {"flash.blocks_per_plane": 128}
-# 64 MiB on two planes: GC collects within a few thousand writes.
-TINY = {
-    "flash.channels": 2,
-    "flash.chips_per_channel": 1,
-    "flash.dies_per_chip": 1,
-    "flash.planes_per_die": 1,
-    "flash.blocks_per_plane": 128,
-    "flash.pages_per_block": 64,
-    "flash.page_size_bytes": 4096,
-}
 READS = {"flow.0.read_fraction": 1.0, "flow.0.request_bytes": 4096, "flow.0.pattern": "random"}
 WRITES = {"flow.0.read_fraction": 0.0, "flow.0.request_bytes": 4096, "flow.0.pattern": "random"}
 

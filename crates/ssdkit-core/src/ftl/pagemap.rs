@@ -465,23 +465,23 @@ impl PageMap {
     /// each of its valid pages looked up again when moved, and a formula's answer costs more
     /// than a table entry just written (in cache). Nothing changes what the map says.
     pub fn settle_block(&mut self, block: u32, pages_per_block: u32) {
-        let Base::Fast(f) = &self.base else {
+        let Self { base, l2p, p2l } = self;
+        let Base::Fast(f) = base else {
             return;
         };
         let first = block * pages_per_block;
         // The block's base pages, found by walking its ranks forward (no inversion per slot).
-        let mut pages: Vec<(u32, u32)> = Vec::with_capacity(pages_per_block as usize);
-        f.block_pages(block, |slot, l| pages.push((first + slot, l)));
-        for (p, l) in pages {
-            if self.p2l[p as usize] == 0 {
-                self.p2l[p as usize] = l + 1;
-                if self.l2p[l as usize] == 0 {
-                    self.l2p[l as usize] = p + 1;
+        f.block_pages(block, |slot, l| {
+            let p = first + slot;
+            if p2l[p as usize] == 0 {
+                p2l[p as usize] = l + 1;
+                if l2p[l as usize] == 0 {
+                    l2p[l as usize] = p + 1;
                 }
             }
-        }
+        });
         // What the base left unmapped in the block stays so, now without a formula.
-        for e in &mut self.p2l[first as usize..(first + pages_per_block) as usize] {
+        for e in &mut p2l[first as usize..(first + pages_per_block) as usize] {
             if *e == 0 {
                 *e = GONE;
             }
