@@ -10,6 +10,10 @@ Speeds are per wall-clock second of the simulation phase, the event loop (the re
 process of its own, so its peak memory (RSS) is its own; bytes per page is that peak over the
 device's physical pages. The growth case runs the QD32 random reads again with ten times the
 requests: a simulator whose speed or memory depends on the run's length shows it there.
+
+The workloads are independent, so ``jobs`` of them (default: the machine's cores) run at once,
+each a process of one thread. Workloads side by side share the memory bandwidth and the last
+level cache; ``jobs=1`` gives the quietest figures.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -185,16 +190,27 @@ _LEGEND = (
 
 
 def run_bench(
-    requests: int = 1_000_000, log: TextIO | None = sys.stdout, overrides: list[str] | None = None
+    requests: int = 1_000_000,
+    log: TextIO | None = sys.stdout,
+    overrides: list[str] | None = None,
+    jobs: int | None = None,
 ) -> dict[str, Any]:
-    """Runs every workload with ``requests`` requests, printing a row per workload to ``log`` as
-    it finishes, then the cost of preconditioning and of the snapshot; returns the figures.
-    ``overrides`` (``"key=value"`` strings) change the device for every workload, e.g. a smaller
-    device for a quick check."""
+    """Runs every workload with ``requests`` requests, ``jobs`` at once (default: the machine's
+    cores), printing a row per workload to ``log`` in the table's order as they finish, then the
+    cost of preconditioning and of the snapshot; returns the figures. ``overrides``
+    (``"key=value"`` strings) change the device for every workload, e.g. a smaller device for a
+    quick check."""
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"argument `jobs` = {jobs!r} must be a positive integer (workloads run at once)")
+    jobs = jobs or os.cpu_count() or 1
     device = list(overrides or [])
     t = _Table(log)
     t.note(
         f"ssdkit {__version__} bench: simulator speed on the {PRESET} device (and the nvmesim-dram case on its own), {requests:,} requests per workload"
+    )
+    t.note(
+        f"{jobs} workload{'s' if jobs > 1 else ''} at a time (--jobs), each a process of one thread"
+        + (": side by side they share memory bandwidth and cache; --jobs 1 is quietest" if jobs > 1 else "")
     )
     if device:
         t.note(f"device changed for every workload: {' '.join(device)}")
@@ -210,37 +226,45 @@ def run_bench(
 
     figures = []
     with tempfile.TemporaryDirectory(prefix="ssdkit-bench-") as tmp:
-        snap = os.path.join(tmp, "device.snap")
-        prec: dict[str, Any] | None = None
-        for case in CASES:
+
+        def one(i: int, case: Case) -> tuple[dict[str, Any] | None, dict[str, Any]]:
             flow = {**_BASE, **case.overrides, "flow.0.requests": requests * case.scale}
             if case.trace:
                 flow = {k: v for k, v in flow.items() if k not in _BASE or not k.startswith("flow.")}
-                flow["flow.0.trace"] = _write_trace(os.path.join(tmp, "bench.trace"), requests)
+                flow["flow.0.trace"] = _write_trace(os.path.join(tmp, f"bench-{i}.trace"), requests)
             mine = device if case.preset == PRESET else []
             ov = mine + [f"{k}={api.toml_literal(v, k)}" for k, v in flow.items()]
+            p = None
+            snap = os.path.join(tmp, f"device-{i}.snap")
             if case.from_snapshot:
-                # The snapshot is made with the write case's own flow, so fast preconditioning
-                # brings the device to that workload's steady state.
+                # The snapshot is made with the case's own flow, so fast preconditioning brings
+                # the device to that workload's steady state.
                 p = _precondition_in_child(snap, ov)
+            return p, _run_case_in_child(case, ov, snap if case.from_snapshot else None)
+
+        prec: dict[str, Any] | None = None
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            # Threads only wait for the workloads' processes.
+            futures = [pool.submit(one, i, case) for i, case in enumerate(CASES)]
+            for case, fut in zip(CASES, futures):
+                p, fig = fut.result()
                 # The summary below describes the first snapshot case's preconditioning.
                 prec = prec or p
-            fig = _run_case_in_child(case, ov, snap if case.from_snapshot else None)
-            figures.append(fig)
-            t.line(
-                case.name,
-                f"{fig['requests']:,}",
-                f"{fig['requests_per_wall_s']:,.0f}",
-                f"{fig['events']:,}",
-                f"{fig['events_per_wall_s']:,.0f}",
-                f"{fig['events_per_request']:.2f}",
-                f"{fig['wall_time_s']:.3f}",
-                f"{fig['setup_s']:.3f}",
-                "-" if fig["peak_rss_mib"] is None else f"{fig['peak_rss_mib']:,.0f}",
-                "-" if fig["bytes_per_page"] is None else f"{fig['bytes_per_page']:.2f}",
-                f"{fig['gc_runs']:,}",
-                f"{fig['write_amplification']:.2f}" if fig["write_amplification"] else "-",
-            )
+                figures.append(fig)
+                t.line(
+                    case.name,
+                    f"{fig['requests']:,}",
+                    f"{fig['requests_per_wall_s']:,.0f}",
+                    f"{fig['events']:,}",
+                    f"{fig['events_per_wall_s']:,.0f}",
+                    f"{fig['events_per_request']:.2f}",
+                    f"{fig['wall_time_s']:.3f}",
+                    f"{fig['setup_s']:.3f}",
+                    "-" if fig["peak_rss_mib"] is None else f"{fig['peak_rss_mib']:,.0f}",
+                    "-" if fig["bytes_per_page"] is None else f"{fig['bytes_per_page']:.2f}",
+                    f"{fig['gc_runs']:,}",
+                    f"{fig['write_amplification']:.2f}" if fig["write_amplification"] else "-",
+                )
         # the TemporaryDirectory removes the snapshot here
     assert prec is not None
     write = next(f for f, c in zip(figures, CASES) if c.from_snapshot)
@@ -284,6 +308,7 @@ def run_bench(
         "preset": PRESET,
         "overrides": device,
         "requests": requests,
+        "jobs": jobs,
         "cases": figures,
         "precondition": {
             "record": rec,

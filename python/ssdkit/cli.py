@@ -281,6 +281,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--json", action="store_true", help="print the figures as JSON")
     b.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="workloads run at once, each a process of one thread (default: the machine's cores; "
+        "side by side they share memory bandwidth and cache, so 1 gives the quietest figures)",
+    )
+    b.add_argument(
         "--set",
         dest="overrides",
         action="append",
@@ -646,7 +654,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
 
-    doc = bench.run_bench(args.requests, log=None if args.json else sys.stdout, overrides=args.overrides)
+    doc = bench.run_bench(
+        args.requests, log=None if args.json else sys.stdout, overrides=args.overrides, jobs=args.jobs
+    )
     if args.json:
         print(json.dumps(doc, indent=2))
     return 0

@@ -400,6 +400,7 @@ CASES = [
         write={"adir/keep": ""},
     ),
     Case("cli-bench-requests-zero", ["bench", "--requests", "0"], ["--requests", "at least 1"]),
+    Case("cli-bench-jobs-zero", ["bench", "--jobs", "0"], ["--jobs", "at least 1"]),
     Case("cli-mqsim-three-files", ["run", "--mqsim", "a.xml", "b.xml", "c.xml", *QUICK], ["--mqsim", "at most one"]),
     Case("cli-no-config", ["run", *QUICK], ["no configuration"]),
     Case("cli-precondition-no-output", ["precondition", "mqsim-paper"], ["-o"]),

@@ -270,10 +270,22 @@ def test_bench_small(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def _simulated(case: dict) -> dict:
+    """A bench case's figures that describe the simulation, not the machine."""
+    return {k: case[k] for k in ("case", "requests", "events", "gc_runs", "write_amplification", "physical_pages")}
+
+
 def test_bench_json():
-    p = ssdkit("bench", "--requests", "2000", "--set", "flash.blocks_per_plane=128", "--json")
+    p = ssdkit("bench", "--requests", "2000", "--set", "flash.blocks_per_plane=128", "--json", "--jobs", "2")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
+    assert doc["jobs"] == 2
+    # Workloads side by side simulate what they simulate one at a time (each its own process).
+    one = ssdkit("bench", "--requests", "2000", "--set", "flash.blocks_per_plane=128", "--json", "--jobs", "1")
+    assert one.returncode == 0, one.stderr
+    alone = json.loads(one.stdout)
+    assert alone["jobs"] == 1
+    assert [_simulated(c) for c in alone["cases"]] == [_simulated(c) for c in doc["cases"]]
     assert [c["case"] for c in doc["cases"]] == [
         "randread-4k-qd1",
         "randread-4k-qd32",

@@ -36,14 +36,22 @@ pub(super) enum FreePool {
 }
 
 impl FreePool {
-    pub(super) fn new(by_erase: bool) -> Self {
+    /// A pool of `blocks` (block, erase count) arriving in that order: as pushing each, in
+    /// bulk (an ordered set built from sorted entries at once, not by insertions).
+    pub(super) fn from_blocks(by_erase: bool, blocks: impl Iterator<Item = (u32, u32)>) -> Self {
         if by_erase {
+            let mut v: Vec<(u32, u64, u32)> = blocks
+                .enumerate()
+                .map(|(i, (b, e))| (e, i as u64, b))
+                .collect();
+            v.sort_unstable();
+            let next = v.len() as u64;
             FreePool::ByErase {
-                set: BTreeSet::new(),
-                next: 0,
+                set: v.into_iter().collect(),
+                next,
             }
         } else {
-            FreePool::Fifo(VecDeque::new())
+            FreePool::Fifo(blocks.map(|(b, _)| b).collect())
         }
     }
     pub(super) fn len(&self) -> usize {
@@ -99,12 +107,12 @@ impl Ftl {
         self.planes.clear();
         for p in 0..self.geo.planes() {
             let first = p * bpp;
-            let mut free = FreePool::new(self.wl_dynamic);
-            for b in first..first + bpp {
-                if self.block_state[b as usize] == BlockState::Free {
-                    free.push(b, self.erase_count[b as usize]);
-                }
-            }
+            let free = FreePool::from_blocks(
+                self.wl_dynamic,
+                (first..first + bpp)
+                    .filter(|&b| self.block_state[b as usize] == BlockState::Free)
+                    .map(|b| (b, self.erase_count[b as usize])),
+            );
             // A built state's open blocks: the user frontier first, then the GC one.
             let mut open =
                 (first..first + bpp).filter(|&b| self.block_state[b as usize] == BlockState::Open);

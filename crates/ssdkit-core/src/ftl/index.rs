@@ -34,26 +34,43 @@ struct MinTrees {
 }
 
 impl MinTrees {
+    #[cfg(test)]
     fn new(planes: usize, blocks_per_plane: usize) -> Self {
-        let size = blocks_per_plane.next_power_of_two().max(2);
-        let mut nodes = vec![0u32; planes * size];
-        for p in 0..planes {
-            for i in (1..size).rev() {
-                nodes[p * size + i] = Self::leftmost_leaf(size, i);
-            }
-        }
-        Self {
-            size,
-            keys: vec![INF; planes * size],
-            nodes,
-        }
+        let mut t = Self::default();
+        t.reset(planes, blocks_per_plane);
+        t.build();
+        t
     }
 
-    fn leftmost_leaf(size: usize, mut i: usize) -> u32 {
-        while i < size {
-            i *= 2;
+    /// Every key infinite, the nodes not yet built: `put` keys, then `build`.
+    fn reset(&mut self, planes: usize, blocks_per_plane: usize) {
+        self.size = blocks_per_plane.next_power_of_two().max(2);
+        self.keys.clear();
+        self.keys.resize(planes * self.size, INF);
+        self.nodes.resize(planes * self.size, 0);
+    }
+
+    /// Sets a leaf's key without updating the nodes above it: loading many keys, then `build`.
+    #[inline]
+    fn put(&mut self, plane: usize, leaf: usize, key: u64) {
+        self.keys[plane * self.size + leaf] = key;
+    }
+
+    /// Every inner node from the leaves up: O(leaves), where `set` per leaf is O(leaves log
+    /// leaves).
+    fn build(&mut self) {
+        for base in (0..self.keys.len()).step_by(self.size) {
+            for i in (1..self.size).rev() {
+                let l = self.winner(base, 2 * i);
+                let r = self.winner(base, 2 * i + 1);
+                self.nodes[base + i] =
+                    if self.keys[base + r as usize] < self.keys[base + l as usize] {
+                        r
+                    } else {
+                        l
+                    };
+            }
         }
-        (i - size) as u32
     }
 
     #[inline]
@@ -114,13 +131,13 @@ pub(super) struct VictimIndex {
 impl VictimIndex {
     pub(super) fn new(g: &Geometry, policy: GcPolicy, wl_static: bool) -> Self {
         let planes = g.planes() as usize;
-        let bpp = g.blocks_per_plane as usize;
         Self {
             blocks_per_plane: g.blocks_per_plane,
             pages_per_block: g.pages_per_block,
-            greedy: MinTrees::new(planes, bpp),
-            fifo: (policy == GcPolicy::Fifo).then(|| MinTrees::new(planes, bpp)),
-            wl: wl_static.then(|| MinTrees::new(planes, bpp)),
+            // Sized and built by `rebuild`, which building an FTL always calls.
+            greedy: MinTrees::default(),
+            fifo: (policy == GcPolicy::Fifo).then(MinTrees::default),
+            wl: wl_static.then(MinTrees::default),
             max_erase: vec![0; planes],
             cost_benefit: (policy == GcPolicy::CostBenefit).then(|| {
                 (0..planes)
@@ -204,12 +221,11 @@ impl VictimIndex {
         let g = ftl.geo;
         let planes = g.planes() as usize;
         let bpp = g.blocks_per_plane as usize;
-        self.greedy = MinTrees::new(planes, bpp);
-        if self.fifo.is_some() {
-            self.fifo = Some(MinTrees::new(planes, bpp));
-        }
-        if self.wl.is_some() {
-            self.wl = Some(MinTrees::new(planes, bpp));
+        for t in [Some(&mut self.greedy), self.fifo.as_mut(), self.wl.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            t.reset(planes, bpp);
         }
         if let Some(cb) = &mut self.cost_benefit {
             cb.iter_mut().flatten().for_each(|s| s.clear());
@@ -218,17 +234,25 @@ impl VictimIndex {
         for b in 0..g.total_blocks() {
             let i = b as usize;
             let e = ftl.erase_count[i];
-            let p = i / bpp;
+            let (p, l) = (i / bpp, i % bpp);
             self.max_erase[p] = self.max_erase[p].max(e);
             if ftl.block_state[i] == BlockState::Closed {
-                self.closed(
-                    BlockId(b),
-                    ftl.valid[i],
-                    ftl.close_stamp[i],
-                    ftl.mod_stamp[i],
-                    e,
-                );
+                // As `closed` would, with the trees' nodes built once at the end.
+                self.greedy.put(p, l, self.greedy_key(ftl.valid[i]));
+                if let Some(t) = &mut self.fifo {
+                    t.put(p, l, ftl.close_stamp[i]);
+                }
+                if let Some(t) = &mut self.wl {
+                    t.put(p, l, e as u64);
+                }
+                if let Some(cb) = &mut self.cost_benefit {
+                    cb[p][ftl.valid[i] as usize].insert((ftl.mod_stamp[i], b));
+                }
             }
+        }
+        self.greedy.build();
+        for t in [&mut self.fifo, &mut self.wl].into_iter().flatten() {
+            t.build();
         }
     }
 

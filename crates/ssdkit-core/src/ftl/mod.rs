@@ -129,6 +129,14 @@ pub struct Ftl {
 impl Ftl {
     /// An erased device: nothing mapped, every block free. Preconditioning fills it.
     pub fn new(c: &Config, s: &Settings) -> Self {
+        let mut ftl = Self::unbuilt(c, s);
+        ftl.rebuild_planes();
+        ftl
+    }
+
+    /// The arrays of an erased device without its planes' pools and indexes, for a snapshot
+    /// to fill and then build (`rebuild_index`).
+    pub(super) fn unbuilt(c: &Config, s: &Settings) -> Self {
         let geo = s.geo;
         let logical_pages = s.logical_pages as u32;
         let nblocks = geo.total_blocks() as usize;
@@ -186,7 +194,6 @@ impl Ftl {
             ftl.written.fill(geo.pages_per_block);
             ftl.block_state.fill(BlockState::Closed);
         }
-        ftl.rebuild_planes();
         ftl
     }
 

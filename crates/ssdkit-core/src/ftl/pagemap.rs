@@ -331,7 +331,218 @@ fn count_below(x: u64, k: u64, planes: u64) -> u64 {
     }
 }
 
+/// Little-endian encoding of a `Base` for snapshots.
+struct Enc(Vec<u8>);
+impl Enc {
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+struct Dec<'a>(&'a [u8]);
+impl Dec<'_> {
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        if self.0.len() < N {
+            return Err("the page map's base description ends early".into());
+        }
+        let (a, b) = self.0.split_at(N);
+        self.0 = b;
+        Ok(a.try_into().expect("N bytes"))
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        self.take::<4>().map(u32::from_le_bytes)
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        self.take::<8>().map(u64::from_le_bytes)
+    }
+    /// A count of items of at least `size` bytes each, no more than the bytes left allow.
+    fn count(&mut self, size: usize) -> Result<usize, String> {
+        let n = self.u32()? as usize;
+        if n.saturating_mul(size) > self.0.len() {
+            return Err(format!(
+                "the page map's base description lists {n} items past its end"
+            ));
+        }
+        Ok(n)
+    }
+}
+
 impl Base {
+    /// The base as bytes (a snapshot stores it instead of the pages it describes): a tag, then
+    /// the formula's parameters. A fast layout's blocks are stored as differences from `now(b)`
+    /// (block b's valid and written pages when saved): zeros, which compress to nothing, until
+    /// the device has run.
+    pub fn encode(&self, now: impl Fn(u32) -> (u32, u32)) -> Vec<u8> {
+        let mut e = Enc(Vec::new());
+        match self {
+            Base::Empty => e.0.push(0),
+            Base::Striped {
+                filled,
+                pages_per_plane,
+                stripe,
+                ..
+            } => {
+                e.0.push(1);
+                e.u32(*filled);
+                e.u32(*pages_per_plane);
+                e.u32(stripe.len() as u32);
+                stripe.iter().for_each(|&x| e.u32(x));
+            }
+            Base::Fast(f) => {
+                e.0.push(2);
+                e.u32(f.pages_per_block);
+                e.u32(f.blocks_per_plane);
+                e.u32(f.planes);
+                f.stripe.iter().for_each(|&x| e.u32(x));
+                e.u32(f.ranges.len() as u32);
+                for &(a, b, hot) in f.ranges.iter() {
+                    e.u64(a);
+                    e.u64(b);
+                    e.0.push(u8::from(hot));
+                }
+                f.cold.iter().for_each(|&x| e.u64(x));
+                for p in 0..f.planes {
+                    let prefix = f.hot_prefix(p);
+                    let at = f.prefix_at[p as usize];
+                    let first = p * f.blocks_per_plane + f.hot_first[p as usize];
+                    e.u32(f.hot_first[p as usize]);
+                    e.u32(prefix.len() as u32 - 1);
+                    for j in 0..prefix.len() - 1 {
+                        let (v, w) = now(first + j as u32);
+                        e.u32(((prefix[j + 1] - prefix[j]) as u32).wrapping_sub(v));
+                        e.u32(f.written[at + j].wrapping_sub(w));
+                    }
+                }
+                e.u64(f.key);
+            }
+        }
+        e.0
+    }
+
+    /// The base `encode` wrote, for a device of `planes` planes of `blocks_per_plane` blocks of
+    /// `pages_per_block` pages whose blocks now hold `now(b)` (valid, written) pages; or what is
+    /// wrong with the bytes.
+    pub fn decode(
+        b: &[u8],
+        planes: u32,
+        blocks_per_plane: u32,
+        pages_per_block: u32,
+        now: impl Fn(u32) -> (u32, u32),
+    ) -> Result<Base, String> {
+        let mut d = Dec(b);
+        let ppp = blocks_per_plane * pages_per_block;
+        let stripe = |d: &mut Dec| -> Result<Vec<u32>, String> {
+            let mut seen = vec![false; planes as usize];
+            (0..planes)
+                .map(|_| {
+                    let p = d.u32()?;
+                    match seen.get_mut(p as usize) {
+                        Some(s) if !*s => {
+                            *s = true;
+                            Ok(p)
+                        }
+                        _ => Err(format!("the stripe names plane {p} twice or past {planes}")),
+                    }
+                })
+                .collect()
+        };
+        let base = match d.take::<1>()?[0] {
+            0 => Base::Empty,
+            1 => {
+                let filled = d.u32()?;
+                if d.u32()? != ppp || d.u32()? != planes {
+                    return Err("the striped base is of another geometry".into());
+                }
+                let s = stripe(&mut d)?;
+                if filled as u64 > ppp as u64 * planes as u64 {
+                    return Err(format!(
+                        "the striped base fills {filled} pages, more than the device holds"
+                    ));
+                }
+                Base::striped(filled, ppp, &s)
+            }
+            2 => {
+                if d.u32()? != pages_per_block || d.u32()? != blocks_per_plane || d.u32()? != planes
+                {
+                    return Err("the fast layout is of another geometry".into());
+                }
+                let s = stripe(&mut d)?;
+                let n = d.count(17)?;
+                let mut ranges = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let (a, b, hot) = (d.u64()?, d.u64()?, d.take::<1>()?[0]);
+                    if a > b || hot > 1 || ranges.last().is_some_and(|r: &(u64, u64, bool)| r.1 > a)
+                    {
+                        return Err(format!("the fast layout's range {a}..{b} is out of order"));
+                    }
+                    ranges.push((a, b, hot == 1));
+                }
+                let cold = (0..planes)
+                    .map(|_| d.u64())
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut hot = Vec::with_capacity(planes as usize);
+                for p in 0..planes {
+                    let first = d.u32()?;
+                    let n = d.count(8)?;
+                    if first as u64 + n as u64 > blocks_per_plane as u64 {
+                        return Err(format!(
+                            "the fast layout's plane {p} does not fit its blocks"
+                        ));
+                    }
+                    let at = p * blocks_per_plane + first;
+                    let mut blocks = Vec::with_capacity(n);
+                    for j in 0..n as u32 {
+                        let (v, w) = now(at + j);
+                        blocks.push((d.u32()?.wrapping_add(v), d.u32()?.wrapping_add(w)));
+                    }
+                    if first as u64 + n as u64 > blocks_per_plane as u64
+                        || blocks.iter().any(|&(v, w)| v > w || w > pages_per_block)
+                        || cold[p as usize] > first as u64 * pages_per_block as u64
+                    {
+                        return Err(format!(
+                            "the fast layout's plane {p} does not fit its blocks"
+                        ));
+                    }
+                    hot.push(HotBlocks { first, blocks });
+                }
+                // Each plane holds exactly its unit's pages of the ranges: the formulas index
+                // by rank and must not run past a plane's blocks.
+                for (k, &p) in s.iter().enumerate() {
+                    let mut n = [0u64; 2];
+                    for &(a, b, h) in &ranges {
+                        n[h as usize] += count_below(b, k as u64, planes as u64)
+                            - count_below(a, k as u64, planes as u64);
+                    }
+                    let hot_pages: u64 = hot[p as usize].blocks.iter().map(|b| b.0 as u64).sum();
+                    if n != [cold[p as usize], hot_pages] {
+                        return Err(format!(
+                            "the fast layout's plane {p} holds {} cold and {hot_pages} hot pages, its ranges {} and {}",
+                            cold[p as usize], n[0], n[1]
+                        ));
+                    }
+                }
+                let key = d.u64()?;
+                Base::Fast(Box::new(FastLayout::new(
+                    pages_per_block,
+                    blocks_per_plane,
+                    &s,
+                    &ranges,
+                    cold,
+                    hot,
+                    key,
+                )))
+            }
+            t => return Err(format!("unknown page-map base {t}")),
+        };
+        if !d.0.is_empty() {
+            return Err("the page map's base description has bytes past its end".into());
+        }
+        Ok(base)
+    }
+
     /// Logical pages striped from the first; `stripe` gives the plane of each unit.
     pub fn striped(filled: u32, pages_per_plane: u32, stripe: &[u32]) -> Self {
         let mut unit = vec![0u32; stripe.len()].into_boxed_slice();
@@ -399,6 +610,40 @@ pub struct PageMap {
     l2p: Vec<u32>,
     /// Changes of P2L.
     p2l: Vec<u32>,
+    /// One bit per `CHUNK` entries of each table, set once an entry of the chunk is written: a
+    /// snapshot saves those chunks alone, without reading the rest (reading an untouched part
+    /// of a table would make the system give it memory).
+    l2p_touched: Vec<u64>,
+    p2l_touched: Vec<u64>,
+}
+
+/// Entries of a change table per bit of its `touched` set.
+pub const CHUNK: usize = 1 << CHUNK_SHIFT;
+const CHUNK_SHIFT: u32 = 10;
+
+#[inline]
+fn touch(set: &mut [u64], i: usize) {
+    set[i >> (CHUNK_SHIFT + 6)] |= 1 << ((i >> CHUNK_SHIFT) & 63);
+}
+
+fn touched_set(len: usize) -> Vec<u64> {
+    vec![0; len.div_ceil(CHUNK * 64)]
+}
+
+/// The chunks whose bit is set, in order.
+fn chunks_of(set: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    set.iter().enumerate().flat_map(|(w, &bits)| {
+        (0..64)
+            .filter(move |b| bits >> b & 1 != 0)
+            .map(move |b| w * 64 + b)
+    })
+}
+
+/// Which table of a `PageMap`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    L2p,
+    P2l,
 }
 
 #[inline]
@@ -419,6 +664,8 @@ impl PageMap {
             base: Base::Empty,
             l2p: vec![0; logical],
             p2l: vec![0; physical],
+            l2p_touched: touched_set(logical),
+            p2l_touched: touched_set(physical),
         }
     }
 
@@ -427,6 +674,12 @@ impl PageMap {
         self.base = base;
         self.l2p = vec![0; self.l2p.len()];
         self.p2l = vec![0; self.p2l.len()];
+        self.l2p_touched = touched_set(self.l2p.len());
+        self.p2l_touched = touched_set(self.p2l.len());
+    }
+
+    pub fn base(&self) -> &Base {
+        &self.base
     }
 
     /// The physical page of logical page `l`, NONE if unmapped.
@@ -446,18 +699,22 @@ impl PageMap {
     pub fn link(&mut self, l: u32, p: u32) {
         self.l2p[l as usize] = p + 1;
         self.p2l[p as usize] = l + 1;
+        touch(&mut self.l2p_touched, l as usize);
+        touch(&mut self.p2l_touched, p as usize);
     }
 
     /// Logical page `l` is nowhere (trimmed).
     #[inline]
     pub fn clear_logical(&mut self, l: u32) {
         self.l2p[l as usize] = GONE;
+        touch(&mut self.l2p_touched, l as usize);
     }
 
     /// Physical page `p` holds nothing valid.
     #[inline]
     pub fn clear_physical(&mut self, p: u32) {
         self.p2l[p as usize] = GONE;
+        touch(&mut self.p2l_touched, p as usize);
     }
 
     /// Writes the base's answers for the pages of `block` into the change tables, both
@@ -465,7 +722,13 @@ impl PageMap {
     /// each of its valid pages looked up again when moved, and a formula's answer costs more
     /// than a table entry just written (in cache). Nothing changes what the map says.
     pub fn settle_block(&mut self, block: u32, pages_per_block: u32) {
-        let Self { base, l2p, p2l } = self;
+        let Self {
+            base,
+            l2p,
+            p2l,
+            l2p_touched,
+            p2l_touched,
+        } = self;
         let Base::Fast(f) = base else {
             return;
         };
@@ -477,6 +740,7 @@ impl PageMap {
                 p2l[p as usize] = l + 1;
                 if l2p[l as usize] == 0 {
                     l2p[l as usize] = p + 1;
+                    touch(l2p_touched, l as usize);
                 }
             }
         });
@@ -486,6 +750,10 @@ impl PageMap {
                 *e = GONE;
             }
         }
+        for p in (first..first + pages_per_block).step_by(CHUNK) {
+            touch(p2l_touched, p as usize);
+        }
+        touch(p2l_touched, (first + pages_per_block - 1) as usize);
     }
 
     /// Logical pages (host and translation pages).
@@ -507,27 +775,120 @@ impl PageMap {
         (0..self.p2l.len() as u32).map(|p| self.lpn(p)).collect()
     }
 
-    /// Loading a saved P2L: P2L entries from physical page `start` on (NONE where a page holds
-    /// nothing valid), unchecked, into a map `reset` to `Base::Empty`. Then `rebuild_l2p`.
-    pub fn load_p2l(&mut self, start: usize, p2l: &[u32]) {
-        debug_assert!(matches!(self.base, Base::Empty));
-        for (e, &lpa) in self.p2l[start..start + p2l.len()].iter_mut().zip(p2l) {
-            *e = if lpa == NONE { 0 } else { lpa + 1 };
+    /// The chunks of `table` that may hold changes (entries `i * CHUNK ..`), in order.
+    pub fn touched_chunks(&self, table: Table) -> Vec<usize> {
+        match table {
+            Table::L2p => chunks_of(&self.l2p_touched).collect(),
+            Table::P2l => chunks_of(&self.p2l_touched).collect(),
         }
     }
 
-    /// L2P from a loaded P2L; or the (physical, logical) pair of the first entry that names a
-    /// logical page out of range or one already placed.
-    pub fn rebuild_l2p(&mut self) -> Result<(), (usize, u32)> {
-        for (ppa, &v) in self.p2l.iter().enumerate() {
-            if v == 0 {
-                continue;
+    /// The change entries of chunk `i` of `table` (shorter at the table's end).
+    pub fn chunk(&self, table: Table, i: usize) -> &[u32] {
+        let t = match table {
+            Table::L2p => &self.l2p,
+            Table::P2l => &self.p2l,
+        };
+        &t[i * CHUNK..((i + 1) * CHUNK).min(t.len())]
+    }
+
+    /// Loading a snapshot: sets the base the loaded changes (`load_chunk`) apply to, keeping
+    /// them; then `check`.
+    pub fn load_base(&mut self, base: Base) {
+        self.base = base;
+    }
+
+    /// Loading a snapshot: change entries `values` at offsets `at` (ascending) of chunk `i` of
+    /// `table`, or all its entries when `at` is None; unchecked against each other (`check`
+    /// does that), or the reason they cannot be loaded (a chunk past the table, offsets out of
+    /// order or past the chunk, an entry naming a page past the other table).
+    pub fn load_chunk(
+        &mut self,
+        table: Table,
+        i: usize,
+        at: Option<&[u16]>,
+        values: &[u32],
+    ) -> Result<(), String> {
+        let (t, set, other) = match table {
+            Table::L2p => (&mut self.l2p, &mut self.l2p_touched, self.p2l.len()),
+            Table::P2l => (&mut self.p2l, &mut self.p2l_touched, self.l2p.len()),
+        };
+        let start = i
+            .checked_mul(CHUNK)
+            .filter(|&s| s < t.len())
+            .ok_or_else(|| {
+                format!(
+                    "{table:?} chunk {i} is past the table ({} entries)",
+                    t.len()
+                )
+            })?;
+        let end = (start + CHUNK).min(t.len());
+        if let Some(&v) = values.iter().find(|&&v| v != GONE && v as usize > other) {
+            return Err(format!(
+                "{table:?} chunk {i} names page {} of {other}",
+                v.wrapping_sub(1)
+            ));
+        }
+        match at {
+            None if values.len() == end - start => t[start..end].copy_from_slice(values),
+            Some(at)
+                if at.len() == values.len()
+                    && at.windows(2).all(|w| w[0] < w[1])
+                    && at.last().is_none_or(|&o| (o as usize) < end - start) =>
+            {
+                for (&o, &v) in at.iter().zip(values) {
+                    t[start + o as usize] = v;
+                }
             }
-            let lpa = v - 1;
-            if lpa as usize >= self.l2p.len() || self.l2p[lpa as usize] != 0 {
-                return Err((ppa, lpa));
+            _ => return Err(format!("{table:?} chunk {i}: entries do not fit the chunk")),
+        }
+        touch(set, start);
+        Ok(())
+    }
+
+    /// After loading: both directions agree wherever an entry changed. (Where neither a
+    /// logical page nor its base physical page changed, the base agrees with itself; so a
+    /// change in one direction must be met by a change in the other.) O(changed chunks).
+    pub fn check(&self) -> Result<(), String> {
+        for i in chunks_of(&self.l2p_touched) {
+            for (d, &v) in self.chunk(Table::L2p, i).iter().enumerate() {
+                let l = (i * CHUNK + d) as u32;
+                if v == 0 {
+                    continue;
+                }
+                if v != GONE && self.lpn(v - 1) != l {
+                    return Err(format!(
+                        "logical page {l} is at physical page {}, which does not hold it",
+                        v - 1
+                    ));
+                }
+                let b = self.base.ppn(l);
+                if b != NONE && self.p2l[b as usize] == 0 {
+                    return Err(format!(
+                        "logical page {l} moved but its physical page {b} still holds it"
+                    ));
+                }
             }
-            self.l2p[lpa as usize] = ppa as u32 + 1;
+        }
+        for i in chunks_of(&self.p2l_touched) {
+            for (d, &v) in self.chunk(Table::P2l, i).iter().enumerate() {
+                let p = (i * CHUNK + d) as u32;
+                if v == 0 {
+                    continue;
+                }
+                if v != GONE && self.ppn(v - 1) != p {
+                    return Err(format!(
+                        "physical page {p} holds logical page {} which is mapped elsewhere",
+                        v - 1
+                    ));
+                }
+                let b = self.base.lpn(p);
+                if b != NONE && self.l2p[b as usize] == 0 {
+                    return Err(format!(
+                        "physical page {p} changed but logical page {b} still maps to it"
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -567,15 +928,49 @@ mod tests {
         assert_eq!(m.l2p(), l2p);
         assert_eq!(m.p2l(), p2l);
         assert_eq!((m.ppn(10), m.lpn(3)), (NONE, NONE), "past the filled pages");
+        // What a snapshot stores: the base and the touched chunks; loaded, the same map.
         let mut copy = PageMap::new(11, 12);
-        copy.load_p2l(0, &p2l[..5]);
-        copy.load_p2l(5, &p2l[5..]);
-        copy.rebuild_l2p().unwrap();
+        let base = Base::decode(&m.base().encode(|_| (0, 0)), 3, 1, 4, |_| (0, 0)).unwrap();
+        copy.load_base(base);
+        for t in [Table::L2p, Table::P2l] {
+            for i in m.touched_chunks(t) {
+                copy.load_chunk(t, i, None, m.chunk(t, i)).unwrap();
+            }
+        }
+        copy.check().unwrap();
         assert_eq!((copy.l2p(), copy.p2l()), (l2p, p2l.clone()));
-        let mut dup = PageMap::new(11, 12);
-        let mut bad = p2l.clone();
-        bad[0] = 4;
-        dup.load_p2l(0, &bad);
-        assert_eq!(dup.rebuild_l2p(), Err((7, 4)));
+        // A change in one direction only: P2L says physical page 1 holds logical page 4
+        // again, while L2P has it at 7.
+        let mut bad = PageMap::new(11, 12);
+        bad.load_base(Base::decode(&m.base().encode(|_| (0, 0)), 3, 1, 4, |_| (0, 0)).unwrap());
+        for t in [Table::L2p, Table::P2l] {
+            for i in m.touched_chunks(t) {
+                let mut e = m.chunk(t, i).to_vec();
+                if t == Table::P2l {
+                    e[1] = 5;
+                }
+                bad.load_chunk(t, i, None, &e).unwrap();
+            }
+        }
+        assert_eq!(
+            bad.check(),
+            Err("physical page 1 holds logical page 4 which is mapped elsewhere".into())
+        );
+        let mut m = PageMap::new(11, 12);
+        assert!(
+            m.load_chunk(Table::L2p, 0, None, &[13; 11]).is_err(),
+            "page 12 of 12"
+        );
+        assert!(
+            m.load_chunk(Table::L2p, 0, Some(&[3, 2]), &[1, 1]).is_err(),
+            "out of order"
+        );
+        assert!(
+            m.load_chunk(Table::L2p, 0, Some(&[11]), &[1]).is_err(),
+            "past the chunk"
+        );
+        m.load_chunk(Table::L2p, 0, Some(&[2, 5]), &[1, GONE])
+            .unwrap();
+        assert_eq!((m.ppn(2), m.ppn(5), m.ppn(3)), (0, NONE, NONE));
     }
 }
