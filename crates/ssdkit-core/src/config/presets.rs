@@ -28,6 +28,11 @@ pub const PRESETS: &[(&str, &str, &str)] = &[
         "Optane-like 3D XPoint SSD after the Intel Optane SSD DC P4800X 375 GB: PCIe 3.0 x4, 7 ch x 4 dies, in place (no erase, no GC), MSI + ISR, 4 KiB random-read QD1 demo flow",
         include_str!("presets/optane-p4800x.toml"),
     ),
+    (
+        "largest-qlc",
+        "A 61.44 TB class QLC drive after the Solidigm D5-P5336 61.44 TB: PCIe 4.0 x4, 16 ch x 8 chips x 4 dies x 4 planes, 16 KiB QLC pages (64 TiB raw), 4 KiB random-read QD32 demo flow",
+        include_str!("presets/largest-qlc.toml"),
+    ),
 ];
 
 pub fn preset_names() -> Vec<(&'static str, &'static str)> {

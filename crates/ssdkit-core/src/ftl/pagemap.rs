@@ -607,36 +607,74 @@ impl Base {
 pub struct PageMap {
     base: Base,
     /// Changes of L2P (host pages, then the translation pages of a cached map).
-    l2p: Vec<u32>,
+    l2p: Changes,
     /// Changes of P2L.
-    p2l: Vec<u32>,
-    /// One bit per `CHUNK` entries of each table, set once an entry of the chunk is written: a
-    /// snapshot saves those chunks alone, without reading the rest (reading an untouched part
-    /// of a table would make the system give it memory).
-    l2p_touched: Vec<u64>,
-    p2l_touched: Vec<u64>,
+    p2l: Changes,
 }
 
-/// Entries of a change table per bit of its `touched` set.
-pub const CHUNK: usize = 1 << CHUNK_SHIFT;
-const CHUNK_SHIFT: u32 = 10;
-
-#[inline]
-fn touch(set: &mut [u64], i: usize) {
-    set[i >> (CHUNK_SHIFT + 6)] |= 1 << ((i >> CHUNK_SHIFT) & 63);
+/// A table of changes in chunks allocated when first written: a directory entry per chunk
+/// (0 = none: every entry 0, as the base says) and the chunks back to back in one pool. The
+/// directory is all a device reserves up front (4 bytes per chunk), so a device of billions
+/// of pages needs no address space it does not use, and a snapshot finds the changes by the
+/// directory.
+struct Changes {
+    shift: u32,
+    len: usize,
+    /// Chunk d's number in `pool` + 1, 0 when it has none.
+    dir: Vec<u32>,
+    pool: Vec<u32>,
 }
 
-fn touched_set(len: usize) -> Vec<u64> {
-    vec![0; len.div_ceil(CHUNK * 64)]
-}
+impl Changes {
+    fn new(len: usize, shift: u32) -> Self {
+        Self {
+            shift,
+            len,
+            dir: vec![0; len.div_ceil(1 << shift)],
+            pool: Vec::new(),
+        }
+    }
 
-/// The chunks whose bit is set, in order.
-fn chunks_of(set: &[u64]) -> impl Iterator<Item = usize> + '_ {
-    set.iter().enumerate().flat_map(|(w, &bits)| {
-        (0..64)
-            .filter(move |b| bits >> b & 1 != 0)
-            .map(move |b| w * 64 + b)
-    })
+    #[inline]
+    fn get(&self, i: usize) -> u32 {
+        match self.dir[i >> self.shift] {
+            0 => 0,
+            c => self.pool[((c as usize - 1) << self.shift) | (i & ((1 << self.shift) - 1))],
+        }
+    }
+
+    #[inline]
+    fn slot(&mut self, i: usize) -> &mut u32 {
+        let d = i >> self.shift;
+        let c = match self.dir[d] {
+            0 => self.allocate(d),
+            c => c,
+        };
+        &mut self.pool[((c as usize - 1) << self.shift) | (i & ((1 << self.shift) - 1))]
+    }
+
+    #[cold]
+    fn allocate(&mut self, d: usize) -> u32 {
+        self.pool.resize(self.pool.len() + (1 << self.shift), 0);
+        let c = (self.pool.len() >> self.shift) as u32;
+        self.dir[d] = c;
+        c
+    }
+
+    /// Entries of chunk d (shorter at the table's end); None if it was never written.
+    fn chunk(&self, d: usize) -> Option<&[u32]> {
+        let c = *self.dir.get(d)?;
+        let n = (self.len - (d << self.shift)).min(1 << self.shift);
+        (c != 0).then(|| &self.pool[(c as usize - 1) << self.shift..][..n])
+    }
+
+    fn written(&self) -> impl Iterator<Item = usize> + '_ {
+        self.dir
+            .iter()
+            .enumerate()
+            .filter(|e| *e.1 != 0)
+            .map(|e| e.0)
+    }
 }
 
 /// Which table of a `PageMap`.
@@ -655,27 +693,37 @@ fn resolve(v: u32, base: impl FnOnce() -> u32) -> u32 {
     }
 }
 
+/// Chunk sizes (log2 entries). P2L changes come a block at a time: 1,024 entries. L2P changes
+/// scatter over the logical space with random writes: 1,024 entries (a directory of at most a
+/// million entries, mostly in cache) up to a billion logical pages, 64 beyond, where a chunk
+/// per scattered write would cost 4 KiB.
+const P2L_SHIFT: u32 = 10;
+fn l2p_shift(logical: usize) -> u32 {
+    if logical <= 1 << 30 {
+        10
+    } else {
+        6
+    }
+}
+
 impl PageMap {
     /// Nothing mapped: `logical` logical pages (host and translation pages), `physical` pages.
     pub fn new(logical: usize, physical: usize) -> Self {
-        // Entries hold a page number + 1 and GONE: the largest page number must stay below.
-        assert!(physical < GONE as usize - 1 && logical < GONE as usize - 1);
+        // Entries hold a page number + 1 and GONE: the largest page + 1 must stay below GONE
+        // (the configuration refuses larger devices by name).
+        assert!(physical < GONE as usize && logical < GONE as usize);
         Self {
             base: Base::Empty,
-            l2p: vec![0; logical],
-            p2l: vec![0; physical],
-            l2p_touched: touched_set(logical),
-            p2l_touched: touched_set(physical),
+            l2p: Changes::new(logical, l2p_shift(logical)),
+            p2l: Changes::new(physical, P2L_SHIFT),
         }
     }
 
     /// Replaces the whole map by `base`, with no changes.
     pub fn reset(&mut self, base: Base) {
         self.base = base;
-        self.l2p = vec![0; self.l2p.len()];
-        self.p2l = vec![0; self.p2l.len()];
-        self.l2p_touched = touched_set(self.l2p.len());
-        self.p2l_touched = touched_set(self.p2l.len());
+        self.l2p = Changes::new(self.l2p.len, self.l2p.shift);
+        self.p2l = Changes::new(self.p2l.len, self.p2l.shift);
     }
 
     pub fn base(&self) -> &Base {
@@ -685,36 +733,32 @@ impl PageMap {
     /// The physical page of logical page `l`, NONE if unmapped.
     #[inline]
     pub fn ppn(&self, l: u32) -> u32 {
-        resolve(self.l2p[l as usize], || self.base.ppn(l))
+        resolve(self.l2p.get(l as usize), || self.base.ppn(l))
     }
 
     /// The logical page physical page `p` holds, NONE if it holds none (free or invalid).
     #[inline]
     pub fn lpn(&self, p: u32) -> u32 {
-        resolve(self.p2l[p as usize], || self.base.lpn(p))
+        resolve(self.p2l.get(p as usize), || self.base.lpn(p))
     }
 
     /// Logical page `l` is in physical page `p` (both directions).
     #[inline]
     pub fn link(&mut self, l: u32, p: u32) {
-        self.l2p[l as usize] = p + 1;
-        self.p2l[p as usize] = l + 1;
-        touch(&mut self.l2p_touched, l as usize);
-        touch(&mut self.p2l_touched, p as usize);
+        *self.l2p.slot(l as usize) = p + 1;
+        *self.p2l.slot(p as usize) = l + 1;
     }
 
     /// Logical page `l` is nowhere (trimmed).
     #[inline]
     pub fn clear_logical(&mut self, l: u32) {
-        self.l2p[l as usize] = GONE;
-        touch(&mut self.l2p_touched, l as usize);
+        *self.l2p.slot(l as usize) = GONE;
     }
 
     /// Physical page `p` holds nothing valid.
     #[inline]
     pub fn clear_physical(&mut self, p: u32) {
-        self.p2l[p as usize] = GONE;
-        touch(&mut self.p2l_touched, p as usize);
+        *self.p2l.slot(p as usize) = GONE;
     }
 
     /// Writes the base's answers for the pages of `block` into the change tables, both
@@ -722,13 +766,7 @@ impl PageMap {
     /// each of its valid pages looked up again when moved, and a formula's answer costs more
     /// than a table entry just written (in cache). Nothing changes what the map says.
     pub fn settle_block(&mut self, block: u32, pages_per_block: u32) {
-        let Self {
-            base,
-            l2p,
-            p2l,
-            l2p_touched,
-            p2l_touched,
-        } = self;
+        let Self { base, l2p, p2l } = self;
         let Base::Fast(f) = base else {
             return;
         };
@@ -736,60 +774,63 @@ impl PageMap {
         // The block's base pages, found by walking its ranks forward (no inversion per slot).
         f.block_pages(block, |slot, l| {
             let p = first + slot;
-            if p2l[p as usize] == 0 {
-                p2l[p as usize] = l + 1;
-                if l2p[l as usize] == 0 {
-                    l2p[l as usize] = p + 1;
-                    touch(l2p_touched, l as usize);
+            let e = p2l.slot(p as usize);
+            if *e == 0 {
+                *e = l + 1;
+                if l2p.get(l as usize) == 0 {
+                    *l2p.slot(l as usize) = p + 1;
                 }
             }
         });
         // What the base left unmapped in the block stays so, now without a formula.
-        for e in &mut p2l[first as usize..(first + pages_per_block) as usize] {
+        for p in first..first + pages_per_block {
+            let e = p2l.slot(p as usize);
             if *e == 0 {
                 *e = GONE;
             }
         }
-        for p in (first..first + pages_per_block).step_by(CHUNK) {
-            touch(p2l_touched, p as usize);
-        }
-        touch(p2l_touched, (first + pages_per_block - 1) as usize);
     }
 
     /// Logical pages (host and translation pages).
     pub fn logical_len(&self) -> usize {
-        self.l2p.len()
+        self.l2p.len
     }
 
     pub fn physical_len(&self) -> usize {
-        self.p2l.len()
+        self.p2l.len
     }
 
     /// L2P written out (NONE where unmapped), for checks, tests and snapshots: O(pages).
     pub fn l2p(&self) -> Vec<u32> {
-        (0..self.l2p.len() as u32).map(|l| self.ppn(l)).collect()
+        (0..self.l2p.len as u32).map(|l| self.ppn(l)).collect()
     }
 
     /// P2L written out (NONE where a page holds nothing valid): O(pages).
     pub fn p2l(&self) -> Vec<u32> {
-        (0..self.p2l.len() as u32).map(|p| self.lpn(p)).collect()
+        (0..self.p2l.len as u32).map(|p| self.lpn(p)).collect()
     }
 
-    /// The chunks of `table` that may hold changes (entries `i * CHUNK ..`), in order.
-    pub fn touched_chunks(&self, table: Table) -> Vec<usize> {
+    fn table(&self, table: Table) -> &Changes {
         match table {
-            Table::L2p => chunks_of(&self.l2p_touched).collect(),
-            Table::P2l => chunks_of(&self.p2l_touched).collect(),
+            Table::L2p => &self.l2p,
+            Table::P2l => &self.p2l,
         }
     }
 
-    /// The change entries of chunk `i` of `table` (shorter at the table's end).
+    /// Entries per chunk of `table`.
+    pub fn chunk_len(&self, table: Table) -> usize {
+        1 << self.table(table).shift
+    }
+
+    /// The chunks of `table` that were ever written (entries `i * chunk_len ..`), in order.
+    pub fn touched_chunks(&self, table: Table) -> Vec<usize> {
+        self.table(table).written().collect()
+    }
+
+    /// The change entries of chunk `i` of `table` (shorter at the table's end; empty if never
+    /// written).
     pub fn chunk(&self, table: Table, i: usize) -> &[u32] {
-        let t = match table {
-            Table::L2p => &self.l2p,
-            Table::P2l => &self.p2l,
-        };
-        &t[i * CHUNK..((i + 1) * CHUNK).min(t.len())]
+        self.table(table).chunk(i).unwrap_or(&[])
     }
 
     /// Loading a snapshot: sets the base the loaded changes (`load_chunk`) apply to, keeping
@@ -809,20 +850,15 @@ impl PageMap {
         at: Option<&[u16]>,
         values: &[u32],
     ) -> Result<(), String> {
-        let (t, set, other) = match table {
-            Table::L2p => (&mut self.l2p, &mut self.l2p_touched, self.p2l.len()),
-            Table::P2l => (&mut self.p2l, &mut self.p2l_touched, self.l2p.len()),
+        let (t, other) = match table {
+            Table::L2p => (&mut self.l2p, self.p2l.len),
+            Table::P2l => (&mut self.p2l, self.l2p.len),
         };
         let start = i
-            .checked_mul(CHUNK)
-            .filter(|&s| s < t.len())
-            .ok_or_else(|| {
-                format!(
-                    "{table:?} chunk {i} is past the table ({} entries)",
-                    t.len()
-                )
-            })?;
-        let end = (start + CHUNK).min(t.len());
+            .checked_mul(1 << t.shift)
+            .filter(|&s| s < t.len)
+            .ok_or_else(|| format!("{table:?} chunk {i} is past the table ({} entries)", t.len))?;
+        let n = (t.len - start).min(1 << t.shift);
         if let Some(&v) = values.iter().find(|&&v| v != GONE && v as usize > other) {
             return Err(format!(
                 "{table:?} chunk {i} names page {} of {other}",
@@ -830,19 +866,24 @@ impl PageMap {
             ));
         }
         match at {
-            None if values.len() == end - start => t[start..end].copy_from_slice(values),
+            None if values.len() == n => {
+                for (k, &v) in values.iter().enumerate() {
+                    *t.slot(start + k) = v;
+                }
+            }
             Some(at)
                 if at.len() == values.len()
                     && at.windows(2).all(|w| w[0] < w[1])
-                    && at.last().is_none_or(|&o| (o as usize) < end - start) =>
+                    && at.last().is_none_or(|&o| (o as usize) < n) =>
             {
                 for (&o, &v) in at.iter().zip(values) {
-                    t[start + o as usize] = v;
+                    *t.slot(start + o as usize) = v;
                 }
+                // A chunk written and changed back to the base is still a chunk.
+                t.slot(start);
             }
             _ => return Err(format!("{table:?} chunk {i}: entries do not fit the chunk")),
         }
-        touch(set, start);
         Ok(())
     }
 
@@ -850,9 +891,9 @@ impl PageMap {
     /// logical page nor its base physical page changed, the base agrees with itself; so a
     /// change in one direction must be met by a change in the other.) O(changed chunks).
     pub fn check(&self) -> Result<(), String> {
-        for i in chunks_of(&self.l2p_touched) {
+        for i in self.l2p.written() {
             for (d, &v) in self.chunk(Table::L2p, i).iter().enumerate() {
-                let l = (i * CHUNK + d) as u32;
+                let l = ((i << self.l2p.shift) + d) as u32;
                 if v == 0 {
                     continue;
                 }
@@ -863,16 +904,16 @@ impl PageMap {
                     ));
                 }
                 let b = self.base.ppn(l);
-                if b != NONE && self.p2l[b as usize] == 0 {
+                if b != NONE && self.p2l.get(b as usize) == 0 {
                     return Err(format!(
                         "logical page {l} moved but its physical page {b} still holds it"
                     ));
                 }
             }
         }
-        for i in chunks_of(&self.p2l_touched) {
+        for i in self.p2l.written() {
             for (d, &v) in self.chunk(Table::P2l, i).iter().enumerate() {
-                let p = (i * CHUNK + d) as u32;
+                let p = ((i << self.p2l.shift) + d) as u32;
                 if v == 0 {
                     continue;
                 }
@@ -883,7 +924,7 @@ impl PageMap {
                     ));
                 }
                 let b = self.base.lpn(p);
-                if b != NONE && self.l2p[b as usize] == 0 {
+                if b != NONE && self.l2p.get(b as usize) == 0 {
                     return Err(format!(
                         "physical page {p} changed but logical page {b} still maps to it"
                     ));

@@ -13,9 +13,10 @@
 //! zstd frame of:
 //!   base       u64 length, `pagemap::Base::encode` (empty, striped or fast layout; a fast
 //!              layout's block counts less the blocks' counts below)
-//!   l2p, p2l   each: u64 chunks, then per chunk u64 index, u32 n entries that differ from
-//!              the base, then (`dense`) the chunk's entries (u32 x pagemap::CHUNK, fewer at
-//!              the table's end; 0 = as the base says), or n u16 offsets and n u32 entries
+//!   l2p, p2l   each: u32 entries per chunk (`PageMap::chunk_len`), u64 chunks, then per
+//!              chunk u64 index, u32 n entries that differ from the base, then (`dense`) the
+//!              chunk's entries (u32 each, fewer at the table's end; 0 = as the base says), or
+//!              n u16 offsets and n u32 entries
 //!   written    u32 x blocks             valid       u32 x blocks
 //!   erases     u32 x blocks             state       u8  x blocks
 //!   close      u64 x blocks             modified    u64 x blocks, less close
@@ -29,7 +30,7 @@
 
 use super::blocks::{FreePool, PlaneState};
 use super::gc::GcPhase;
-use super::pagemap::{Base, Table, CHUNK};
+use super::pagemap::{Base, Table};
 use super::{BlockState, Ftl, NONE};
 use crate::config::Config;
 use crate::config::Settings;
@@ -245,6 +246,8 @@ fn write_file(
     w.put(&base).map_err(io)?;
     for table in [Table::L2p, Table::P2l] {
         let chunks = ftl.map.touched_chunks(table);
+        w.put(&(ftl.map.chunk_len(table) as u32).to_le_bytes())
+            .map_err(io)?;
         w.put(&(chunks.len() as u64).to_le_bytes()).map_err(io)?;
         for i in chunks {
             w.put(&(i as u64).to_le_bytes()).map_err(io)?;
@@ -470,19 +473,30 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     r.get(&mut base)?;
     // The change tables go straight into the map (no second copy); they are checked with the
     // base once the checksum passed.
-    let mut entries = vec![0u32; CHUNK];
-    let mut at = vec![0u16; CHUNK];
-    let mut at_bytes = vec![0u8; 2 * CHUNK];
+    let most = ftl
+        .map
+        .chunk_len(Table::L2p)
+        .max(ftl.map.chunk_len(Table::P2l));
+    let mut entries = vec![0u32; most];
+    let mut at = vec![0u16; most];
+    let mut at_bytes = vec![0u8; 2 * most];
     let mut loaded: Vec<Result<(), String>> = Vec::new();
     for table in [Table::L2p, Table::P2l] {
         let len = match table {
             Table::L2p => ftl.map.logical_len(),
             Table::P2l => ftl.map.physical_len(),
         };
+        let chunk = ftl.map.chunk_len(table);
+        let stored = r.u32()? as usize;
+        if stored != chunk {
+            return Err(corrupt(format!(
+                "{table:?} chunks of {stored} entries, where this device's have {chunk}"
+            )));
+        }
         let mut n = [0u8; 8];
         r.get(&mut n)?;
         let n = u64::from_le_bytes(n);
-        if n > len.div_ceil(CHUNK) as u64 {
+        if n > len.div_ceil(chunk) as u64 {
             return Err(corrupt(format!(
                 "{n} chunks of a {table:?} table of {len} entries"
             )));
@@ -492,13 +506,13 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
             let mut i = [0u8; 8];
             r.get(&mut i)?;
             let i = u64::from_le_bytes(i);
-            if i >= len.div_ceil(CHUNK) as u64 || last.is_some_and(|l| l >= i) {
+            if i >= len.div_ceil(chunk) as u64 || last.is_some_and(|l| l >= i) {
                 return Err(corrupt(format!(
                     "{table:?} chunk {i} out of order or range"
                 )));
             }
             last = Some(i);
-            let size = (len - i as usize * CHUNK).min(CHUNK);
+            let size = (len - i as usize * chunk).min(chunk);
             let n = r.u32()? as usize;
             if n > size {
                 return Err(corrupt(format!(
