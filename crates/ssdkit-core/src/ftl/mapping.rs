@@ -188,6 +188,8 @@ impl Ftl {
 
     /// Logical pages of the host currently mapped.
     pub fn mapped_pages(&self) -> u64 {
-        self.l2p_table().iter().filter(|&&p| p != NONE).count() as u64
+        (0..self.logical_pages)
+            .filter(|&l| self.map.ppn(l) != NONE)
+            .count() as u64
     }
 }

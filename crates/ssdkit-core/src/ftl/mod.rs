@@ -259,6 +259,11 @@ impl Ftl {
         (0..self.logical_pages).map(|l| self.map.ppn(l)).collect()
     }
 
+    /// Bytes the page map's change tables hold (`pagemap::PageMap::change_bytes`).
+    pub fn map_change_bytes(&self) -> u64 {
+        self.map.change_bytes()
+    }
+
     /// The cached mapping table, if the map is cached.
     pub fn cmt(&self) -> Option<&cmt::Cmt> {
         self.cmt.as_ref()

@@ -791,6 +791,15 @@ impl PageMap {
         }
     }
 
+    /// Bytes the change tables hold (directories and written chunks; the base's formula
+    /// parameters are per block and not counted).
+    pub fn change_bytes(&self) -> u64 {
+        [&self.l2p, &self.p2l]
+            .iter()
+            .map(|t| 4 * (t.dir.len() + t.pool.len()) as u64)
+            .sum()
+    }
+
     /// Logical pages (host and translation pages).
     pub fn logical_len(&self) -> usize {
         self.l2p.len
