@@ -466,7 +466,9 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     let mut len = [0u8; 8];
     r.get(&mut len)?;
     let len = u64::from_le_bytes(len);
-    if len > 64 + 64 * g.total_blocks() as u64 + 32 * g.planes() as u64 {
+    // A fast layout stores a few words per plane and per block, and its occupied ranges (two
+    // per flow at most): anything far larger is damage, not a layout to allocate for.
+    if len > (1 << 20) + 64 * g.total_blocks() as u64 + 32 * g.planes() as u64 {
         return Err(corrupt(format!("a page-map base of {len} bytes")));
     }
     let mut base = vec![0u8; len as usize];
