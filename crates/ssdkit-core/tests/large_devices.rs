@@ -26,30 +26,29 @@ fn largest_qlc_capacity_and_read_bound() {
     assert!(iops >= 990_000.0, "within 1 % of the bound: {iops}");
 }
 
-/// The 64 TiB device: 8 channels x 8 chips x 4 dies x 2 planes of 5461 blocks of 1536
-/// 16 KiB TLC pages (4,294,705,152 pages; one block more per plane passes 2^32 - 2 and is
-/// refused by name). Fast-preconditioned, its page map holds its directories only (0.07 byte
-/// per physical page); random writes with GC add a chunk per changed region.
+/// The 64 TiB TLC device of `examples/devices/tlc-64tib.toml`: 8 channels x 8 chips x 4 dies
+/// x 2 planes of 5461 blocks of 1536 16 KiB pages (4,294,705,152 pages; one block more per
+/// plane passes 2^32 - 2 and is refused by name). Fast-preconditioned, its page map holds its
+/// directories only (0.062 byte per physical page); random writes with GC add a chunk per
+/// changed region.
 #[test]
 fn a_64_tib_device_costs_memory_where_pages_change() {
-    let geo = [
-        "flash.channels=8",
-        "flash.chips_per_channel=8",
-        "flash.dies_per_chip=4",
-        "flash.planes_per_die=2",
-        "flash.blocks_per_plane=5461",
-        "flash.pages_per_block=1536",
-        "flash.page_size_bytes=16384",
-        "flash.cell_type=\"TLC\"",
-        "flash.read_us=[56.5, 77.5, 106.0]",
-        "flash.program_us=[820.5, 2225.0, 5734.0]",
-        "ftl.cmt.mode=\"ideal\"",
-        "cache.mode=\"off\"",
-        "flow.0.read_fraction=0.0",
-        "flow.0.queue_depth=32",
-        "flow.0.requests=2000",
-    ];
-    let c = preset("mqsim-paper", &geo);
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/devices/tlc-64tib.toml"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let file = |extra: &[&str]| {
+        let o: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        api::load(
+            api::Source::Toml {
+                text: &text,
+                origin: path,
+            },
+            &o,
+        )
+    };
+    let c = file(&["flow.0.requests=2000"]).unwrap();
     let pages = 4_294_705_152u64;
     let sim = ssdkit_core::sim::Simulator::new(&c).unwrap();
     assert_eq!(sim.ftl.geometry().total_pages(), pages);
@@ -79,12 +78,7 @@ fn a_64_tib_device_costs_memory_where_pages_change() {
         sim.ftl.map_change_bytes() as f64 / pages as f64,
         2000
     );
-    let more: Vec<String> = [&geo[..4], &["flash.blocks_per_plane=5462"], &geo[5..]]
-        .concat()
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let Err(e) = api::load(api::Source::Preset("mqsim-paper"), &more) else {
+    let Err(e) = file(&["flash.blocks_per_plane=5462"]) else {
         panic!("a device of more than 2^32 - 2 pages must be refused");
     };
     let e = e.to_string();
