@@ -924,48 +924,50 @@ impl PageMap {
         Ok(())
     }
 
+    /// (page, entry) of every entry of `table` that differs from the base.
+    fn changes(&self, table: Table) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let t = self.table(table);
+        t.written().flat_map(move |i| {
+            let first = i << t.shift;
+            t.chunk(i)
+                .unwrap_or(&[])
+                .iter()
+                .enumerate()
+                .filter(|e| *e.1 != 0)
+                .map(move |(d, &v)| ((first + d) as u32, v))
+        })
+    }
+
     /// After loading: both directions agree wherever an entry changed. (Where neither a
     /// logical page nor its base physical page changed, the base agrees with itself; so a
     /// change in one direction must be met by a change in the other.) O(changed chunks).
     pub fn check(&self) -> Result<(), String> {
-        for i in self.l2p.written() {
-            for (d, &v) in self.chunk(Table::L2p, i).iter().enumerate() {
-                let l = ((i << self.l2p.shift) + d) as u32;
-                if v == 0 {
-                    continue;
-                }
-                if v != GONE && self.lpn(v - 1) != l {
-                    return Err(format!(
-                        "logical page {l} is at physical page {}, which does not hold it",
-                        v - 1
-                    ));
-                }
-                let b = self.base.ppn(l);
-                if b != NONE && self.p2l.get(b as usize) == 0 {
-                    return Err(format!(
-                        "logical page {l} moved but its physical page {b} still holds it"
-                    ));
-                }
+        for (l, v) in self.changes(Table::L2p) {
+            if v != GONE && self.lpn(v - 1) != l {
+                return Err(format!(
+                    "logical page {l} is at physical page {}, which does not hold it",
+                    v - 1
+                ));
+            }
+            let b = self.base.ppn(l);
+            if b != NONE && self.p2l.get(b as usize) == 0 {
+                return Err(format!(
+                    "logical page {l} moved but its physical page {b} still holds it"
+                ));
             }
         }
-        for i in self.p2l.written() {
-            for (d, &v) in self.chunk(Table::P2l, i).iter().enumerate() {
-                let p = ((i << self.p2l.shift) + d) as u32;
-                if v == 0 {
-                    continue;
-                }
-                if v != GONE && self.ppn(v - 1) != p {
-                    return Err(format!(
-                        "physical page {p} holds logical page {} which is mapped elsewhere",
-                        v - 1
-                    ));
-                }
-                let b = self.base.lpn(p);
-                if b != NONE && self.l2p.get(b as usize) == 0 {
-                    return Err(format!(
-                        "physical page {p} changed but logical page {b} still maps to it"
-                    ));
-                }
+        for (p, v) in self.changes(Table::P2l) {
+            if v != GONE && self.ppn(v - 1) != p {
+                return Err(format!(
+                    "physical page {p} holds logical page {} which is mapped elsewhere",
+                    v - 1
+                ));
+            }
+            let b = self.base.lpn(p);
+            if b != NONE && self.l2p.get(b as usize) == 0 {
+                return Err(format!(
+                    "physical page {p} changed but logical page {b} still maps to it"
+                ));
             }
         }
         Ok(())

@@ -482,7 +482,8 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     let mut entries = vec![0u32; most];
     let mut at = vec![0u16; most];
     let mut at_bytes = vec![0u8; 2 * most];
-    let mut loaded: Vec<Result<(), String>> = Vec::new();
+    // The first chunk that could not be loaded, reported once the checksum passed.
+    let mut unloadable: Option<String> = None;
     for table in [Table::L2p, Table::P2l] {
         let len = match table {
             Table::L2p => ftl.map.logical_len(),
@@ -524,7 +525,9 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
             if dense(n, size) {
                 let part = &mut entries[..size];
                 r.u32s(part)?;
-                loaded.push(ftl.map.load_chunk(table, i as usize, None, part));
+                if let Err(m) = ftl.map.load_chunk(table, i as usize, None, part) {
+                    unloadable.get_or_insert(m);
+                }
             } else {
                 r.get(&mut at_bytes[..2 * n])?;
                 for (o, b) in at.iter_mut().zip(at_bytes[..2 * n].chunks_exact(2)) {
@@ -532,7 +535,9 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
                 }
                 let part = &mut entries[..n];
                 r.u32s(part)?;
-                loaded.push(ftl.map.load_chunk(table, i as usize, Some(&at[..n]), part));
+                if let Err(m) = ftl.map.load_chunk(table, i as usize, Some(&at[..n]), part) {
+                    unloadable.get_or_insert(m);
+                }
             }
         }
     }
@@ -634,7 +639,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     )
     .map_err(|m| bad(format!("inconsistent snapshot: {m}")))?;
     ftl.map.load_base(base);
-    if let Some(Err(m)) = loaded.into_iter().find(|l| l.is_err()) {
+    if let Some(m) = unloadable {
         return Err(bad(format!("inconsistent snapshot: {m}")));
     }
     ftl.clock = u64::from_le_bytes(clock);
