@@ -22,8 +22,8 @@
 //!
 //! `sim` owns one of each component, defines the event enum and dispatches events to the
 //! components (`sim::dispatch`, `sim::gc`), and drives runs (`sim::run`: the batch run and the
-//! `step`/`run_until`/`is_idle` primitives). `engine` is the generic event queue (with
-//! cancellation), slab and random streams; `config` holds the typed configuration and its
+//! `step`/`run_until`/`is_idle` primitives). `engine` is the generic event queue (its
+//! entries one integer each), slab and random streams; `config` holds the typed configuration and its
 //! resolution into `config::Settings` (derived values, times in picoseconds), read by every
 //! component; `ids` the index types; `result` the typed result document. Time is `u64` picoseconds; every random stream derives
 //! from the run seed.

@@ -1,12 +1,12 @@
 //! Generic discrete-event engine: integer time, a priority queue whose ties break by insertion
-//! order (with cancellation), slabs for plain-data records, and random streams derived from one
+//! order, slabs for plain-data records, and random streams derived from one
 //! run seed. It knows nothing about SSDs; the simulator that owns it defines the event type.
 
 mod queue;
 mod rng;
 mod slab;
 
-pub use queue::{EventId, EventQueue, PastEvent};
+pub use queue::{EventQueue, Packed, PastEvent, EVENT_BITS};
 pub use rng::{derive_stream, Stream};
 pub use slab::Slab;
 

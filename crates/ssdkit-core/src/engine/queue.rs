@@ -1,48 +1,30 @@
 use super::Picoseconds;
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashSet};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
-/// One scheduled event, ordered by one key: the time in the high 64 bits and the sequence
-/// number in the low, so two events at the same time fire in the order they were scheduled,
-/// and a heap comparison is one 128-bit compare.
-struct Entry<E> {
-    key: u128,
-    event: E,
-}
-
-impl<E> Entry<E> {
-    #[inline]
-    fn time(&self) -> Picoseconds {
-        (self.key >> 64) as Picoseconds
-    }
-    #[inline]
-    fn seq(&self) -> u64 {
-        self.key as u64
-    }
+/// An event type the queue can store inside its key: at most `EVENT_BITS` bits of plain data.
+/// Holding the event in the key makes a heap entry one 16-byte integer, so a sift moves half
+/// the bytes of a (key, event) pair and a comparison is one 128-bit compare.
+pub trait Packed: Copy {
+    /// The event as an integer below `1 << EVENT_BITS`.
+    fn pack(self) -> u64;
+    /// The event `pack` gave `bits` for.
+    fn unpack(bits: u64) -> Self;
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    // BinaryHeap is a max-heap; reverse so the earliest key pops first.
-    #[inline]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
-    }
-}
+/// Bits of a key that hold the event.
+pub const EVENT_BITS: u32 = 36;
+/// Bits of a key that hold the sequence number, between the time (high 64 bits) and the
+/// event: events at one time fire in the order they were scheduled. When the numbers run
+/// out the pending events are numbered again from zero in the order they hold, so the order
+/// of events is never affected.
+const SEQ_BITS: u32 = 128 - 64 - EVENT_BITS;
+const EVENT_MASK: u128 = (1 << EVENT_BITS) - 1;
 
-/// Handle of a scheduled event, for `cancel`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct EventId(u64);
+#[inline]
+fn key_time(key: u128) -> Picoseconds {
+    (key >> 64) as Picoseconds
+}
 
 /// An event asked for a time before the clock: effects would precede their causes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,36 +43,37 @@ impl std::fmt::Display for PastEvent {
     }
 }
 
-/// Future event list. Events are plain data (`E: Copy` in practice); the heap's storage is
-/// reused, so steady-state scheduling allocates nothing. Cancelled events stay in the heap
-/// and are dropped when they reach its top (cancellation is rare: suspension of a program or
-/// erase), so the common path pays one empty-set check.
+/// Future event list: a binary heap of keys (time, sequence number, event), each one
+/// integer. The heap's storage is reused, so steady-state scheduling allocates nothing.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
-    cancelled: HashSet<u64>,
+    heap: BinaryHeap<Reverse<u128>>,
     now: Picoseconds,
     next_seq: u64,
+    /// `1 << SEQ_BITS`; smaller in tests, to renumber often.
+    seq_limit: u64,
     processed: u64,
     /// Events processed and the clock when `advance_to` last moved the clock with no event
     /// since: the last event's time is then that clock, not `now`.
     advanced_from: Option<(u64, Picoseconds)>,
+    _event: std::marker::PhantomData<E>,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Packed> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Packed> EventQueue<E> {
     pub fn new() -> Self {
         Self {
             heap: BinaryHeap::with_capacity(1024),
-            cancelled: HashSet::new(),
             advanced_from: None,
             now: 0,
             next_seq: 0,
+            seq_limit: 1 << SEQ_BITS,
             processed: 0,
+            _event: std::marker::PhantomData,
         }
     }
 
@@ -103,53 +86,54 @@ impl<E> EventQueue<E> {
         self.processed
     }
 
-    /// Events pending (not cancelled).
+    /// Events pending.
     pub fn len(&self) -> usize {
-        self.heap.len() - self.cancelled.len()
+        self.heap.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.heap.is_empty()
     }
 
     /// Schedules `event` at absolute time `at`; a time before the clock is refused.
     #[inline]
-    pub fn schedule(&mut self, at: Picoseconds, event: E) -> Result<EventId, PastEvent> {
+    pub fn schedule(&mut self, at: Picoseconds, event: E) -> Result<(), PastEvent> {
         if at < self.now {
             return Err(PastEvent { at, now: self.now });
         }
+        if self.next_seq >= self.seq_limit {
+            self.renumber();
+        }
+        let bits = event.pack();
+        debug_assert!(bits <= EVENT_MASK as u64, "event wider than EVENT_BITS");
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry {
-            key: ((at as u128) << 64) | seq as u128,
-            event,
-        });
-        Ok(EventId(seq))
+        self.heap.push(Reverse(
+            ((at as u128) << 64) | ((seq as u128) << EVENT_BITS) | bits as u128,
+        ));
+        Ok(())
     }
 
-    /// Cancels a pending event. Returns false if it already fired or was cancelled.
-    pub fn cancel(&mut self, id: EventId) -> bool {
-        if id.0 >= self.next_seq || !self.heap.iter().any(|e| e.seq() == id.0) {
-            return false;
-        }
-        self.cancelled.insert(id.0)
-    }
-
-    /// Drops cancelled events from the top of the heap. Kept out of line: the common path
-    /// only tests `cancelled.is_empty()`.
+    /// Numbers the pending events 0, 1, .. in the order they will fire (every 2^28 events):
+    /// their relative order, all a sequence number is for, is kept.
     #[cold]
     #[inline(never)]
-    fn drop_cancelled(&mut self) {
-        while !self.cancelled.is_empty() {
-            match self.heap.peek() {
-                Some(e) if self.cancelled.contains(&e.seq()) => {
-                    let seq = e.seq();
-                    self.heap.pop();
-                    self.cancelled.remove(&seq);
-                }
-                _ => return,
-            }
+    fn renumber(&mut self) {
+        let mut keys: Vec<u128> = std::mem::take(&mut self.heap)
+            .into_iter()
+            .map(|Reverse(k)| k)
+            .collect();
+        keys.sort_unstable();
+        for (i, k) in keys.iter_mut().enumerate() {
+            let time = *k >> 64 << 64;
+            *k = time | ((i as u128) << EVENT_BITS) | (*k & EVENT_MASK);
         }
+        debug_assert!(
+            keys.len() < 1 << SEQ_BITS,
+            "more events pending than numbers"
+        );
+        self.next_seq = keys.len() as u64;
+        self.heap = keys.into_iter().map(Reverse).collect();
     }
 
     /// Removes the earliest event and advances the clock to its time.
@@ -163,25 +147,20 @@ impl<E> EventQueue<E> {
     /// per event: a peek and a pop in one.
     #[inline]
     pub fn pop_through(&mut self, limit: Picoseconds) -> Option<(Picoseconds, E)> {
-        if !self.cancelled.is_empty() {
-            self.drop_cancelled();
-        }
-        let t = self.heap.peek()?.time();
+        let key = self.heap.peek()?.0;
+        let t = key_time(key);
         if t > limit {
             return None;
         }
-        let e = self.heap.pop().expect("peeked");
+        self.heap.pop();
         self.now = t;
         self.processed += 1;
-        Some((t, e.event))
+        Some((t, E::unpack((key & EVENT_MASK) as u64)))
     }
 
     /// Time of the earliest pending event.
-    pub fn peek_time(&mut self) -> Option<Picoseconds> {
-        if !self.cancelled.is_empty() {
-            self.drop_cancelled();
-        }
-        self.heap.peek().map(|e| e.time())
+    pub fn peek_time(&self) -> Option<Picoseconds> {
+        self.heap.peek().map(|k| key_time(k.0))
     }
 
     /// Moves the clock forward to `t` when no event is pending before it (a step-by-step
@@ -213,6 +192,29 @@ impl<E> EventQueue<E> {
 mod tests {
     use super::*;
 
+    impl Packed for char {
+        fn pack(self) -> u64 {
+            self as u64
+        }
+        fn unpack(bits: u64) -> Self {
+            char::from_u32(bits as u32).expect("packed from a char")
+        }
+    }
+    impl Packed for () {
+        fn pack(self) -> u64 {
+            0
+        }
+        fn unpack(_: u64) -> Self {}
+    }
+    impl Packed for u64 {
+        fn pack(self) -> u64 {
+            self
+        }
+        fn unpack(bits: u64) -> Self {
+            bits
+        }
+    }
+
     #[test]
     fn pops_in_time_order_and_ties_by_insertion() {
         let mut q = EventQueue::new();
@@ -235,38 +237,15 @@ mod tests {
     }
 
     #[test]
-    fn cancelled_events_never_fire() {
-        let mut q = EventQueue::new();
-        let a = q.schedule(5, 'a').unwrap();
-        q.schedule(7, 'b').unwrap();
-        let c = q.schedule(9, 'c').unwrap();
-        assert!(q.cancel(a));
-        assert!(!q.cancel(a), "second cancel of the same event");
-        assert_eq!(q.len(), 2);
-        assert_eq!(q.peek_time(), Some(7));
-        assert_eq!(q.pop(), Some((7, 'b')));
-        assert!(q.cancel(c));
-        assert_eq!(q.pop(), None);
-        assert!(q.is_empty());
-        assert_eq!(q.processed(), 1);
-    }
-
-    #[test]
     fn pop_through_stops_at_the_limit() {
         let mut q = EventQueue::new();
         for (t, e) in [(10, 'a'), (20, 'b'), (20, 'c'), (30, 'd')] {
             q.schedule(t, e).unwrap();
         }
-        let x = q.schedule(15, 'x').unwrap();
-        assert!(q.cancel(x));
         assert_eq!(q.pop_through(9), None);
         assert_eq!(q.now(), 0, "nothing due: the clock stays");
         assert_eq!(q.pop_through(20), Some((10, 'a')));
-        assert_eq!(
-            q.pop_through(20),
-            Some((20, 'b')),
-            "the cancelled event at 15 is skipped"
-        );
+        assert_eq!(q.pop_through(20), Some((20, 'b')));
         assert_eq!(q.pop_through(20), Some((20, 'c')));
         assert_eq!(q.pop_through(20), None);
         assert_eq!((q.now(), q.processed(), q.len()), (20, 3, 1));
@@ -283,23 +262,31 @@ mod tests {
         assert!(q.advance_to(100));
     }
     proptest::proptest! {
-        /// The radix heap pops what a sorted list of (time, insertion order) pops, through
-        /// schedules at the clock and later, cancels and limits.
+        /// The queue pops what a sorted list of (time, insertion order) pops, through
+        /// schedules at the clock and later, limits, and sequence numbers that run out
+        /// (`seq_limit` from 2 to 64: the pending events are numbered again many times).
         #[test]
-        fn pops_as_a_sorted_reference(ops in proptest::collection::vec((0u8..4, 0u64..50, 0u64..4), 1..300)) {
+        fn pops_as_a_sorted_reference(
+            ops in proptest::collection::vec((0u8..3, 0u64..50, 0u64..4), 1..300),
+            seq_limit in 2u64..64,
+        ) {
             let mut q = EventQueue::new();
+            q.seq_limit = seq_limit;
             let mut reference: Vec<(u64, u64)> = Vec::new(); // (time, id), pending
-            let mut ids = Vec::new();
+            let mut next_id = 0u64;
             for (op, dt, x) in ops {
                 match op {
                     0 | 1 => {
                         // Many events share a time (dt small) or go far ahead (large times).
                         let at = q.now() + if x == 3 { dt << 40 } else { dt };
-                        let id = q.schedule(at, ids.len() as u64).unwrap();
-                        reference.push((at, ids.len() as u64));
-                        ids.push(id);
+                        q.schedule(at, next_id).unwrap();
+                        reference.push((at, next_id));
+                        next_id += 1;
+                        // Numbers stay within their bits (here, within the limit, or the
+                        // pending count when more are pending than the limit).
+                        proptest::prop_assert!(q.next_seq <= seq_limit.max(q.len() as u64));
                     }
-                    2 => {
+                    _ => {
                         let limit = q.now() + dt * x;
                         reference.sort();
                         let want = reference.first().filter(|(t, _)| *t <= limit).copied();
@@ -307,16 +294,6 @@ mod tests {
                         proptest::prop_assert_eq!(got, want);
                         if want.is_some() {
                             reference.remove(0);
-                        }
-                    }
-                    _ => {
-                        if !ids.is_empty() {
-                            let k = (dt as usize) % ids.len();
-                            let pending = reference.iter().position(|&(_, e)| e == k as u64);
-                            proptest::prop_assert_eq!(q.cancel(ids[k]), pending.is_some());
-                            if let Some(i) = pending {
-                                reference.remove(i);
-                            }
                         }
                     }
                 }

@@ -75,6 +75,53 @@ pub(crate) enum Ev {
     HostDone(u32),
 }
 
+impl crate::engine::Packed for Ev {
+    /// The variant in the bits above 32, its index below.
+    #[inline]
+    fn pack(self) -> u64 {
+        let (tag, x) = match self {
+            Ev::Doorbell(r) => (0, r.0),
+            Ev::CommandArrived(r) => (1, r.0),
+            Ev::WriteDataArrived(r) => (2, r.0),
+            Ev::WriteChunkArrived(t) => (3, t.0),
+            Ev::FirmwareDone(r) => (4, r.0),
+            Ev::DieArrayDone(d) => (5, d.0),
+            Ev::DieSuspended(d) => (6, d.0),
+            Ev::DieXferDone(d) => (7, d.0),
+            Ev::Completed(r) => (8, r.0),
+            Ev::CacheWriteIn(r) => (9, r.0),
+            Ev::CacheReadOut(r) => (10, r.0),
+            Ev::Arrival(f) => (11, f.0),
+            Ev::MsiArrived(b) => (12, b),
+            Ev::CoalesceTimer(v) => (13, v),
+            Ev::HostDone(b) => (14, b),
+        };
+        (tag << 32) | x as u64
+    }
+
+    #[inline]
+    fn unpack(bits: u64) -> Self {
+        let x = bits as u32;
+        match bits >> 32 {
+            0 => Ev::Doorbell(ReqId(x)),
+            1 => Ev::CommandArrived(ReqId(x)),
+            2 => Ev::WriteDataArrived(ReqId(x)),
+            3 => Ev::WriteChunkArrived(TxId(x)),
+            4 => Ev::FirmwareDone(ReqId(x)),
+            5 => Ev::DieArrayDone(DieId(x)),
+            6 => Ev::DieSuspended(DieId(x)),
+            7 => Ev::DieXferDone(DieId(x)),
+            8 => Ev::Completed(ReqId(x)),
+            9 => Ev::CacheWriteIn(ReqId(x)),
+            10 => Ev::CacheReadOut(ReqId(x)),
+            11 => Ev::Arrival(FlowId(x)),
+            12 => Ev::MsiArrived(x),
+            13 => Ev::CoalesceTimer(x),
+            _ => Ev::HostDone(x),
+        }
+    }
+}
+
 /// Which flow last wrote each logical page, one byte per page (flow index + 1; `NO_FLOW`:
 /// preconditioning, or no flow), and the GC page moves charged to each flow. Zero means no
 /// flow so that the table is allocated zeroed: the system gives it memory only where flows
@@ -527,4 +574,42 @@ fn flin_state(
             ],
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ev;
+    use crate::engine::Packed;
+    use crate::ids::{DieId, FlowId, ReqId, TxId};
+
+    /// Every event survives the queue's packing, with the largest and smallest indices.
+    #[test]
+    fn events_pack_within_their_bits_and_unpack_to_themselves() {
+        for x in [0, 1, 0x1234_5678, u32::MAX] {
+            let all = [
+                Ev::Doorbell(ReqId(x)),
+                Ev::CommandArrived(ReqId(x)),
+                Ev::WriteDataArrived(ReqId(x)),
+                Ev::WriteChunkArrived(TxId(x)),
+                Ev::FirmwareDone(ReqId(x)),
+                Ev::DieArrayDone(DieId(x)),
+                Ev::DieSuspended(DieId(x)),
+                Ev::DieXferDone(DieId(x)),
+                Ev::Completed(ReqId(x)),
+                Ev::CacheWriteIn(ReqId(x)),
+                Ev::CacheReadOut(ReqId(x)),
+                Ev::Arrival(FlowId(x)),
+                Ev::MsiArrived(x),
+                Ev::CoalesceTimer(x),
+                Ev::HostDone(x),
+            ];
+            let mut seen = std::collections::HashSet::new();
+            for e in all {
+                let bits = e.pack();
+                assert!(bits < 1 << crate::engine::EVENT_BITS, "{e:?}");
+                assert!(seen.insert(bits), "{e:?} packs like another event");
+                assert_eq!(format!("{:?}", Ev::unpack(bits)), format!("{e:?}"));
+            }
+        }
+    }
 }
