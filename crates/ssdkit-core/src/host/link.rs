@@ -196,6 +196,10 @@ impl Link {
         // division for them. At least one packet even for no payload.
         let packets = if payload <= max_packet {
             1
+        } else if max_packet.is_power_of_two() {
+            // PCIe's payload sizes: a shift instead of a division (a page's data is dozens
+            // of packets, sent once per page).
+            (payload + max_packet - 1) >> max_packet.trailing_zeros()
         } else {
             payload.div_ceil(max_packet)
         };

@@ -313,8 +313,24 @@ impl Simulator {
             ..Tx::new(TxKind::UserRead, self.settings.geo.plane_of(ppn))
         });
         self.bd_tx_issued(t, r, true, 0);
-        self.enqueue(t);
+        self.enqueue_read(t, ppn);
         true
+    }
+
+    /// Queues user read `t` of `ppn`; to an idle die with nothing queued it goes at once,
+    /// as the scheduler would take it (a read first, alone, no GC waiting), without the queue.
+    #[inline]
+    fn enqueue_read(&mut self, t: TxId, ppn: Ppn) {
+        let plane = self.settings.geo.plane_of(ppn);
+        let die = self.tsu.die_of(plane);
+        if !self.direct_reads || self.dies.busy(die) || !self.tsu.queues(die).is_empty() {
+            return self.enqueue(t);
+        }
+        self.bd_tx_ready(t);
+        self.dies.set_busy(die, true);
+        let page = self.settings.geo.page_in_block(ppn.0);
+        let end = self.backend.start_read(self.q.now(), die.0, page, 1);
+        self.begin(die, &[t], end);
     }
 
     /// A page of a read that was never written: real drives answer from the mapping table

@@ -145,6 +145,10 @@ pub struct Simulator {
     pub(crate) backend: Backend,
     dies: Dies,
     multiplane: bool,
+    /// A user read to an idle die with an empty queue starts without queueing: true when
+    /// the scheduler could choose nothing else (`out_of_order`, no priority classes, no
+    /// suspension).
+    direct_reads: bool,
     /// Each flow's NVMe priority class at the die queues (0 urgent .. 3 low), used with
     /// `tsu.policy = "priority_out_of_order"` or `"flin"`.
     flow_class: Vec<u8>,
@@ -378,6 +382,7 @@ impl Simulator {
             mapped_by_reads: 0,
             serial_chips: !c.flash.die_interleaving && geo.dies_per_chip > 1,
             multiplane: c.flash.multiplane && geo.planes_per_die > 1,
+            direct_reads: false,
             susp: crate::tsu::suspension::SuspensionUnit::new(&c.tsu, geo.dies()).map(Box::new),
             gc_copyback: c.ftl.gc_copyback,
             gc_background: c.ftl.gc_background,
@@ -407,6 +412,7 @@ impl Simulator {
             settings: s,
         };
         sim.backend.record = c.run.latency_breakdown;
+        sim.direct_reads = sim.tsu.user == crate::tsu::UserPolicy::OutOfOrder && sim.susp.is_none();
         if c.cache.precondition == crate::config::CachePrecondition::Dirty {
             sim.cache_precondition(c);
         }
