@@ -2,10 +2,12 @@
 //! order, slabs for plain-data records, and random streams derived from one
 //! run seed. It knows nothing about SSDs; the simulator that owns it defines the event type.
 
+mod div;
 mod queue;
 mod rng;
 mod slab;
 
+pub use div::Div;
 pub use queue::{EventQueue, Packed, PastEvent, EVENT_BITS};
 pub use rng::{derive_stream, Stream};
 pub use slab::Slab;

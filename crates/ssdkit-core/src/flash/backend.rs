@@ -175,8 +175,8 @@ impl Backend {
     #[inline]
     fn xfer_ps(&self, sectors: u32) -> Picoseconds {
         let spp = self.geo.sectors_per_page;
-        let full = (sectors / spp) as u64 * self.timing.xfer_ps[spp as usize];
-        full + self.timing.xfer_ps[(sectors % spp) as usize]
+        let (pages, rest) = self.geo.pages_and_sectors(sectors);
+        pages as u64 * self.timing.xfer_ps[spp as usize] + self.timing.xfer_ps[rest as usize]
     }
 
     /// Starts a (multi-plane) program: for each plane command/address cycles and a full page

@@ -1,4 +1,5 @@
 use crate::config::Config;
+use crate::engine::Div;
 
 /// Sizes of each level and the flat numbering of planes, dies and pages.
 ///
@@ -17,6 +18,18 @@ pub struct Geometry {
     /// Bytes per logical sector (`interface.sector_bytes`).
     pub sector_bytes: u32,
     pub sectors_per_page: u32,
+    /// The divisors of the numbering, set from the sizes above.
+    div: Divisors,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Divisors {
+    pages_per_plane: Div,
+    pages_per_block: Div,
+    planes_per_die: Div,
+    dies_per_chip: Div,
+    dies_per_channel: Div,
+    sectors_per_page: Div,
 }
 
 impl Geometry {
@@ -32,6 +45,14 @@ impl Geometry {
             page_size: f.page_size_bytes,
             sector_bytes: c.interface.sector_bytes,
             sectors_per_page: f.page_size_bytes / c.interface.sector_bytes,
+            div: Divisors {
+                pages_per_plane: Div::new(f.blocks_per_plane * f.pages_per_block),
+                pages_per_block: Div::new(f.pages_per_block),
+                planes_per_die: Div::new(f.planes_per_die),
+                dies_per_chip: Div::new(f.dies_per_chip),
+                dies_per_channel: Div::new(f.dies_per_chip * f.chips_per_channel),
+                sectors_per_page: Div::new(f.page_size_bytes / c.interface.sector_bytes),
+            },
         }
     }
     pub fn chips(&self) -> u32 {
@@ -59,7 +80,7 @@ impl Geometry {
     }
     #[inline]
     pub fn plane_of(&self, ppn: crate::ids::Ppn) -> crate::ids::PlaneId {
-        crate::ids::PlaneId(ppn.0 / self.pages_per_plane())
+        crate::ids::PlaneId(self.div.pages_per_plane.quot(ppn.0))
     }
     /// The planes of a die.
     #[inline]
@@ -72,28 +93,34 @@ impl Geometry {
     }
     #[inline]
     pub fn plane_of_ppa(&self, ppa: u32) -> u32 {
-        ppa / self.pages_per_plane()
+        self.div.pages_per_plane.quot(ppa)
     }
     /// Global block index (plane id * blocks_per_plane + block).
     #[inline]
     pub fn block_of_ppa(&self, ppa: u32) -> u32 {
-        ppa / self.pages_per_block
+        self.div.pages_per_block.quot(ppa)
     }
     #[inline]
     pub fn page_in_block(&self, ppa: u32) -> u32 {
-        ppa % self.pages_per_block
+        self.div.pages_per_block.modulo(ppa)
     }
     #[inline]
     pub fn die_of_plane(&self, plane: u32) -> u32 {
-        plane / self.planes_per_die
+        self.div.planes_per_die.quot(plane)
+    }
+    /// `sectors` as whole pages and the sectors left over.
+    #[inline]
+    pub fn pages_and_sectors(&self, sectors: u32) -> (u32, u32) {
+        let d = self.div.sectors_per_page;
+        (d.quot(sectors), d.modulo(sectors))
     }
     #[inline]
     pub fn chip_of_die(&self, die: u32) -> u32 {
-        die / self.dies_per_chip
+        self.div.dies_per_chip.quot(die)
     }
     #[inline]
     pub fn channel_of_die(&self, die: u32) -> u32 {
-        die / (self.dies_per_chip * self.chips_per_channel)
+        self.div.dies_per_channel.quot(die)
     }
     pub fn plane_id(&self, ch: u32, chip: u32, die: u32, plane: u32) -> u32 {
         ((ch * self.chips_per_channel + chip) * self.dies_per_chip + die) * self.planes_per_die
@@ -118,5 +145,36 @@ mod tests {
         assert_eq!(g.plane_of_ppa(ppa), p);
         assert_eq!(g.page_in_block(ppa), 7);
         assert_eq!(g.block_of_ppa(ppa) % g.blocks_per_plane, 5);
+    }
+
+    /// Sizes that are not powers of two (divided) and that are (shifted) number alike.
+    #[test]
+    fn numbering_inverts_for_any_sizes() {
+        for (chips, dies, planes, blocks, pages) in [(3, 3, 3, 1365, 1536), (4, 2, 2, 2048, 256)] {
+            let mut c = Config::default();
+            c.flash.channels = 5;
+            c.flash.chips_per_channel = chips;
+            c.flash.dies_per_chip = dies;
+            c.flash.planes_per_die = planes;
+            c.flash.blocks_per_plane = blocks;
+            c.flash.pages_per_block = pages;
+            let g = Geometry::from_config(&c);
+            for (ch, chip, die, plane, block, page) in [
+                (0, 0, 0, 0, 0, 0),
+                (4, chips - 1, dies - 1, planes - 1, blocks - 1, pages - 1),
+                (2, 1, 1, 1, 77, 101),
+            ] {
+                let p = g.plane_id(ch, chip, die, plane);
+                let d = g.die_of_plane(p);
+                assert_eq!(d, (ch * chips + chip) * dies + die);
+                assert_eq!(g.channel_of_die(d), ch);
+                assert_eq!(g.chip_of_die(d), ch * chips + chip);
+                let ppa = p * g.pages_per_plane() + block * pages + page;
+                assert_eq!(g.plane_of_ppa(ppa), p);
+                assert_eq!(g.plane_of(crate::ids::Ppn(ppa)).0, p);
+                assert_eq!(g.block_of_ppa(ppa), p * blocks + block);
+                assert_eq!(g.page_in_block(ppa), page);
+            }
+        }
     }
 }
