@@ -114,6 +114,11 @@ impl Geometry {
         let d = self.div.sectors_per_page;
         (d.quot(sectors), d.modulo(sectors))
     }
+    /// A plane's index inside its die.
+    #[inline]
+    pub fn plane_in_die(&self, plane: u32) -> u32 {
+        self.div.planes_per_die.modulo(plane)
+    }
     #[inline]
     pub fn chip_of_die(&self, die: u32) -> u32 {
         self.div.dies_per_chip.quot(die)
@@ -167,6 +172,7 @@ mod tests {
                 let p = g.plane_id(ch, chip, die, plane);
                 let d = g.die_of_plane(p);
                 assert_eq!(d, (ch * chips + chip) * dies + die);
+                assert_eq!(g.plane_in_die(p), plane);
                 assert_eq!(g.channel_of_die(d), ch);
                 assert_eq!(g.chip_of_die(d), ch * chips + chip);
                 let ppa = p * g.pages_per_plane() + block * pages + page;

@@ -95,13 +95,16 @@ impl FetchUnit {
         if self.classes.is_some() {
             return self.next_weighted();
         }
+        // Round robin from `rr` (< n), wrapping by a compare: two divisions per command
+        // cost more than the rest of the fetch.
         let n = self.visible.len();
-        for i in 0..n {
-            let q = (self.rr + i) % n;
+        let mut q = self.rr;
+        for _ in 0..n {
             if let Some(x) = self.take(q) {
-                self.rr = (q + 1) % n;
+                self.rr = if q + 1 == n { 0 } else { q + 1 };
                 return Some(x);
             }
+            q = if q + 1 == n { 0 } else { q + 1 };
         }
         None
     }

@@ -759,7 +759,7 @@ impl Simulator {
         let mut n = 1;
         if self.multiplane {
             // Same page offset on other planes, among the first 4 x planes queued reads.
-            let mut used: u32 = 1 << (self.tsu.get(t0).plane.0 % ppd);
+            let mut used: u32 = 1 << geo.plane_in_die(self.tsu.get(t0).plane.0);
             let mut i = 0;
             while i < self.tsu.queues[die.idx()]
                 .class_reads(class)
@@ -767,7 +767,7 @@ impl Simulator {
                 && n < ppd as usize
             {
                 let tx = *self.tsu.get(self.tsu.queues[die.idx()].read_at(class, i));
-                let bit = 1 << (tx.plane.0 % ppd);
+                let bit = 1 << geo.plane_in_die(tx.plane.0);
                 if used & bit == 0 && geo.page_in_block(tx.ppn.0) == page {
                     used |= bit;
                     batch[n] = self.tsu.queues[die.idx()].remove_read(class, i);

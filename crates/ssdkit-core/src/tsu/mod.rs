@@ -101,6 +101,8 @@ pub struct Tsu {
     /// `tsu.policy`.
     pub user: UserPolicy,
     planes_per_die: u32,
+    /// `planes_per_die` as a divisor.
+    ppd: crate::engine::Div,
     /// With classes: operations per turn for high, medium, low (`tsu.weight_*`).
     pub weights: [u32; 3],
     /// With classes: each die's weighted round robin over them, for reads and for writes
@@ -128,6 +130,7 @@ impl Tsu {
             policy,
             user,
             planes_per_die,
+            ppd: crate::engine::Div::new(planes_per_die),
             weights,
             turns: if user.classes() {
                 vec![Default::default(); dies as usize]
@@ -160,7 +163,7 @@ impl Tsu {
 
     #[inline]
     pub fn die_of(&self, plane: PlaneId) -> DieId {
-        DieId(plane.0 / self.planes_per_die)
+        DieId(self.ppd.quot(plane.0))
     }
 
     /// Queues `t` at its die in priority class `class` (0 without classes); returns the die.
