@@ -20,6 +20,9 @@ pub const EVENT_BITS: u32 = 36;
 /// of events is never affected.
 const SEQ_BITS: u32 = 128 - 64 - EVENT_BITS;
 const EVENT_MASK: u128 = (1 << EVENT_BITS) - 1;
+/// No key: later than every key (the sequence number and event bits of a key are never all
+/// ones: renumbering keeps the numbers below the limit).
+const NONE: u128 = u128::MAX;
 
 #[inline]
 fn key_time(key: u128) -> Picoseconds {
@@ -47,6 +50,10 @@ impl std::fmt::Display for PastEvent {
 /// integer. The heap's storage is reused, so steady-state scheduling allocates nothing.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<u128>>,
+    /// An event scheduled earlier than everything in the heap, kept out of it (NONE when
+    /// there is none): a step whose next event fires before any other event pending skips the
+    /// heap's push and pop.
+    next: u128,
     now: Picoseconds,
     next_seq: u64,
     /// `1 << SEQ_BITS`; smaller in tests, to renumber often.
@@ -68,6 +75,7 @@ impl<E: Packed> EventQueue<E> {
     pub fn new() -> Self {
         Self {
             heap: BinaryHeap::with_capacity(1024),
+            next: NONE,
             advanced_from: None,
             now: 0,
             next_seq: 0,
@@ -88,11 +96,11 @@ impl<E: Packed> EventQueue<E> {
 
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + (self.next != NONE) as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     /// Schedules `event` at absolute time `at`; a time before the clock is refused.
@@ -108,9 +116,20 @@ impl<E: Packed> EventQueue<E> {
         debug_assert!(bits <= EVENT_MASK as u64, "event wider than EVENT_BITS");
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(
-            ((at as u128) << 64) | ((seq as u128) << EVENT_BITS) | bits as u128,
-        ));
+        let key = ((at as u128) << 64) | ((seq as u128) << EVENT_BITS) | bits as u128;
+        if self.next != NONE {
+            if key < self.next {
+                // Earlier than the held event, which is earlier than the heap: next now.
+                self.heap.push(Reverse(self.next));
+                self.next = key;
+            } else {
+                self.heap.push(Reverse(key));
+            }
+        } else if self.heap.peek().is_none_or(|k| key < k.0) {
+            self.next = key;
+        } else {
+            self.heap.push(Reverse(key));
+        }
         Ok(())
     }
 
@@ -123,6 +142,10 @@ impl<E: Packed> EventQueue<E> {
             .into_iter()
             .map(|Reverse(k)| k)
             .collect();
+        if self.next != NONE {
+            keys.push(self.next);
+            self.next = NONE;
+        }
         keys.sort_unstable();
         for (i, k) in keys.iter_mut().enumerate() {
             let time = *k >> 64 << 64;
@@ -147,12 +170,17 @@ impl<E: Packed> EventQueue<E> {
     /// per event: a peek and a pop in one.
     #[inline]
     pub fn pop_through(&mut self, limit: Picoseconds) -> Option<(Picoseconds, E)> {
-        let key = self.heap.peek()?.0;
+        let held = self.next != NONE;
+        let key = if held { self.next } else { self.heap.peek()?.0 };
         let t = key_time(key);
         if t > limit {
             return None;
         }
-        self.heap.pop();
+        if held {
+            self.next = NONE;
+        } else {
+            self.heap.pop();
+        }
         self.now = t;
         self.processed += 1;
         Some((t, E::unpack((key & EVENT_MASK) as u64)))
@@ -160,6 +188,9 @@ impl<E: Packed> EventQueue<E> {
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Picoseconds> {
+        if self.next != NONE {
+            return Some(key_time(self.next));
+        }
         self.heap.peek().map(|k| key_time(k.0))
     }
 
