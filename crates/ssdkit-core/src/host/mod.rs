@@ -230,13 +230,25 @@ impl Host {
     /// writes whose data is fetched a page at a time after the firmware has split them; other
     /// writes and TRIMs first fetch their data (the 16-byte Dataset Management range for TRIM):
     /// Some(time it is in the device buffer).
+    /// Whether the command of `r` fetches data (write data, a TRIM's ranges) before the
+    /// firmware takes it (`command_arrived` returns a time).
+    #[inline]
+    pub fn data_before_firmware(&self, r: ReqId) -> bool {
+        match self.reqs.get(r.0).op {
+            Op::Read | Op::Flush => false,
+            Op::Write => !self.pipelined,
+            Op::Trim => true,
+        }
+    }
+
     pub fn command_arrived(&mut self, now: Picoseconds, r: ReqId) -> Option<Picoseconds> {
+        if !self.data_before_firmware(r) {
+            return None;
+        }
         let req = self.reqs.get(r.0);
         let bytes = match req.op {
-            Op::Read | Op::Flush => return None,
-            Op::Write if self.pipelined => return None,
-            Op::Write => req.bytes(self.sector_bytes),
             Op::Trim => 16,
+            _ => req.bytes(self.sector_bytes),
         };
         Some(self.link.fetch_write_data(now, bytes))
     }

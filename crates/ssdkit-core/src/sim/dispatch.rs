@@ -141,7 +141,14 @@ impl Simulator {
             };
             let stall = self.host.link_stall_ps() - s0;
             self.bd_fetched(r, t, stall);
-            self.at(t, Ev::CommandArrived(r));
+            if self.host.data_before_firmware(r) {
+                self.firmware_at_fetch = false;
+            }
+            if self.firmware_at_fetch {
+                self.firmware_from(r, t);
+            } else {
+                self.at(t, Ev::CommandArrived(r));
+            }
         }
     }
 
@@ -205,13 +212,18 @@ impl Simulator {
     // ----- front end -----
 
     fn firmware(&mut self, r: ReqId) {
+        self.firmware_from(r, self.q.now())
+    }
+
+    /// The firmware takes request `r`, in at `at`.
+    fn firmware_from(&mut self, r: ReqId, at: u64) {
         let req = self.host.request(r);
         let (_, pages) = page_span(
             req.start_sector,
             req.sectors,
             self.settings.geo.sectors_per_page,
         );
-        let t = self.firmware.process(self.q.now(), pages);
+        let t = self.firmware.process(at, pages);
         self.bd_phase(r, Step::Firmware, t, 0);
         self.at(t, Ev::FirmwareDone(r));
     }
