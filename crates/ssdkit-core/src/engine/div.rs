@@ -29,6 +29,15 @@ impl Div {
             x / self.d
         }
     }
+    /// `x / d` for a 64-bit `x`.
+    #[inline]
+    pub fn quot64(self, x: u64) -> u64 {
+        if self.shift < 32 {
+            x >> self.shift
+        } else {
+            x / self.d as u64
+        }
+    }
     #[inline]
     pub fn modulo(self, x: u32) -> u32 {
         if self.shift < 32 {
@@ -58,6 +67,8 @@ mod tests {
                 u32::MAX,
             ] {
                 assert_eq!((v.quot(x), v.modulo(x)), (x / d, x % d), "{x} / {d}");
+                let y = ((x as u64) << 20) + 5;
+                assert_eq!(v.quot64(y), y / d as u64, "{y} / {d}");
             }
         }
     }

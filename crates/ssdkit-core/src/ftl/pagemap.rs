@@ -44,6 +44,8 @@ pub enum Base {
 #[derive(Debug, Clone)]
 pub struct FastLayout {
     planes: u32,
+    /// `planes` as a divisor: every lookup divides by it.
+    planes_div: crate::engine::Div,
     pages_per_plane: u32,
     pages_per_block: u32,
     blocks_per_plane: u32,
@@ -175,6 +177,7 @@ impl FastLayout {
         }
         Self {
             planes,
+            planes_div: crate::engine::Div::new(planes),
             pages_per_plane: blocks_per_plane * pages_per_block,
             pages_per_block,
             blocks_per_plane,
@@ -218,11 +221,18 @@ impl FastLayout {
             return NONE;
         }
         let (a, _, hot) = self.ranges[i - 1];
-        let k = (l % self.planes) as u64;
+        let d = self.planes_div;
+        let k = d.modulo(l) as u64;
         let p = self.stripe[k as usize];
-        let rank = self.before[k as usize * self.ranges.len() + i - 1]
-            + count_below(l64, k, self.planes as u64)
-            - count_below(a, k, self.planes as u64);
+        // `count_below` by the divisor (a shift for the usual power of two planes).
+        let below = |x: u64| {
+            if x > k {
+                d.quot64(x - k + self.planes as u64 - 1)
+            } else {
+                0
+            }
+        };
+        let rank = self.before[k as usize * self.ranges.len() + i - 1] + below(l64) - below(a);
         if !hot {
             return p * self.pages_per_plane + rank as u32;
         }
