@@ -220,7 +220,8 @@ pub struct FlowConfig {
     /// switch the other flows off). Default true.
     pub enabled: bool,
     /// Closed loop (synthetic `arrival = "closed"`, trace `replay = "closed"`): requests kept
-    /// outstanding. Default 1; 1..=65535 and <= interface.io_queue_depth.
+    /// outstanding. Default 1; 1..=65535 and <= interface.io_queue_depth; all flows together
+    /// keep at most 2^24 requests in flight (an open-loop flow counts interface.io_queue_depth).
     pub queue_depth: u32,
     /// First byte of the flow's address range (working-set offset). Default 0; a multiple of
     /// 512 inside the capacity.

@@ -20,8 +20,8 @@ pub const EVENT_BITS: u32 = 36;
 /// of events is never affected.
 const SEQ_BITS: u32 = 128 - 64 - EVENT_BITS;
 const EVENT_MASK: u128 = (1 << EVENT_BITS) - 1;
-/// No key: later than every key (the sequence number and event bits of a key are never all
-/// ones: renumbering keeps the numbers below the limit).
+/// No key: later than every key (a key's sequence number is never all ones: numbers stop
+/// one short, `seq_limit`).
 const NONE: u128 = u128::MAX;
 
 #[inline]
@@ -56,7 +56,7 @@ pub struct EventQueue<E> {
     next: u128,
     now: Picoseconds,
     next_seq: u64,
-    /// `1 << SEQ_BITS`; smaller in tests, to renumber often.
+    /// `(1 << SEQ_BITS) - 1`, so no key is `NONE`; smaller in tests, to renumber often.
     seq_limit: u64,
     processed: u64,
     /// Events processed and the clock when `advance_to` last moved the clock with no event
@@ -79,7 +79,7 @@ impl<E: Packed> EventQueue<E> {
             advanced_from: None,
             now: 0,
             next_seq: 0,
-            seq_limit: 1 << SEQ_BITS,
+            seq_limit: (1 << SEQ_BITS) - 1,
             processed: 0,
             _event: std::marker::PhantomData,
         }
@@ -133,8 +133,10 @@ impl<E: Packed> EventQueue<E> {
         Ok(())
     }
 
-    /// Numbers the pending events 0, 1, .. in the order they will fire (every 2^28 events):
-    /// their relative order, all a sequence number is for, is kept.
+    /// Numbers the pending events 0, 1, .. in the order they will fire (when the numbers run
+    /// out, about every 2^28 events): their relative order, all a sequence number is for, is
+    /// kept. Validation bounds the requests a run keeps in flight far below 2^28 (see
+    /// `config::validate`), so the pending events always fit the numbers.
     #[cold]
     #[inline(never)]
     fn renumber(&mut self) {

@@ -226,10 +226,6 @@ impl Host {
         self.pipelined
     }
 
-    /// The command of `r` is in the device. Reads go to the firmware at once (None), and so do
-    /// writes whose data is fetched a page at a time after the firmware has split them; other
-    /// writes and TRIMs first fetch their data (the 16-byte Dataset Management range for TRIM):
-    /// Some(time it is in the device buffer).
     /// Whether the command of `r` fetches data (write data, a TRIM's ranges) before the
     /// firmware takes it (`command_arrived` returns a time).
     #[inline]
@@ -241,6 +237,10 @@ impl Host {
         }
     }
 
+    /// The command of `r` is in the device. Reads go to the firmware at once (None), and so do
+    /// writes whose data is fetched a page at a time after the firmware has split them; other
+    /// writes and TRIMs first fetch their data (the 16-byte Dataset Management range for TRIM):
+    /// Some(time it is in the device buffer).
     pub fn command_arrived(&mut self, now: Picoseconds, r: ReqId) -> Option<Picoseconds> {
         if !self.data_before_firmware(r) {
             return None;

@@ -117,7 +117,8 @@ impl crate::engine::Packed for Ev {
             11 => Ev::Arrival(FlowId(x)),
             12 => Ev::MsiArrived(x),
             13 => Ev::CoalesceTimer(x),
-            _ => Ev::HostDone(x),
+            14 => Ev::HostDone(x),
+            t => unreachable!("event tag {t}: only `pack` makes keys"),
         }
     }
 }
@@ -149,9 +150,12 @@ pub struct Simulator {
     /// the scheduler could choose nothing else (`out_of_order`, no priority classes, no
     /// suspension).
     direct_reads: bool,
-    /// The firmware books a command when its fetch is booked, not when it arrives: exact
-    /// while every booking comes in fetch order, so it stops for good at the first command
-    /// that fetches data before the firmware (a TRIM, a write without pipelined transfers).
+    /// The firmware books a command when its fetch is booked, not when it arrives (one event
+    /// fewer per command). The bookings are those made at arrival while every booking comes in
+    /// fetch order, so it stops for good at the first command that fetches data before the
+    /// firmware (a TRIM, a write without pipelined transfers). One order can differ: an event
+    /// scheduled between a fetch and that command's arrival for the very picosecond its
+    /// firmware step ends fired before the step and now fires after it (docs/performance.md).
     firmware_at_fetch: bool,
     /// Each flow's NVMe priority class at the die queues (0 urgent .. 3 low), used with
     /// `tsu.policy = "priority_out_of_order"` or `"flin"`.
@@ -591,6 +595,8 @@ fn flin_state(
 mod tests {
     use super::{Ev, Simulator};
     use crate::api::{load, Source};
+    use crate::engine::Packed;
+    use crate::ids::{DieId, FlowId, ReqId, TxId};
 
     /// The result without the fields that measure the machine or count events.
     fn results_only(v: &serde_json::Value) -> serde_json::Value {
@@ -611,9 +617,11 @@ mod tests {
     }
 
     /// Booking the firmware when a command's fetch is booked gives what booking it when the
-    /// command arrives gives (one event fewer per command): two flows of reads and writes
-    /// at QD16 on the Table 3 controller, and a flow with TRIMs (whose range crosses the link
-    /// before the firmware: the booking at fetch stops there).
+    /// command arrives gives, with one event fewer per command: two flows of reads and writes
+    /// on the Table 3 controller, over the modelled PCIe link, an ideal link (fetch and
+    /// arrival at one instant: ties), with PRP lists read after the command, with the
+    /// latency breakdown, over SATA, and a flow with TRIMs (whose range crosses the link
+    /// before the firmware: the booking at fetch stops at the first).
     #[test]
     fn firmware_booked_at_fetch_as_at_arrival() {
         let two_flows = [
@@ -626,16 +634,47 @@ mod tests {
             "flow.1.requests=6000",
             "flow.1.request_bytes=16384",
         ];
-        let trims = [
-            "flash.blocks_per_plane=128",
-            "flow.0.queue_depth=16",
-            "flow.0.read_fraction=0.5",
-            "flow.0.trim_fraction=0.2",
-            "flow.0.requests=6000",
+        let with = |extra: &[&'static str]| -> Vec<&'static str> {
+            two_flows.iter().chain(extra).copied().collect()
+        };
+        let cases: [(&str, Vec<&str>, bool); 6] = [
+            ("mqsim-paper", with(&[]), true),
+            (
+                "mqsim-paper",
+                with(&["interface.link_model=\"ideal\""]),
+                true,
+            ),
+            (
+                "mqsim-paper",
+                with(&["interface.data_pointers=\"prp\""]),
+                true,
+            ),
+            ("mqsim-paper", with(&["run.latency_breakdown=true"]), true),
+            (
+                "x25m",
+                vec![
+                    "flow.0.queue_depth=32",
+                    "flow.0.read_fraction=0.6",
+                    "flow.0.requests=5000",
+                ],
+                true,
+            ),
+            (
+                "mqsim-paper",
+                vec![
+                    "flash.blocks_per_plane=128",
+                    "flow.0.queue_depth=16",
+                    "flow.0.read_fraction=0.5",
+                    "flow.0.trim_fraction=0.2",
+                    "flow.0.requests=6000",
+                ],
+                // Stops at the first TRIM, which may be the first command.
+                false,
+            ),
         ];
-        for keys in [&two_flows[..], &trims[..]] {
+        for (preset, keys, fewer) in cases {
             let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-            let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
+            let c = load(Source::Preset(preset), &o).unwrap();
             let run = |at_fetch: bool| {
                 let mut sim = Simulator::new(&c).unwrap();
                 sim.firmware_at_fetch = at_fetch;
@@ -644,12 +683,13 @@ mod tests {
             };
             let (fetch, fetch_events) = run(true);
             let (arrival, arrival_events) = run(false);
-            assert_eq!(fetch, arrival, "{keys:?}");
-            assert!(fetch_events < arrival_events, "{keys:?}");
+            assert_eq!(fetch, arrival, "{preset} {keys:?}");
+            assert!(fetch_events <= arrival_events, "{preset} {keys:?}");
+            if fewer {
+                assert!(fetch_events < arrival_events, "{preset} {keys:?}");
+            }
         }
     }
-    use crate::engine::Packed;
-    use crate::ids::{DieId, FlowId, ReqId, TxId};
 
     /// Every event survives the queue's packing, with the largest and smallest indices.
     #[test]

@@ -26,8 +26,31 @@ pub(super) fn validate_flows(c: &Config, capacity: u64, weighted: bool) -> Resul
     for (k, fl) in c.flows.iter().enumerate() {
         validate_flow(c, k, fl, capacity, qmax.min(65535), weighted)?;
     }
+    // Each request in flight keeps about one event pending, and the event queue numbers at
+    // most 2^28 pending events (engine/queue.rs).
+    let in_flight: u64 = c
+        .flows
+        .iter()
+        .map(|f| {
+            if f.is_open_loop() {
+                i.io_queue_depth as u64
+            } else {
+                f.queue_depth as u64
+            }
+        })
+        .sum();
+    if in_flight > MAX_IN_FLIGHT {
+        return Err(format!(
+            "the flows keep up to {in_flight} requests in flight (each closed-loop flow its \
+             `queue_depth`, each open-loop flow `interface.io_queue_depth`); at most \
+             {MAX_IN_FLIGHT} are supported: fewer flows or shallower queues"
+        ));
+    }
     Ok(())
 }
+
+/// Requests the flows may keep in flight together: 2^24, far below the event queue's 2^28.
+const MAX_IN_FLIGHT: u64 = 1 << 24;
 
 fn validate_flow(
     c: &Config,
@@ -418,4 +441,27 @@ fn validate_flow(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::{load, Source};
+
+    /// 257 flows of 65535 requests each exceed the requests a run may keep in flight; 256 fit.
+    #[test]
+    fn requests_in_flight_are_bounded() {
+        let o = [
+            "interface.io_queue_depth=65536".to_string(),
+            "flow.0.queue_depth=65535".to_string(),
+        ];
+        let mut c = load(Source::Preset("mqsim-paper"), &o).expect("preset");
+        c.interface.io_queue_depth = 65536;
+        let one = c.flows[0].clone();
+        c.flows = vec![one; 256];
+        assert_eq!(super::super::validate(&c), Ok(()));
+        c.flows.push(c.flows[0].clone());
+        let e = super::super::validate(&c).unwrap_err();
+        assert!(e.contains("up to 16842495 requests in flight"), "{e}");
+        assert!(e.contains("at most 16777216"), "{e}");
+    }
 }
