@@ -1,5 +1,6 @@
 //! Splitting a host request into page-sized pieces.
 
+use crate::engine::Div;
 use crate::ids::Lpn;
 
 /// One logical page a request touches, and which of its sectors.
@@ -24,17 +25,6 @@ fn mask(lo: u64, hi: u64) -> u64 {
     ones << lo
 }
 
-/// The page holding sector `x`: a shift for the usual power-of-two pages (a division costs
-/// more than the rest of a small request's split).
-#[inline]
-fn page_of(x: u64, spp: u64) -> u64 {
-    if spp.is_power_of_two() {
-        x >> spp.trailing_zeros()
-    } else {
-        x / spp
-    }
-}
-
 /// The pages of a request of `sectors` sectors from `start_sector`, with `sectors_per_page`
 /// sectors per page (at most 64).
 pub fn split(
@@ -43,9 +33,12 @@ pub fn split(
     sectors_per_page: u32,
 ) -> impl Iterator<Item = PageChunk> {
     let spp = sectors_per_page as u64;
+    // A shift for the usual power-of-two pages: a division costs more than the rest of a
+    // small request's split.
+    let d = Div::new(sectors_per_page);
     let end = start_sector + sectors as u64;
-    let first = page_of(start_sector, spp);
-    let last = page_of(end - 1, spp);
+    let first = d.quot64(start_sector);
+    let last = d.quot64(end - 1);
     // A half-open range: RangeInclusive's exhaustion flag costs a branch per page.
     (first..last + 1).map(move |page| {
         let lo = start_sector.max(page * spp) - page * spp;
@@ -62,12 +55,12 @@ pub fn split(
 /// without data (a flush).
 #[inline]
 pub fn page_span(start_sector: u64, sectors: u32, sectors_per_page: u32) -> (u64, u64) {
-    let spp = sectors_per_page as u64;
+    let d = Div::new(sectors_per_page);
     if sectors == 0 {
-        return (page_of(start_sector, spp), 0);
+        return (d.quot64(start_sector), 0);
     }
-    let first = page_of(start_sector, spp);
-    let last = page_of(start_sector + sectors as u64 - 1, spp);
+    let first = d.quot64(start_sector);
+    let last = d.quot64(start_sector + sectors as u64 - 1);
     (first, last - first + 1)
 }
 

@@ -691,6 +691,46 @@ mod tests {
         }
     }
 
+    /// A read to an idle die with nothing queued, started without the die queue, runs as the
+    /// scheduler would run it: the same results and the same events, over random reads and
+    /// a 70/30 mix on two flows (GC under way), with multi-plane reads. The map in DRAM and
+    /// no data cache: the cached paths queue their reads through `enqueue`.
+    #[test]
+    fn direct_reads_as_through_the_queue() {
+        for keys in [
+            &[
+                "ftl.cmt.mode=\"ideal\"",
+                "cache.mode=\"off\"",
+                "flash.blocks_per_plane=128",
+                "flow.0.queue_depth=8",
+                "flow.0.requests=8000",
+            ][..],
+            &[
+                "ftl.cmt.mode=\"ideal\"",
+                "cache.mode=\"off\"",
+                "flash.blocks_per_plane=128",
+                "flow.0.queue_depth=16",
+                "flow.0.read_fraction=0.7",
+                "flow.0.requests=6000",
+                "flow.1.queue_depth=4",
+                "flow.1.read_fraction=0.9",
+                "flow.1.requests=3000",
+                "flow.1.request_bytes=32768",
+            ][..],
+        ] {
+            let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
+            let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
+            let run = |direct: bool| {
+                let mut sim = Simulator::new(&c).unwrap();
+                assert!(sim.direct_reads, "out_of_order without suspension");
+                sim.direct_reads = direct;
+                let (out, _) = sim.run(&c, false, false).unwrap();
+                (results_only(&out.result), out.events)
+            };
+            assert_eq!(run(true), run(false), "{keys:?}");
+        }
+    }
+
     /// Every event survives the queue's packing, with the largest and smallest indices.
     #[test]
     fn events_pack_within_their_bits_and_unpack_to_themselves() {
