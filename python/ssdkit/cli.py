@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 
 from . import api
-from ._native import SsdkitError, __version__
+from ._native import ConfigError, SsdkitError, __version__
 
 PROG = "ssdkit"
 EXIT_USAGE = 2
@@ -642,9 +642,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import sweep as run_sweep
 
     spec = load_sweep_file(args.sweep_file)
-    table = run_sweep(
-        spec.pop("config"), output=args.output, workers=args.workers, progress=not args.no_progress, **spec
-    )
+    try:
+        table = run_sweep(
+            spec.pop("config"), output=args.output, workers=args.workers, progress=not args.no_progress, **spec
+        )
+    except ConfigError as e:  # a key or value of the sweep file: say which file
+        raise UserError(f"{args.sweep_file}: {e}") from None
     failed = table["error"].notna().groupby(table["point"]).any().sum()
     points = table["point"].nunique()
     print(f"{points} points, {len(table)} rows -> {args.output}" + (f"; {failed} failed" if failed else ""))

@@ -16,8 +16,13 @@ more points share a device, it is preconditioned once into a snapshot that they 
 table is the same with or without sharing (only the time taken differs).
 
 Each point's rows (one per flow and operation) go to a part file next to the output as soon
-as the point ends; a restarted sweep skips the points whose part files exist. A point that
-fails records its error in the ``error`` column and the sweep goes on.
+as the point ends, named by the point's identity: a hash of everything its result depends on
+(its configuration resolved by the core, with the base configuration, ``[set]``, its workload,
+grid values and seeds, the size and time of the trace files it reads, and the ssdkit version).
+A restarted sweep reuses the part files whose identity matches and runs the other points again;
+the part files go once the table is written. A point that fails records its error in the
+``error`` column and the sweep goes on; a key the configuration does not have (in the grid, a
+workload or ``[set]``), or a bad ``[set]`` value, stops the sweep before any point runs.
 
 Needs pandas and pyarrow (``pip install ssdkit[sweep]``).
 """
@@ -30,14 +35,16 @@ import itertools
 import json
 import os
 import random
+import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._native import ConfigError, SsdkitError, SsdkitIoError
+from ._native import ConfigError, SsdkitError, SsdkitIoError, __version__
 
 #: Columns that depend on the machine's speed, not on the simulation: left out when two
 #: sweeps' tables are compared (in ``result_json`` too, with the preconditioning record's
@@ -164,6 +171,80 @@ def devices(config: Any, overrides: Mapping[str, Any], pts: Sequence[Point], see
     return out
 
 
+#: A core message about a key the configuration does not have, rather than a bad value: serde's
+#: unknown field (naming the key, or its first unknown section), or an override whose path does
+#: not fit the configuration's shape.
+_UNKNOWN_KEY = re.compile(r"key `(?P<key>[^`]+)`: unknown field|^override `(?P<path>[^=`]+)=")
+
+
+def _unknown_key(msg: str) -> str | None:
+    m = _UNKNOWN_KEY.search(msg)
+    return None if m is None else (m.group("key") or m.group("path"))
+
+
+def _trace_files(resolved: str) -> list[Any]:
+    """Size and modification time of each trace file a resolved configuration reads: the
+    configuration names them, their bytes decide the result too."""
+    import tomllib
+
+    out: list[Any] = []
+    for f in tomllib.loads(resolved).get("flow", []):
+        path = f.get("trace")
+        if isinstance(path, str):
+            try:
+                st = os.stat(path)
+                out.append([path, st.st_size, st.st_mtime_ns])
+            except OSError:
+                out.append([path, None, None])  # the run reports it
+    return out
+
+
+def identities(
+    config: Any, overrides: Mapping[str, Any], pts: Sequence[Point], devs: Mapping[str, Device]
+) -> dict[str, str]:
+    """Point id -> the point's identity: a hash of the configuration it runs, resolved by the
+    core (base configuration, ``overrides``, workload, grid values, ``run.seed`` and
+    ``precondition.seed``), the trace files it reads, its place in the sweep and the ssdkit
+    version. A part file is reused only by a point of the same identity.
+
+    Checks the sweep before anything runs: a bad ``overrides`` key or value, or a key of the
+    grid or a workload that the configuration does not have, raises :class:`ConfigError`
+    naming it with the core's message (the one ``--set`` gives, listing the allowed keys). A
+    bad grid or workload value is left to its point, which records the error."""
+    from . import _native, api
+
+    src = api._source(config, None)
+    _native.resolve_config(**src)  # the base configuration's own errors, unchanged
+    try:
+        _native.resolve_config(overrides=api._override_list(overrides, {}, None), **src)
+    except ConfigError as e:
+        raise ConfigError(f"sweep [set] (the overrides of every point): {e}") from None
+    out = {}
+    for p in pts:
+        what: dict[str, Any]
+        try:
+            ov = api._override_list(_overrides(overrides, p, devs.get(p.id)), {}, p.seed)
+            resolved = _native.resolve_config(overrides=ov, **src)
+            what = {"config": resolved, "traces": _trace_files(resolved)}
+        except (SsdkitError, TypeError, ValueError) as e:
+            _raise_unknown_key(str(e), p)
+            what = {"source": src, "overrides": repr(sorted(p.overrides.items())), "error": str(e)}
+        doc = {**what, "point": p.id, "workload": p.workload, "repeat": p.repeat, "seed": p.seed}
+        out[p.id] = _digest({**doc, "ssdkit": __version__})[:16]
+    return out
+
+
+def _raise_unknown_key(msg: str, p: Point) -> None:
+    named = _unknown_key(msg)
+    if named is None:
+        return
+    for k in p.overrides:
+        if k == named or k.startswith(named + "."):  # `named` may be k's first unknown section
+            where = f"grid key `{k}`" if k in p.settings else f"workload {p.workload} key `{k}`"
+            raise ConfigError(f"sweep {where}: {msg}")
+    raise ConfigError(f"sweep point {p.id}: {msg}")
+
+
 def _rows(point: Point, device: Device | None, raw: dict | None, error: str | None, keys: Sequence[str]) -> list[dict]:
     base = {"point": point.id, "workload": point.workload, "repeat": point.repeat, "seed": point.seed}
     base.update(device=device and device.id, device_seed=device and device.seed)
@@ -247,8 +328,29 @@ def _make_snapshot(config: Any, fixed: Mapping[str, Any], point: Point, device: 
     return path
 
 
-def _part_path(parts: Path, point: Point) -> Path:
-    return parts / f"{point.id}.parquet"
+def _part_path(parts: Path, point: Point, ident: str) -> Path:
+    return parts / f"{point.id}-{ident}.parquet"
+
+
+def _resume(pd: Any, parts: Path, pts: Sequence[Point], idents: Mapping[str, str]) -> dict[str, Any]:
+    """The rows of the points whose part file in ``parts`` has their identity. Other part files
+    (an earlier sweep's with another configuration, seed or ssdkit version) are removed, and
+    said so once on stderr: their points run again."""
+    want = {_part_path(parts, p, idents[p.id]).name: p for p in pts}
+    done, stale = {}, 0
+    for f in sorted(parts.iterdir()):
+        if f.name in want:
+            done[want[f.name].id] = pd.read_parquet(f)
+        elif f.is_file():
+            stale += f.suffix == ".parquet"  # a .tmp is a part cut short: no result to speak of
+            f.unlink()
+    if stale:
+        print(
+            f"ssdkit sweep: ignoring {stale} part file{'s' * (stale > 1)} in {parts} from a sweep with another "
+            "configuration, seed or ssdkit version: their points run again",
+            file=sys.stderr,
+        )
+    return done
 
 
 def sweep(
@@ -279,7 +381,11 @@ def sweep(
     ``workloads`` is a list of override dicts, each run at every grid point; ``repeats`` runs
     each point again with another seed; ``overrides`` apply to every point (the grid and the
     workload win over them). ``output`` is a Parquet file: the points' part files are kept in
-    ``<output>.parts/`` so that an interrupted sweep resumes where it stopped. ``workers``
+    ``<output>.parts/`` until the table is written, so that an interrupted sweep resumes where
+    it stopped (reusing only the points whose configuration, seed and ssdkit version are
+    unchanged: :func:`identities`). Keys are checked before any point runs: one the
+    configuration does not have (grid, workload or ``overrides``), or a bad ``overrides``
+    value, raises :class:`ConfigError` naming it. ``workers``
     processes run the points (default: every core); ``progress`` shows a bar with an ETA.
 
     Points on one device (columns ``device`` and ``device_seed``: see the module's notes)
@@ -302,21 +408,18 @@ def sweep(
     pts = points(grid, mode=mode, samples=samples, workloads=workloads, repeats=repeats, seed=seed)
     keys = list(dict(grid or {}))
     fixed = dict(overrides or {})
-    parts: Path | None = None
-    if output is not None:
-        parts = Path(f"{os.fspath(output)}.parts")
-        parts.mkdir(parents=True, exist_ok=True)
-    done: dict[str, Any] = {}
-    if parts is not None:
-        for p in pts:
-            f = _part_path(parts, p)
-            if f.exists():
-                done[p.id] = pd.read_parquet(f)
-    todo = [p for p in pts if p.id not in done]
     n = workers or os.cpu_count() or 1
     if n < 1:
         raise ConfigError(f"sweep `workers` must be >= 1, got {workers}")
-    devs = devices(config, fixed, todo, seed)
+    devs = devices(config, fixed, pts, seed)
+    idents = identities(config, fixed, pts, devs)
+    parts: Path | None = None
+    done: dict[str, Any] = {}
+    if output is not None:
+        parts = Path(f"{os.fspath(output)}.parts")
+        parts.mkdir(parents=True, exist_ok=True)
+        done = _resume(pd, parts, pts, idents)
+    todo = [p for p in pts if p.id not in done]
     groups: dict[str, list[Point]] = {}
     for p in todo:
         if p.id in devs:
@@ -331,7 +434,7 @@ def sweep(
         else:
             sdir, own_dir = Path(tempfile.mkdtemp(prefix="ssdkit-sweep-")), True
         sdir.mkdir(parents=True, exist_ok=True)
-    plan = _Plan(config, fixed, keys, devs, shared, sdir)
+    plan = _Plan(config, fixed, keys, devs, shared, sdir, idents)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -343,9 +446,10 @@ def sweep(
     def finish(p: Point, rows: list[dict]) -> None:
         frame = pd.DataFrame(rows)
         if parts is not None:
-            tmp = _part_path(parts, p).with_suffix(".tmp")
+            part = _part_path(parts, p, idents[p.id])
+            tmp = part.with_suffix(".tmp")
             frame.to_parquet(tmp, index=False)
-            os.replace(tmp, _part_path(parts, p))  # a part file is whole or absent
+            os.replace(tmp, part)  # a part file is whole or absent
         done[p.id] = frame
         if bar is not None:
             bar.update(1)
@@ -379,6 +483,7 @@ def sweep(
     table = pd.concat([done[p.id] for p in pts], ignore_index=True)
     if output is not None:
         table.to_parquet(output, index=False)
+        shutil.rmtree(parts, ignore_errors=True)  # the table holds them; a rerun starts afresh
     return table
 
 
@@ -393,6 +498,8 @@ class _Plan:
     #: Device id -> its points, for the devices whose snapshot is shared.
     shared: Mapping[str, list[Point]]
     sdir: Path | None
+    #: Point id -> its identity (``identities``).
+    idents: Mapping[str, str] = field(default_factory=dict)
     #: Device id -> its snapshot's path once made (None if making it failed).
     made: dict[str, str | None] = field(default_factory=dict)
 
@@ -459,7 +566,8 @@ def _on_dask(executor: Any, plan: _Plan, todo: list[Point], finish) -> None:
             f"sweep `executor` must be a dask.distributed.Client or a scheduler address, not {type(executor).__name__}"
         )
     try:
-        # Keys name the configuration too: a client remembers results by key across sweeps.
+        # Keys name the configuration too: a client remembers results by key across sweeps
+        # (a point's by its identity, which covers the configuration's contents).
         stem = _digest({"config": plan.config, "overrides": plan.fixed})[:12]
         # A point task takes its device's snapshot task as an argument: Dask runs it after.
         snaps = {
@@ -468,7 +576,9 @@ def _on_dask(executor: Any, plan: _Plan, todo: list[Point], finish) -> None:
         }
         futures = {}
         for p in todo:
-            f = client.submit(_run_point, *plan.point_args(p, snaps), key=f"ssdkit-sweep-{stem}-{p.id}", pure=False)
+            f = client.submit(
+                _run_point, *plan.point_args(p, snaps), key=f"ssdkit-sweep-{stem}-{plan.idents[p.id]}", pure=False
+            )
             futures[f.key] = (f, p)
         for f in distributed.as_completed([f for f, _ in futures.values()]):
             finish(futures[f.key][1], f.result())

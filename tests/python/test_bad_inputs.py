@@ -411,6 +411,23 @@ CASES = [
         write={"cfg.toml": "[[flow]]\nrequests = 10\n"},
     ),
     Case("cli-mqsim-with-preset", ["run", "--mqsim", "a.xml", "--preset", "x25m", *QUICK], ["--mqsim", "--preset"]),
+    # --- sweep files: keys and [set] values checked before any point runs ----------------------
+    *(
+        Case(
+            f"sweep-{name}",
+            ["sweep", f"{name}.toml", "-o", "out.parquet", "--no-progress"],
+            [f"{name}.toml", *c],
+            [f"sweeps/{name}.toml"],
+        )
+        for name, c in [
+            ("grid_key_typo", ["grid key `flow.0.queue_dept`", "expected one of", "`queue_depth`"]),
+            ("grid_section_typo", ["grid key `flsh.channels`", "unknown field `flsh`", "`flash`"]),
+            ("grid_index_out_of_range", ["grid key `flow.3.queue_depth`", "index 3 out of range"]),
+            ("set_key_typo", ["[set]", "`flow.0.requets`", "`requests`"]),
+            ("set_bad_value", ["[set]", "`flow.0.read_fraction`", "1.5", "[0, 1]"]),
+            ("workload_key_typo", ["workload 1 key `flow.0.read_fracton`", "`read_fraction`"]),
+        ]
+    ),
 ]
 
 # --- snapshot files: built once per test from a tiny device ----------------------------------------------

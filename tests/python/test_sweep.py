@@ -181,7 +181,7 @@ def test_snapshot_directories_of_a_sweep_are_removed(tmp_path):
     grid = {"flow.0.queue_depth": [1, 4]}
     t = ssdkit.sweep("mqsim-paper", grid, overrides=BASE, output=out, workers=1, progress=False)
     assert json.loads(t["result_json"].iloc[0])["device"]["precondition"]["snapshot"].endswith(".snap")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet", "r.parquet.parts"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet"]
 
 
 def _spec(path):
@@ -241,3 +241,180 @@ def test_a_missing_extra_is_named(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"ssdkit\[plot\]"):
         plot.erase_counts({"device": {"erase_counts": {"histogram": {"bin_start": [0], "count": [1], "bin_width": 1}}}})
+
+
+SMALL_SWEEP = {**TINY, "flow.0.requests": 300}
+
+
+def _write_sweep(path, config, fixed, grid, workloads=()):
+    lines = [f"config = {json.dumps(config)}", "seed = 3", "[set]"]
+    lines += [f'"{k}" = {json.dumps(v)}' for k, v in fixed.items()]
+    lines += ["[grid]"] + [f'"{k}" = {json.dumps(v)}' for k, v in grid.items()]
+    for w in workloads:
+        lines += ["[[workload]]"] + [f'"{k}" = {json.dumps(v)}' for k, v in w.items()]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _configs(t: pd.DataFrame) -> list[dict]:
+    return [json.loads(s)["config"] for s in t.drop_duplicates("point")["result_json"]]
+
+
+def test_editing_set_or_the_base_config_gives_new_results(tmp_path):
+    base = tmp_path / "base.toml"
+    preset = ssdkit.resolve_config("mqsim-paper")
+    assert "read_us = [75.0, 75.0]" in preset
+    base.write_text(preset.replace("read_us = [75.0, 75.0]", "read_us = [50.0, 50.0]"))
+    spec = tmp_path / "s.toml"
+    out = tmp_path / "r.parquet"
+    grid = {"flow.0.queue_depth": [1, 4]}
+    _write_sweep(spec, "base.toml", SMALL_SWEEP, grid)
+    first = ssdkit.sweep(**_spec(spec), output=out, workers=1, progress=False)
+    assert all(c["flash"]["read_us"] == [50.0, 50.0] for c in _configs(first))
+    assert not (tmp_path / "r.parquet.parts").exists(), "the part files go once the table is written"
+    # [set] edited: every point runs again with the new value.
+    _write_sweep(spec, "base.toml", {**SMALL_SWEEP, "flow.0.request_bytes": 16384}, grid)
+    second = ssdkit.sweep(**_spec(spec), output=out, workers=1, progress=False)
+    assert all(c["flow"][0]["request_bytes"] == 16384 for c in _configs(second))
+    assert not second["iops"].equals(first["iops"])
+    # The base configuration edited, the sweep file not: again new results.
+    base.write_text(preset.replace("read_us = [75.0, 75.0]", "read_us = [20.0, 20.0]"))
+    third = ssdkit.sweep(**_spec(spec), output=out, workers=1, progress=False)
+    assert all(c["flash"]["read_us"] == [20.0, 20.0] for c in _configs(third))
+    reads = third[third.op == "read"]
+    assert (reads["latency_mean_us"].values < second[second.op == "read"]["latency_mean_us"].values).all()
+
+
+_RUN_POINT = sys.modules["ssdkit.sweep"]._run_point
+
+
+def _interrupt_after(monkeypatch, n: int) -> list:
+    """Makes the sweep's serial loop stop (as Ctrl-C would) before its point number ``n``;
+    returns the list of points run."""
+    mod = sys.modules["ssdkit.sweep"]
+    real = _RUN_POINT
+    ran: list = []
+
+    def run(config, fixed, point, *rest):
+        if len(ran) == n:
+            raise KeyboardInterrupt
+        ran.append(point.id)
+        return real(config, fixed, point, *rest)
+
+    monkeypatch.setattr(mod, "_run_point", run)
+    return ran
+
+
+def test_resume_reuses_only_the_part_files_of_matching_points(tmp_path, monkeypatch, capfd):
+    grid = {"flow.0.queue_depth": [1, 2, 4, 8]}
+    kw = {"overrides": SMALL_SWEEP, "seed": 2, "workers": 1, "progress": False}
+    whole = ssdkit.sweep("mqsim-paper", grid, **kw)
+    out = tmp_path / "r.parquet"
+    parts = tmp_path / "r.parquet.parts"
+    ran = _interrupt_after(monkeypatch, 3)
+    with pytest.raises(KeyboardInterrupt):
+        ssdkit.sweep("mqsim-paper", grid, output=out, **kw)
+    files = sorted(parts.glob("*.parquet"))
+    assert len(files) == 3 and not out.exists()
+    # One part file from another configuration (its identity differs) and one named as
+    # ssdkit wrote them before identities: both stale.
+    point, _ = files[0].stem.split("-")
+    files[0].rename(parts / f"{point}-{'0' * 16}.parquet")
+    (parts / f"{files[1].stem.split('-')[0]}.parquet").write_bytes(files[1].read_bytes())
+    capfd.readouterr()
+    ran_again = _interrupt_after(monkeypatch, 99)
+    t = ssdkit.sweep("mqsim-paper", grid, output=out, **kw)
+    err = capfd.readouterr().err
+    assert err.count("ignoring 2 part files") == 1 and "run again" in err, err
+    # The point whose file was stale and the one never run: two of four.
+    assert len(ran_again) == 2 and point in ran_again
+    pd.testing.assert_frame_equal(comparable(t), comparable(whole))
+    pd.testing.assert_frame_equal(comparable(pd.read_parquet(out)), comparable(whole))
+    assert not parts.exists()
+    # An interrupted sweep resumed after [set] changed reuses nothing.
+    _interrupt_after(monkeypatch, 2)
+    with pytest.raises(KeyboardInterrupt):
+        ssdkit.sweep("mqsim-paper", grid, output=out, **kw)
+    ran = _interrupt_after(monkeypatch, 99)
+    capfd.readouterr()
+    changed = {**kw, "overrides": {**SMALL_SWEEP, "flow.0.read_fraction": 0.0}}
+    t = ssdkit.sweep("mqsim-paper", grid, output=out, **changed)
+    assert len(ran) == 4 and "ignoring 2 part files" in capfd.readouterr().err
+    assert set(t["op"]) == {"write", "all"}
+
+
+def test_identity_covers_configuration_seed_traces_and_version(tmp_path, monkeypatch):
+    from ssdkit.sweep import devices, identities
+
+    mod = sys.modules["ssdkit.sweep"]
+    trace = tmp_path / "t.trace"
+    trace.write_text("0 0 0 8 1\n100 0 8 8 0\n")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[flash]\nblocks_per_plane = 128\n[[flow]]\ntrace = "t.trace"\n')
+    pts = points({"flow.0.queue_depth": [1, 2]}, seed=1)
+
+    def ids(config=str(cfg), fixed=None):
+        fixed = fixed or {}
+        return identities(config, fixed, pts, devices(config, fixed, pts, 1))
+
+    first = ids()
+    assert len(set(first.values())) == 2
+    assert ids() == first
+    assert ids(fixed={"flash.erase_us": 1000.0}) != first
+    cfg.write_text('[flash]\nblocks_per_plane = 128\nerase_us = 1000.0\n[[flow]]\ntrace = "t.trace"\n')
+    assert ids() != first
+    edited = ids()
+    trace.write_text("0 0 0 8 1\n100 0 8 8 0\n200 0 16 8 0\n")
+    assert ids() != edited
+    traced = ids()
+    monkeypatch.setattr(mod, "__version__", "0.0.0-other")
+    assert ids() != traced
+    monkeypatch.undo()
+    other_seed = identities(str(cfg), {}, points({"flow.0.queue_depth": [1, 2]}, seed=2), {})
+    assert set(other_seed.values()).isdisjoint(traced.values())
+
+
+# The core's message follows, as `--set` gives it: the key and the allowed ones or values.
+UNKNOWN = "unknown field `{}`, expected one of"
+
+
+@pytest.mark.parametrize(
+    "grid, fixed, workloads, named, core",
+    [
+        ({"flow.0.queue_dept": [1, 4]}, {}, None, "sweep grid key `flow.0.queue_dept`", UNKNOWN.format("queue_dept")),
+        ({"flsh.channels": [1, 2]}, {}, None, "sweep grid key `flsh.channels`", UNKNOWN.format("flsh")),
+        ({"flow.0.queue_depth": [1, 4]}, {"flow.0.requets": 100}, None, "sweep [set]", UNKNOWN.format("requets")),
+        ({"flow.0.queue_depth": [1, 4]}, {"flow.0.requests": -1}, None, "sweep [set]", "key `flow.0.requests`"),
+        (
+            {"flow.0.queue_depth": [1]},
+            {},
+            [{"flow.0.read_fraction": 1.0}, {"flow.0.read_fracton": 1.0}],
+            "sweep workload 1 key `flow.0.read_fracton`",
+            UNKNOWN.format("read_fracton"),
+        ),
+    ],
+)
+def test_unknown_keys_stop_the_sweep_before_any_point_runs(tmp_path, monkeypatch, grid, fixed, workloads, named, core):
+    ran = _interrupt_after(monkeypatch, 0)
+    out = tmp_path / "r.parquet"
+    with pytest.raises(ssdkit.ConfigError) as e:
+        ssdkit.sweep(
+            "mqsim-paper", grid, overrides={**SMALL_SWEEP, **fixed}, workloads=workloads, output=out, progress=False
+        )
+    msg = str(e.value)
+    assert msg.startswith(named) and core in msg, msg
+    assert ran == [] and list(tmp_path.iterdir()) == []
+
+
+def test_cli_names_a_misspelled_grid_key_before_running(tmp_path):
+    spec = tmp_path / "s.toml"
+    _write_sweep(spec, "mqsim-paper", SMALL_SWEEP, {"flow.0.queue_dept": [1, 4, 16]})
+    out = tmp_path / "r.parquet"
+    cmd = [sys.executable, "-m", "ssdkit", "sweep", str(spec), "-o", str(out), "--no-progress"]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"ssdkit: error: {spec}: sweep grid key `flow.0.queue_dept`:"), (
+        r.stderr
+    )
+    assert "`queue_depth`" in lines[0] and r.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
