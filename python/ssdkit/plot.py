@@ -128,17 +128,24 @@ def timeseries(result: Any):
 
 
 def device(result: Any):
-    """Write amplification (per window) and free blocks over time."""
+    """Write amplification (per window) and free blocks over time. A run without user writes
+    (read-only) has no write amplification in any window: its panel is left out and the title
+    says so."""
     raw = _raw(result)
     ts, starts = _series(raw)
     d = ts["device"]
-    fig, ((a1,), (a2,)) = _figure(2, 1, (7.0, 6.0))
-    a1.plot(starts, [float("nan") if v is None else v for v in d["write_amplification"]], drawstyle="steps-post")
+    wa = [float("nan") if v is None else v for v in d["write_amplification"]]
+    if all(v is None for v in d["write_amplification"]):
+        fig, ((a2,),) = _figure(1, 1, (7.0, 3.5))
+        a2.set_title("Device over time (no user writes: no write amplification to draw)")
+    else:
+        fig, ((a1,), (a2,)) = _figure(2, 1, (7.0, 6.0))
+        a1.plot(starts, wa, drawstyle="steps-post")
+        a1.set_ylabel("write amplification")
+        a1.set_title("Device over time")
     a2.plot(starts, d["free_blocks"], drawstyle="steps-post")
-    a1.set_ylabel("write amplification")
     a2.set_ylabel("free blocks")
     a2.set_xlabel("simulated time (ms)")
-    a1.set_title("Device over time")
     return fig
 
 
@@ -167,16 +174,30 @@ def breakdown(result: Any, *, op: str | None = None):
     if not groups:
         raise ValueError("the result has no latency breakdown: run with `run.latency_breakdown = true`")
     steps = [k for k in groups[0][1] if any(g[1].get(k, 0) > 0 for g in groups)]
-    fig, ((ax,),) = _figure()
+    fig, ((ax,),) = _figure(size=(9.0, 4.5))
     bottom = [0.0] * len(groups)
-    for s in steps:
+    for s, colour in zip(steps, _distinct_colours(len(steps))):
         vals = [g[1].get(s, 0.0) for g in groups]
-        ax.bar([g[0] for g in groups], vals, bottom=bottom, label=s)
+        ax.bar([g[0] for g in groups], vals, bottom=bottom, label=s, color=colour)
         bottom = [b + v for b, v in zip(bottom, vals)]
     ax.set_ylabel("mean time (us)")
-    ax.legend(fontsize="small", ncol=2)
+    # Outside the axes, in the order of the stack (top step first): the stacks fill their
+    # axes to the top, so a legend inside would hide some.
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles[::-1], labels[::-1], loc="outside right upper", fontsize="small")
     ax.set_title("Where the time goes")
     return fig
+
+
+def _distinct_colours(n: int) -> list[Any]:
+    """``n`` colours, no two alike: matplotlib's 10-colour cycle repeats after 10, and a
+    request's path has up to 16 steps. tab20's strong shades first, then its light ones."""
+    from matplotlib import colormaps
+
+    if n <= 20:
+        tab = colormaps["tab20"].colors
+        return list(tab[0::2] + tab[1::2])[:n]
+    return [colormaps["turbo"](i / (n - 1)) for i in range(n)]
 
 
 def fairness(result: Any):
@@ -201,36 +222,103 @@ def _select(table, op, flow):
     return t
 
 
-def sweep_line(table, x: str, y: str, *, group: str | None = None, op: str | None = "all", flow: int | None = 0):
-    """A metric ``y`` of a sweep's table along a swept key ``x``, one line per value of
-    ``group`` (repeats averaged)."""
+#: Columns of a sweep's table that are not swept keys although their names have a dot.
+_NOT_KEYS = {"result_json"}
+
+
+def _lines_of(t, fixed: list[str]) -> list[str]:
+    """The columns that tell a sweep's series apart, beside those in ``fixed``: every other
+    swept key (dotted column) with more than one value, the workload and the flow where
+    there are several. Only repeats are left to average."""
+    keys = [c for c in t.columns if "." in c and c not in _NOT_KEYS and c not in fixed]
+    split = [k for k in keys if t[k].nunique(dropna=False) > 1]
+    for c in ("workload", "flow"):
+        if c in t and c not in fixed and t[c].nunique() > 1:
+            split.append(c)
+    return split
+
+
+def _workload_names(t) -> dict[Any, str]:
+    """Workload index -> what sets it apart: the configuration keys whose values differ
+    between the workloads (read from the points' results, the swept keys and seeds left out),
+    e.g. ``flow.0.read_fraction=0.7``; ``workload N`` where the table cannot tell."""
+    from .result import _flatten
+
+    if "workload" not in t or "result_json" not in t:
+        return {}
+    first = t.drop_duplicates("workload")
+    flat = {w: _flatten(json.loads(s)["config"]) for w, s in zip(first["workload"], first["result_json"])}
+    swept = {c for c in t.columns if "." in c}
+    skip = swept | {"run.seed", "precondition.seed"}
+    keys = sorted({k for f in flat.values() for k in f if k not in skip})
+    differ = [k for k in keys if len({repr(f.get(k)) for f in flat.values()}) > 1]
+    return {w: ", ".join(f"{k}={f.get(k)}" for k in differ) if differ else f"workload {w}" for w, f in flat.items()}
+
+
+def _label(t, cols: list[str], values: tuple, workloads: Mapping[Any, str]) -> str:
+    parts = []
+    for c, v in zip(cols, values):
+        if c == "workload":
+            parts.append(workloads.get(v, f"workload {v}"))
+        elif c == "flow":
+            names = t.loc[t["flow"] == v, "flow_name"] if "flow_name" in t else []
+            parts.append(f"flow {v}" + (f" ({names.iloc[0]})" if len(names) else ""))
+        else:
+            parts.append(f"{c}={v}")
+    return ", ".join(parts)
+
+
+def _series_of(t, cols: list[str]):
+    """(values, rows) for each series: one per combination of ``cols`` in the table."""
+    if not cols:
+        return [((), t)]
+    return [(k if isinstance(k, tuple) else (k,), part) for k, part in t.groupby(cols, sort=True, dropna=False)]
+
+
+def sweep_line(table, x: str, y: str, *, group: str | None = None, op: str | None = "all", flow: int | None = None):
+    """A metric ``y`` of a sweep's table along a swept key ``x``: one line per value of
+    ``group``, and per workload, per flow (where the table has several; ``flow`` picks one)
+    and per value of every other swept key, so that a line averages repeats only, never
+    different workloads or flows. The legend names each line."""
     t = _select(table, op, flow)
-    fig, ((ax,),) = _figure()
-    keys = [None] if group is None else sorted(t[group].dropna().unique())
-    for g in keys:
-        part = t if g is None else t[t[group] == g]
+    fixed = [x] + ([group] if group is not None else [])
+    cols = ([group] if group is not None else []) + _lines_of(t, fixed)
+    names = _workload_names(t) if "workload" in cols else {}
+    series = _series_of(t, cols)
+    fig, ((ax,),) = _figure(size=(8.0, 4.5 + 0.2 * len(series) * bool(cols)))
+    for values, part in series:
         m = part.groupby(x)[y].mean().sort_index()
-        ax.plot(m.index, m.values, marker="o", label=None if g is None else f"{group} = {g}")
+        ax.plot(m.index, m.values, marker="o", label=_label(t, cols, values, names) if cols else None)
     ax.set_xlabel(x)
     ax.set_ylabel(y)
-    if group is not None:
-        ax.legend()
-    ax.set_title(f"{y} along {x}")
+    if cols:
+        # Below the axes: with a line per workload and flow, a legend inside hides some.
+        fig.legend(loc="outside lower center", fontsize="small")
+    repeats = "repeat" in t and t["repeat"].nunique() > 1
+    ax.set_title(f"{y} along {x}" + (" (mean of repeats)" if repeats else ""))
     return fig
 
 
-def sweep_heatmap(table, x: str, y: str, value: str, *, op: str | None = "all", flow: int | None = 0):
-    """A metric over two swept keys (repeats averaged), one cell per pair."""
+def sweep_heatmap(table, x: str, y: str, value: str, *, op: str | None = "all", flow: int | None = None):
+    """A metric over two swept keys, one cell per pair (repeats averaged): one panel per
+    workload, per flow (where the table has several; ``flow`` picks one) and per value of
+    every other swept key, never an average across them."""
     t = _select(table, op, flow)
-    grid = t.pivot_table(index=y, columns=x, values=value, aggfunc="mean").sort_index().sort_index(axis=1)
-    fig, ((ax,),) = _figure()
-    im = ax.imshow(grid.values, origin="lower", aspect="auto")
-    ax.set_xticks(range(len(grid.columns)), [str(c) for c in grid.columns])
-    ax.set_yticks(range(len(grid.index)), [str(i) for i in grid.index])
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    fig.colorbar(im, ax=ax, label=value)
-    ax.set_title(f"{value} over {x} and {y}")
+    cols = _lines_of(t, [x, y])
+    names = _workload_names(t) if "workload" in cols else {}
+    series = _series_of(t, cols)
+    fig, axes = _figure(len(series), 1, (7.0, 0.5 + 3.5 * len(series)))
+    fig.suptitle(f"{value} over {x} and {y}")
+    for (values, part), (ax,) in zip(series, axes):
+        grid = part.pivot_table(index=y, columns=x, values=value, aggfunc="mean").sort_index().sort_index(axis=1)
+        im = ax.imshow(grid.values, origin="lower", aspect="auto")
+        ax.set_xticks(range(len(grid.columns)), [str(c) for c in grid.columns])
+        ax.set_yticks(range(len(grid.index)), [str(i) for i in grid.index])
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+        fig.colorbar(im, ax=ax, label=value)
+        if cols:
+            ax.set_title(_label(t, cols, values, names), fontsize="medium")
     return fig
 
 

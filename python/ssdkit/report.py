@@ -4,7 +4,8 @@ URIs) for a result or a sweep's table, readable in any browser with nothing else
 A result's report: the run's figures, a summary table per flow and operation, the plots of
 ``ssdkit.plot`` that the result has data for, and the resolved configuration. A sweep's
 report: the points' table and, for each swept key, the throughput and the p99 latency along
-it (grouped by a second key when there is one), and a heatmap over the first two keys.
+it (a line per value of a second key when there is one, and per workload and flow: never an
+average across them), and heatmaps over the first two keys.
 """
 
 from __future__ import annotations
@@ -181,12 +182,12 @@ def sweep_html(table) -> str:
         group = next((g for g in keys if g != k), None)
         body.append(f"<h2>Along {html.escape(k)}</h2>")
         for metric in ("iops", "latency_p99_us"):
-            body.append(_img(plot.sweep_line(ok, k, metric, group=group, op=None, flow=0), f"{metric} along {k}"))
+            body.append(_img(plot.sweep_line(ok, k, metric, group=group, op=None), f"{metric} along {k}"))
     if len(numeric) >= 2:
         x, y = numeric[:2]
         body += [
             "<h2>Heatmap</h2>",
-            _img(plot.sweep_heatmap(ok, x, y, "latency_p99_us", op=None, flow=0), f"p99 over {x} and {y}"),
+            _img(plot.sweep_heatmap(ok, x, y, "latency_p99_us", op=None), f"p99 over {x} and {y}"),
         ]
     return _page("ssdkit sweep", body)
 
