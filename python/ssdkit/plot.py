@@ -261,7 +261,7 @@ def _label(t, cols: list[str], values: tuple, workloads: Mapping[Any, str]) -> s
         if c == "workload":
             parts.append(workloads.get(v, f"workload {v}"))
         elif c == "flow":
-            names = t.loc[t["flow"] == v, "flow_name"] if "flow_name" in t else []
+            names = t.loc[t["flow"] == v, "scope"] if "scope" in t else []
             parts.append(f"flow {v}" + (f" ({names.iloc[0]})" if len(names) else ""))
         else:
             parts.append(f"{c}={v}")

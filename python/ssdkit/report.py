@@ -138,7 +138,7 @@ def result_html(result: Any) -> str:
     return _page("ssdkit result", body)
 
 
-_META = {"point", "workload", "repeat", "seed", "flow", "flow_name", "op", "error", "result_json"}
+_META = {"point", "workload", "repeat", "seed", "flow", "scope", "op", "error", "result_json"}
 
 
 def swept_keys(table) -> list[str]:

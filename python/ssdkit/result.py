@@ -974,15 +974,21 @@ class Result:
     def to_pandas(self, kind: str = "summary", config_keys: Iterable[str] = ()) -> pandas.DataFrame:
         """The result as a tidy DataFrame.
 
-        ``kind="summary"`` (the default): one row per (scope, op); scope is a flow name or
-        ``"device"``, op is read, write, all (= read + write) and, when the run completed any
-        TRIM request (flush), trim (flush). Bandwidth in MB/s (10^6 B/s), latencies in
-        microseconds; the latencies of an op that completed no request are NaN (its count,
-        bytes, IOPS and bandwidth are a true 0).
+        Column names say the figure, then the statistic, then the unit (``latency_p99_us``,
+        ``bandwidth_MBps``), the same in every kind, in a sweep's table and in the latency
+        log (``latency_ns``, one request's); ``flow`` is a flow's index (<NA> on ``device``
+        rows) and ``scope`` its name or ``"device"``.
+
+        ``kind="summary"`` (the default): one row per (scope, op); op is read, write, all
+        (= read + write) and, when the run completed any TRIM request (flush), trim (flush):
+        ``count``, ``bytes``, ``iops``, ``bandwidth_MBps`` (10^6 B/s) and ``latency_mean_us``,
+        ``latency_min_us``, ``latency_p50_us``, ``latency_p90_us``, ``latency_p99_us``,
+        ``latency_p99_9_us``, ``latency_p99_99_us``, ``latency_max_us``; the latencies of an
+        op that completed no request are NaN (its count, bytes, IOPS and bandwidth are a true 0).
 
         ``kind="timeseries"``: one row per (scope, window) from ``run.timeseries_window_ms``:
         ``window``, ``start_ms``, ``end_ms``, then per flow ``completed``, ``bytes``, ``iops``,
-        ``bandwidth_MBps``, ``mean_latency_us`` and ``max_latency_us`` (NaN in a window
+        ``bandwidth_MBps``, ``latency_mean_us`` and ``latency_max_us`` (NaN in a window
         without completions), ``queue_depth`` (time-averaged). The ``device`` rows hold the
         flows together (counts, rates and queue depth summed, mean latency weighted by
         count, maximum of maxima) and the device's ``free_blocks`` (at the window's end),
@@ -992,7 +998,7 @@ class Result:
 
         ``kind="rounds"``: one row per (scope, round) of ``[steady_state]``: ``round``
         (from 1), ``start_ms``, ``end_ms``, ``complete``, then ``completed``, ``bytes``,
-        ``iops``, ``bandwidth_MBps``, ``mean_latency_us`` and ``p99_latency_us`` (NaN without
+        ``iops``, ``bandwidth_MBps``, ``latency_mean_us`` and ``latency_p99_us`` (NaN without
         completions) per flow and for the ``device``, whose rows also hold ``free_blocks``,
         ``gc_runs``, ``user_page_writes``, ``page_programs``, ``write_amplification`` and
         the window ending with the round: ``window_average``, ``data_excursion``,
@@ -1047,7 +1053,7 @@ class Result:
 
         cols: dict[str, Any] = {
             "scope": pd.Series([r[0] for r in rows], dtype="string"),
-            "flow_index": pd.Series([r[1] for r in rows], dtype="Int64"),
+            "flow": pd.Series([r[1] for r in rows], dtype="Int64"),
             "op": pd.Series([r[2] for r in rows], dtype="string"),
             "count": pd.Series([r[3].count for r in rows], dtype="Int64"),
             "bytes": pd.Series([r[3].bytes for r in rows], dtype="Int64"),
@@ -1055,7 +1061,7 @@ class Result:
             "bandwidth_MBps": np.array([r[3].bandwidth_MBps for r in rows], dtype=float),
         }
         for name in ("mean", "min", "p50", "p90", "p99", "p99_9", "p99_99", "max"):
-            cols[f"{name}_us"] = np.array([lat(r[3], name) for r in rows], dtype=float)
+            cols[f"latency_{name}_us"] = np.array([lat(r[3], name) for r in rows], dtype=float)
         return pd.DataFrame(cols)
 
     def _timeseries_frame(self) -> pandas.DataFrame:
@@ -1083,8 +1089,8 @@ class Result:
                 "bytes": np.asarray(f["bytes"], dtype=np.int64),
                 "iops": f64(f["iops"]),
                 "bandwidth_MBps": f64(f["bandwidth_bytes_per_s"]) / 1e6,
-                "mean_latency_us": f64(f["mean_latency_us"]),
-                "max_latency_us": f64(f["max_latency_us"]),
+                "latency_mean_us": f64(f["mean_latency_us"]),
+                "latency_max_us": f64(f["max_latency_us"]),
                 "queue_depth": f64(f["queue_depth"]),
             }
             per_flow.append(d)
@@ -1096,11 +1102,11 @@ class Result:
         lat_sum = np.zeros(n)
         lat_max = np.full(n, np.nan)
         for d in per_flow:
-            lat_sum += np.where(d["completed"] > 0, np.nan_to_num(d["mean_latency_us"]) * d["completed"], 0.0)
-            lat_max = np.fmax(lat_max, d["max_latency_us"])  # fmax ignores NaN
+            lat_sum += np.where(d["completed"] > 0, np.nan_to_num(d["latency_mean_us"]) * d["completed"], 0.0)
+            lat_max = np.fmax(lat_max, d["latency_max_us"])  # fmax ignores NaN
         with np.errstate(invalid="ignore", divide="ignore"):
-            dev["mean_latency_us"] = np.where(dev["completed"] > 0, lat_sum / np.maximum(dev["completed"], 1), np.nan)
-        dev["max_latency_us"] = lat_max
+            dev["latency_mean_us"] = np.where(dev["completed"] > 0, lat_sum / np.maximum(dev["completed"], 1), np.nan)
+        dev["latency_max_us"] = lat_max
         parts.append(("device", None, dev))
         dev_cols = ("free_blocks", "gc_runs", "gc_page_moves", "user_page_writes", "page_programs")
         frames = []
@@ -1108,7 +1114,7 @@ class Result:
             fr = pd.DataFrame(
                 {
                     "scope": pd.Series([name] * n, dtype="string"),
-                    "flow_index": pd.Series([idx] * n, dtype="Int64"),
+                    "flow": pd.Series([idx] * n, dtype="Int64"),
                     "window": np.arange(n, dtype=np.int64),
                     "start_ms": start / 1e9,
                     "end_ms": end / 1e9,
@@ -1116,8 +1122,8 @@ class Result:
                     "bytes": pd.Series(d["bytes"], dtype="Int64"),
                     "iops": d["iops"],
                     "bandwidth_MBps": d["bandwidth_MBps"],
-                    "mean_latency_us": d["mean_latency_us"],
-                    "max_latency_us": d["max_latency_us"],
+                    "latency_mean_us": d["latency_mean_us"],
+                    "latency_max_us": d["latency_max_us"],
                     "queue_depth": d["queue_depth"],
                 }
             )
@@ -1163,7 +1169,7 @@ class Result:
             fr = pd.DataFrame(
                 {
                     "scope": pd.Series([name] * n, dtype="string"),
-                    "flow_index": pd.Series([idx] * n, dtype="Int64"),
+                    "flow": pd.Series([idx] * n, dtype="Int64"),
                     **base,
                     "completed": pd.Series([r.completed for r in rs], dtype="Int64"),
                     "bytes": pd.Series([r.bytes for r in rs], dtype="Int64"),
@@ -1174,8 +1180,8 @@ class Result:
                         out=np.zeros(n),
                         where=secs > 0,
                     ),
-                    "mean_latency_us": f64([r.mean_latency_us for r in rs]),
-                    "p99_latency_us": f64([r.p99_latency_us for r in rs]),
+                    "latency_mean_us": f64([r.mean_latency_us for r in rs]),
+                    "latency_p99_us": f64([r.p99_latency_us for r in rs]),
                 }
             )
             device = idx is None
@@ -1201,7 +1207,7 @@ class Result:
             f"{html.escape(_duration(self.simulated_time_s))} simulated &middot; write amplification "
             f"{self.device.ftl.write_amplification:.3f}</p>"
         )
-        shown = self.to_pandas().drop(columns=["config_hash", "seed", "flow_index"])
+        shown = self.to_pandas().drop(columns=["config_hash", "seed", "flow"])
         return head + shown.to_html(index=False, na_rep="", float_format=lambda v: f"{v:,.1f}")
 
     def summary(self, width: int | None = None) -> str:

@@ -51,6 +51,10 @@ from ._native import ConfigError, SsdkitError, SsdkitIoError, __version__
 #: ``wall_time_s`` and ``snapshot_load_s``).
 WALL_CLOCK_COLUMNS = ("wall_time_s", "events_per_wall_s", "requests_per_wall_s")
 
+#: The layout of a part file's rows, part of every point's identity: a change to the table's
+#: columns makes older part files stale even within one ssdkit version (a development build).
+_PART_FORMAT = 2
+
 MODES = ("cartesian", "zip", "random")
 _OPS = ("read", "write", "trim", "all")
 _PERCENTILES = ("mean", "min", "p50", "p90", "p99", "p99_9", "p99_99", "max")
@@ -230,7 +234,7 @@ def identities(
             _raise_unknown_key(str(e), p)
             what = {"source": src, "overrides": repr(sorted(p.overrides.items())), "error": str(e)}
         doc = {**what, "point": p.id, "workload": p.workload, "repeat": p.repeat, "seed": p.seed}
-        out[p.id] = _digest({**doc, "ssdkit": __version__})[:16]
+        out[p.id] = _digest({**doc, "ssdkit": __version__, "format": _PART_FORMAT})[:16]
     return out
 
 
@@ -267,8 +271,9 @@ def _rows(point: Point, device: Device | None, raw: dict | None, error: str | No
             s = f["stats"][op]
             if s["count"] == 0 and op != "all":
                 continue
-            row = {**base, "flow": f["index"], "flow_name": f["name"], "op": op}
-            row.update(count=s["count"], iops=s["iops"], bandwidth_bytes_per_s=s["bandwidth_bytes_per_s"])
+            # The names Result.to_pandas() gives the same figures (docs/results.md).
+            row = {**base, "flow": f["index"], "scope": f["name"], "op": op}
+            row.update(count=s["count"], iops=s["iops"], bandwidth_MBps=s["bandwidth_bytes_per_s"] / 1e6)
             row.update({f"latency_{p}_us": s["latency_us"][p] for p in _PERCENTILES})
             rows.append({**row, **common})
     return rows

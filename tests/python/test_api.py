@@ -12,20 +12,20 @@ COLUMNS = [
     "config_hash",
     "seed",
     "scope",
-    "flow_index",
+    "flow",
     "op",
     "count",
     "bytes",
     "iops",
     "bandwidth_MBps",
-    "mean_us",
-    "min_us",
-    "p50_us",
-    "p90_us",
-    "p99_us",
-    "p99_9_us",
-    "p99_99_us",
-    "max_us",
+    "latency_mean_us",
+    "latency_min_us",
+    "latency_p50_us",
+    "latency_p90_us",
+    "latency_p99_us",
+    "latency_p99_9_us",
+    "latency_p99_99_us",
+    "latency_max_us",
 ]
 # Fields that measure the host running the simulation, not the simulated device.
 WALL_CLOCK_KEYS = {"wall_time_s", "events_per_wall_s", "requests_per_wall_s"}
@@ -92,10 +92,10 @@ def test_to_pandas(small_result):
     assert df.shape == (6, len(COLUMNS))
     assert list(df["scope"]) == ["randread-qd32"] * 3 + ["device"] * 3
     assert list(df["op"]) == ["read", "write", "all"] * 2
-    assert df["flow_index"].tolist()[:3] == [0, 0, 0] and df["flow_index"].isna().tolist() == [False] * 3 + [True] * 3
+    assert df["flow"].tolist()[:3] == [0, 0, 0] and df["flow"].isna().tolist() == [False] * 3 + [True] * 3
     dev_all = df[(df.scope == "device") & (df.op == "all")].iloc[0]
     assert dev_all["count"] == 2000
-    assert dev_all["p50_us"] == small_result.device.stats.all.latency.p50
+    assert dev_all["latency_p50_us"] == small_result.device.stats.all.latency.p50
 
 
 def test_summary(small_result):
@@ -235,3 +235,47 @@ def test_presets_and_schema():
 )
 def test_toml_literal(value, literal):
     assert toml_literal(value) == literal
+
+
+LATENCY_COLUMNS = [f"latency_{s}_us" for s in ("mean", "min", "p50", "p90", "p99", "p99_9", "p99_99", "max")]
+#: The one name of each figure: a column about latency or bandwidth is one of these.
+ONE_NAME = {*LATENCY_COLUMNS, "latency_ns", "bandwidth_MBps"}
+
+
+def test_shared_figures_have_one_column_name(tmp_path):
+    pytest.importorskip("pyarrow")
+    import pandas as pd
+
+    over = {**SMALL, "flow.0.requests": 400, "flow.0.read_fraction": 0.7, "run.timeseries_window_ms": 2}
+    log = tmp_path / "lat.parquet"
+    r = ssdkit.run("mqsim-paper", overrides=over, latency_log=str(log), steady_state={"round_ms": 5, "max_rounds": 5})
+    summary = r.to_pandas()
+    table = ssdkit.sweep("mqsim-paper", {"flow.0.queue_depth": [32]}, overrides=over, workers=1, progress=False)
+    lat = pd.read_parquet(log)
+    frames = {
+        "summary": summary,
+        "timeseries": r.to_pandas(kind="timeseries"),
+        "rounds": r.to_pandas(kind="rounds"),
+        "sweep": table,
+        "latency log": lat,
+    }
+    for name, df in frames.items():
+        odd = [c for c in df.columns if ("latency" in c or "bandwidth" in c or c.endswith("_us")) and c not in ONE_NAME]
+        assert not odd, (name, odd)
+        assert "flow" in df.columns and not {"flow_index", "flow_name"} & set(df.columns), name
+    shared = ["flow", "scope", "op", "count", "iops", "bandwidth_MBps", *LATENCY_COLUMNS]
+    assert set(shared) <= set(summary.columns) and set(shared) <= set(table.columns)
+    # The same figure under the same name holds the same value: the sweep's row and the
+    # to_pandas() row of that point's own result.
+    point = Result.from_json(table["result_json"].iloc[0]).to_pandas()
+    joined = table.merge(point[point.scope != "device"], on=["flow", "op"], suffixes=("", "_own"))
+    assert len(joined) == len(table) == 3  # read, write, all
+    for c in shared[1:2] + shared[3:]:  # all but the join keys
+        assert (joined[c] == joined[f"{c}_own"]).all(), c
+    # The latency log: per request, the figures the summary gathers.
+    assert {"flow", "op", "bytes", "latency_ns"} <= set(lat.columns)
+    flow_rows = summary[summary.flow == 0].set_index("op")
+    for op, rows in lat.groupby("op"):
+        assert len(rows) == flow_rows.loc[op, "count"] and rows["bytes"].sum() == flow_rows.loc[op, "bytes"]
+        # The log floors each latency to whole nanoseconds.
+        assert abs(rows["latency_ns"].mean() / 1e3 - flow_rows.loc[op, "latency_mean_us"]) < 1e-3

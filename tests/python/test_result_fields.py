@@ -51,7 +51,7 @@ def test_trim_rows_in_pandas_and_summary(trim_result, small_result):
     assert list(df["op"]) == ["read", "write", "all", "trim"] * 2
     trim = df[(df.scope == "device") & (df.op == "trim")].iloc[0]
     assert trim["count"] == trim_result.device.stats.trim.count
-    assert trim["p50_us"] == trim_result.device.stats.trim.latency.p50
+    assert trim["latency_p50_us"] == trim_result.device.stats.trim.latency.p50
     # Without TRIMs there are no trim rows.
     assert "trim" not in set(small_result.to_pandas()["op"])
     assert small_result.device.stats.trim.count == 0

@@ -244,11 +244,12 @@ def test_summary_frame_conventions(small_result):
     df = small_result.to_pandas()
     write = df[(df["op"] == "write") & (df["scope"] == "device")].iloc[0]
     assert write["count"] == 0 and write["iops"] == 0.0
-    assert all(math.isnan(write[c]) for c in ("mean_us", "p50_us", "p99_us", "max_us")), "no writes ran"
+    lat = ("latency_mean_us", "latency_p50_us", "latency_p99_us", "latency_max_us")
+    assert all(math.isnan(write[c]) for c in lat), "no writes ran"
     read = df[(df["op"] == "read") & (df["scope"] == "device")].iloc[0]
-    assert read["p99_us"] == small_result.device.stats.read.latency.p99
-    assert str(df["count"].dtype) == "Int64" and str(df["flow_index"].dtype) == "Int64"
-    assert df["flow_index"].isna().tolist() == (df["scope"] == "device").tolist()
+    assert read["latency_p99_us"] == small_result.device.stats.read.latency.p99
+    assert str(df["count"].dtype) == "Int64" and str(df["flow"].dtype) == "Int64"
+    assert df["flow"].isna().tolist() == (df["scope"] == "device").tolist()
     assert list(df.columns[:2]) == ["config_hash", "seed"]
     with_keys = small_result.to_pandas(config_keys=["flash.channels", "flow.0.queue_depth"])
     assert with_keys["flash.channels"].eq(8).all() and with_keys["flow.0.queue_depth"].eq(32).all()
