@@ -192,6 +192,8 @@ def _trace_files(resolved: str) -> list[Any]:
     import tomllib
 
     out: list[Any] = []
+    if "\ntrace = " not in resolved:
+        return out  # no trace flow: spare the parse, once per point
     for f in tomllib.loads(resolved).get("flow", []):
         path = f.get("trace")
         if isinstance(path, str):
