@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import outputs
 from ._native import ConfigError, SsdkitError, SsdkitIoError
 
 #: Columns that depend on the machine's speed, not on the simulation: left out when two
@@ -304,6 +305,12 @@ def sweep(
     fixed = dict(overrides or {})
     parts: Path | None = None
     if output is not None:
+        outputs.check(
+            [("sweep table", output)],
+            lambda: outputs.config_inputs(config, fixed),
+            stream=False,
+            why=" (its part files go beside it, in <output>.parts/)",
+        )
         parts = Path(f"{os.fspath(output)}.parts")
         parts.mkdir(parents=True, exist_ok=True)
     done: dict[str, Any] = {}
@@ -378,7 +385,8 @@ def sweep(
             shutil.rmtree(sdir, ignore_errors=True)
     table = pd.concat([done[p.id] for p in pts], ignore_index=True)
     if output is not None:
-        table.to_parquet(output, index=False)
+        with outputs.writing(output, "sweep table") as f:
+            table.to_parquet(f, index=False)
     return table
 
 
