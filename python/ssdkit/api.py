@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Union
 
-from . import _native
+from . import _native, outputs
 from ._native import ConfigError, PresetError, SsdkitIoError
 from .result import Precondition, Result
 
@@ -78,8 +78,10 @@ def run(
     about 100 bytes per request. ``latency_log`` is a file path ending in ``.parquet``
     (or ``.pq``) or ``.csv``: the same columns (and ``id``) are written to it as the run
     goes, in batches, so memory stays bounded (pyarrow writes both formats). The file appears
-    only if the run succeeds; a missing directory or unknown suffix is refused before the run
-    (:class:`SsdkitIoError`, :class:`ConfigError`).
+    only if the run succeeds (a FIFO or character device is written in place, batch by batch);
+    an unknown suffix (:class:`ConfigError`), or a path :mod:`ssdkit.outputs` refuses (an input
+    of the run, a directory or socket, a missing or unwritable folder: :class:`SsdkitIoError`)
+    is refused before the run.
 
     ``steady_state=True`` runs the workload in rounds and judges them by the steady-state
     criteria of the SNIA Solid State Storage Performance Test Specification
@@ -144,10 +146,10 @@ def run(
 
     try:
         if latency_log is not None:
-            from .latency_log import LatencyLogWriter
+            from .latency_log import LatencyLogWriter, check_path
 
             path = _path(latency_log, "latency_log")
-            refuse_overwriting_inputs([path], input_files(src, ov) + ([("snapshot", snap)] if snap else []))
+            check_path(path, lambda: input_files(src, ov) + ([("snapshot", snap)] if snap else []))
             kept: list[dict[str, bytearray]] = []
 
             def sink(cols: dict[str, bytearray]) -> None:
@@ -311,19 +313,18 @@ def precondition(
     ``__`` keyword overrides, ``seed``). Pass the file to ``run(..., snapshot=output)`` to
     start any number of runs of the same device from that state. The file is written
     atomically: on error no partial file is left at ``output``. An ``output`` that is the
-    configuration file or a flow's trace raises :class:`SsdkitIoError` naming both; a device or
-    pipe is written in place. Errors as for :func:`run`.
+    configuration file or a flow's trace, a directory, socket or block device, or in a missing
+    or unwritable folder raises :class:`SsdkitIoError` before any work (:mod:`ssdkit.outputs`);
+    a character device or pipe is written in place. Errors as for :func:`run`.
     """
     if output is None:
         raise TypeError("precondition() needs `output`, the path of the snapshot file to write")
     src = _source(config, preset)
     out = _path(output, "output")
-    if os.path.isdir(out):
-        # Checked here: the core would write its temporary file beside the directory first.
-        raise SsdkitIoError(f"{out}: cannot write snapshot: it is a directory")
     ov = _override_list(overrides, kw, seed)
-    if os.path.exists(out):
-        refuse_overwriting_inputs([out], input_files(src, ov))
+    # The core writes the snapshot (beside a regular file, then renamed; in place into a pipe
+    # or device); the path is checked here, before preconditioning.
+    outputs.check([("snapshot", out)], lambda: input_files(src, ov))
     text = _native.precondition(out, overrides=ov, **src)
     return Precondition.from_json(text)
 
@@ -388,25 +389,6 @@ def input_files(src: Mapping[str, str], overrides: list[str]) -> list[tuple[str,
         if f.get("trace"):
             found.append((f"trace file of flow {i}", f["trace"]))
     return found
-
-
-def refuse_overwriting_inputs(outputs: Iterable[str], inputs: Iterable[tuple[str, str]]) -> None:
-    """Raises :class:`SsdkitIoError` if an output path is the same file as one of ``inputs``
-    (``(what, path)`` pairs): replacing it would destroy an input of the run, e.g. ``-o`` naming
-    the configuration or a trace. Same file means the same inode (links, ``..``, symlinks)."""
-    inputs = list(inputs)
-    for out in outputs:
-        if not os.path.exists(out):
-            continue  # a new file cannot be one of the existing inputs
-        for what, inp in inputs:
-            try:
-                same = os.path.samefile(out, inp)
-            except (OSError, ValueError):
-                same = False  # a missing or unreadable input is reported by whoever reads it
-            if same:
-                raise SsdkitIoError(
-                    f"refusing to write `{out}`: it is the same file as the {what} `{inp}`; choose another output path"
-                )
 
 
 def _path(p: Any, what: str, error: type[ConfigError] = ConfigError) -> str:

@@ -6,16 +6,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import io
 import json
 import os
-import secrets
 import signal
-import stat
 import sys
 import threading
 from collections.abc import Sequence
 
-from . import api
+from . import api, outputs
 from ._native import ConfigError, SsdkitError, __version__
 
 PROG = "ssdkit"
@@ -349,14 +348,11 @@ def _config_kwargs(args: argparse.Namespace) -> dict:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     out = args.output
-    if out:
-        _check_output(out)  # fail before the run, not after minutes of it
+    outs = [("result JSON", out)] if out else []
     if args.latency_log:
-        from .latency_log import check_path
+        from .latency_log import WHAT
 
-        check_path(args.latency_log)
-        if out and os.path.abspath(out) == os.path.abspath(args.latency_log):
-            raise UserError(f"-o and --latency-log name the same file `{out}`")
+        outs.append((WHAT, args.latency_log))  # its suffix is checked by ssdkit.run, before the run
     if args.timeseries is not None:
         args.overrides.append(f"run.timeseries_window_ms={args.timeseries!r}")
     if args.steady_state:
@@ -368,17 +364,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 "--fairness goes with a preset or TOML configuration; convert first (`ssdkit fio2toml`, "
                 "`ssdkit import mqsim`) and run the TOML"
             )
-        result = _run_converted(args, inputs)
+        result = _run_converted(args, inputs, outs)
     else:
         for opt in ("scenario", "trace_dir"):
             if getattr(args, opt) is not None:
                 raise UserError(f"--{opt.replace('_', '-')} goes with --mqsim")
         if args.mqsim_compat:
             raise UserError("--mqsim-compat goes with --mqsim")
-        if out and os.path.exists(out):
-            src = api._source(args.config, args.preset)
-            ov = _overrides_with_seed(args)
-            api.refuse_overwriting_inputs([out], inputs + api.input_files(src, ov))
+        # Checked before the run, not after minutes of it; the inputs are only looked up when an
+        # output exists (a new file cannot be one of them).
+        outputs.check(
+            outs,
+            lambda: inputs + api.input_files(api._source(args.config, args.preset), _overrides_with_seed(args)),
+        )
         if args.workers is not None and not args.fairness:
             raise UserError("--workers goes with --fairness")
         if args.fairness and args.latency_log:
@@ -395,7 +393,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _report_detection(result)
     text = result.to_json()
     if out:
-        _write_outputs([(out, text + "\n")])
+        outputs.write(out, text + "\n", "result JSON")
     print(text if args.json else result.summary())
     return 0
 
@@ -415,7 +413,7 @@ def _overrides_with_seed(args: argparse.Namespace) -> list[str]:
     return ov
 
 
-def _run_converted(args: argparse.Namespace, inputs: list[tuple[str, str]]):
+def _run_converted(args: argparse.Namespace, inputs: list[tuple[str, str]], outs: list[tuple[str, str]]):
     """`run --fio` / `run --mqsim`: convert, then run; the overrides go to the core."""
     from . import fio, mqsim
 
@@ -466,13 +464,14 @@ def _run_converted(args: argparse.Namespace, inputs: list[tuple[str, str]]):
     else:
         text = base_text  # type: ignore[assignment]
     tool = f"ssdkit fio2toml {args.fio}" if args.fio else "ssdkit import mqsim ..."
-    try:
-        if args.output and os.path.exists(args.output):
-            inputs += api.input_files(api._source(text, None), ov)
-    except SsdkitError as e:
-        raise type(e)(f"{e} (configuration converted from {origin}; `{tool}` shows it)") from None
-    if args.output:
-        api.refuse_overwriting_inputs([args.output], inputs)
+
+    def converted_inputs() -> list[tuple[str, str]]:
+        try:
+            return inputs + api.input_files(api._source(text, None), ov)
+        except SsdkitError as e:
+            raise type(e)(f"{e} (configuration converted from {origin}; `{tool}` shows it)") from None
+
+    outputs.check(outs, converted_inputs)
     try:
         return api.run(
             text, progress=not args.no_progress, snapshot=args.snapshot, overrides=ov, latency_log=args.latency_log
@@ -508,12 +507,10 @@ def _cmd_fio2toml(args: argparse.Namespace) -> int:
     from . import fio
 
     if args.output:
-        _check_output(args.output)
-        inputs = [("fio job file", args.job), *_config_file(args)]
-        api.refuse_overwriting_inputs([args.output], inputs)
+        outputs.check([("TOML", args.output)], [("fio job file", args.job), *_config_file(args)])
     text = fio.fio_to_toml(args.job, args.config, preset=args.preset, overrides=_overrides_with_seed(args))
     if args.output:
-        _write_outputs([(args.output, text)])
+        outputs.write(args.output, text, "TOML")
     else:
         sys.stdout.write(text)
     return 0
@@ -532,7 +529,7 @@ def _cmd_import_mqsim(args: argparse.Namespace) -> int:
 
     out = args.output
     if out:
-        _check_output(out)
+        outputs.check([("TOML", out)])  # before converting; every scenario's file is checked below
     rel = os.path.dirname(os.path.abspath(out)) if out else None
     scs = mqsim.import_mqsim(
         args.ssdconfig,
@@ -558,10 +555,10 @@ def _cmd_import_mqsim(args: argparse.Namespace) -> int:
         sys.stdout.write(scs[0].toml)
         return 0
     if len(scs) == 1:
-        outputs = [(out, scs[0].toml)]
+        files = [(out, scs[0].toml)]
     else:
         stem, ext = os.path.splitext(out)
-        outputs = [(f"{stem}_scenario_{sc.index}{ext or '.toml'}", sc.toml) for sc in scs]
+        files = [(f"{stem}_scenario_{sc.index}{ext or '.toml'}", sc.toml) for sc in scs]
     inputs = [("MQSim ssdconfig.xml", args.ssdconfig)]
     if args.workload:
         inputs.append(("MQSim workload.xml", args.workload))
@@ -570,20 +567,17 @@ def _cmd_import_mqsim(args: argparse.Namespace) -> int:
             if f.get("trace"):
                 # Written relative to the output's folder (see `relative_to` above).
                 inputs.append((f"trace file of scenario {sc.index} flow {i}", os.path.join(rel, f["trace"])))
-    for path, _ in outputs:
-        _check_output(path)
-    api.refuse_overwriting_inputs([p for p, _ in outputs], inputs)
+    outputs.check([("TOML", p) for p, _ in files], inputs)
     _warn_unmapped([e for sc in scs for e in sc.unmapped])
-    _write_outputs(outputs)
-    for path, _ in outputs:
+    outputs.write_all([("TOML", p, text) for p, text in files])
+    for path, _ in files:
         print(f"wrote {path}", file=sys.stderr)
     return 0
 
 
 def _cmd_precondition(args: argparse.Namespace) -> int:
-    # Fail before preconditioning. The core writes the snapshot (atomically for a regular file);
-    # api.precondition refuses an output that is one of the inputs.
-    _check_output(args.output)
+    # api.precondition checks the output (ssdkit.outputs) before preconditioning; the core
+    # writes the snapshot (beside a regular file, then renamed).
     rec = api.precondition(args.config, args.output, **_config_kwargs(args))
     print(rec.to_json() if args.json else rec.summary())
     return 0
@@ -611,15 +605,19 @@ def _cmd_config_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from .plot import plot_file
+    from .plot import image_format, plot_file
 
+    fmt = image_format(args.output)  # before drawing, as is the output check
+    outputs.check([("image", args.output)], [("result JSON", args.result)])
     try:
         fig = plot_file(args.result, args.kind)
     except FileNotFoundError:
         raise UserError(f"cannot read `{args.result}`: no such file") from None
     except (ValueError, KeyError) as e:
         raise UserError(f"`{args.result}`: {e}") from None
-    fig.savefig(args.output)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt)
+    outputs.write(args.output, buf.getvalue(), "image")
     print(f"{args.kind} -> {args.output}")
     return 0
 
@@ -642,6 +640,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import sweep as run_sweep
 
     spec = load_sweep_file(args.sweep_file)
+    # ssdkit.sweep checks the output against the configuration and its traces; the sweep file
+    # is only known here.
+    outputs.check([("sweep table", args.output)], [("sweep file", args.sweep_file)])
     try:
         table = run_sweep(
             spec.pop("config"), output=args.output, workers=args.workers, progress=not args.no_progress, **spec
@@ -663,73 +664,6 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(doc, indent=2))
     return 0
-
-
-def _is_stream(path: str) -> bool:
-    """Whether ``path`` is an existing device, pipe or socket. Those are written in place:
-    renaming a regular file over `/dev/null` would replace the device node, and a pipe's reader
-    would never see the data."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return False
-    except OSError as e:
-        raise UserError(f"cannot write `{path}`: {e.strerror or e}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise UserError(f"cannot write `{path}`: it is a directory")
-    return not stat.S_ISREG(st.st_mode)
-
-
-def _check_output(path: str) -> None:
-    if _is_stream(path):
-        if not os.access(path, os.W_OK):
-            raise UserError(f"cannot write `{path}`: permission denied")
-        return
-    d = os.path.dirname(os.path.realpath(path))
-    if not os.path.isdir(d):
-        raise UserError(f"cannot write `{path}`: directory `{d}` does not exist")
-    if not os.access(d, os.W_OK):
-        raise UserError(f"cannot write `{path}`: directory `{d}` is not writable")
-
-
-def _write_outputs(outputs: Sequence[tuple[str, str]]) -> None:
-    """Writes every ``(path, text)``, all or nothing as far as the file system allows: regular
-    files go to temporaries beside them (through a symlink: beside its target, which is what
-    gets replaced), which are renamed only once every output is written, so a reader never sees
-    half a document and a failure leaves every old file intact. Devices and pipes are written
-    in place, after the temporaries and before the renames."""
-    temps: list[tuple[str, str]] = []
-    streams: list[tuple[str, str]] = []
-    current = ""
-    try:
-        for path, text in outputs:
-            current = path
-            if _is_stream(path):
-                streams.append((path, text))
-                continue
-            final = os.path.realpath(path)
-            tmp = os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.{secrets.token_hex(4)}.tmp")
-            # os.open with 0o666 lets the umask decide the final mode, as for a plain open().
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            temps.append((tmp, final))
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-        for path, text in streams:
-            current = path
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-        for tmp, final in temps:
-            current = final
-            os.replace(tmp, final)
-    except BaseException as e:
-        for tmp, _ in temps:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        if isinstance(e, OSError):
-            raise UserError(f"cannot write `{current}`: {e.strerror or e}") from None
-        raise
 
 
 if __name__ == "__main__":

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from typing import Any
 
+from . import outputs
 from ._native import ConfigError, SsdkitIoError
+
+WHAT = "latency log"
 
 #: Columns of the log, in order; with ``run.latency_breakdown`` one ``<step>_ns`` column
 #: per response-time step follows (``ssdkit.device.BREAKDOWN_STEPS``), summing to
@@ -35,17 +37,14 @@ def log_format(path: str) -> str:
         ) from None
 
 
-def check_path(path: str) -> None:
-    """Refuses, before the run, a path whose format is unknown or whose directory is missing
-    or not writable, or that is a directory."""
-    if os.path.isdir(path):
-        raise SsdkitIoError(f"cannot write latency log `{path}`: it is a directory")
+def check_path(path: str, inputs: outputs.Inputs = ()) -> None:
+    """Refuses, before the run, a path whose format is unknown (:class:`ConfigError`) or that
+    :func:`ssdkit.outputs.check` refuses (:class:`SsdkitIoError`): one of ``inputs``, a
+    directory, a socket, a missing or unwritable folder. A FIFO or character device is
+    written in place, in either format."""
+    outputs.kind(path, WHAT)  # a directory is named as such, not as a missing suffix
     log_format(path)
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise SsdkitIoError(f"cannot write latency log `{path}`: directory `{d}` does not exist")
-    if not os.access(d, os.W_OK):
-        raise SsdkitIoError(f"cannot write latency log `{path}`: directory `{d}` is not writable")
+    outputs.check([(WHAT, path)], inputs)
 
 
 class LatencyLogWriter:
@@ -54,7 +53,7 @@ class LatencyLogWriter:
     exception (KeyboardInterrupt included) aborts."""
 
     def __init__(self, path: str):
-        check_path(path)
+        log_format(path)  # the path itself is checked by the caller, with the run's inputs (check_path)
         try:
             import pyarrow  # noqa: F401 - checked here so the error comes before the run
         except ImportError:
@@ -63,9 +62,9 @@ class LatencyLogWriter:
             ) from None
         self.path = path
         self.format = log_format(path)
-        final = os.path.realpath(path)
-        self._final = final
-        self._tmp = os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.{secrets.token_hex(4)}.tmp")
+        # Opened at the first batch, once the run can be interrupted cleanly (see ssdkit.run).
+        self._out: outputs.Output | None = None
+        self._file: Any = None
         self._writer: Any = None
         self.rows = 0
 
@@ -94,17 +93,22 @@ class LatencyLogWriter:
         table = self._table(cols)
         try:
             if self._writer is None:
+                self._out = outputs.Output(self.path, WHAT)
+                # A Python file, not a path: pyarrow's own files seek to learn their position,
+                # which a pipe cannot do.
+                self._file = self._out.open("wb")
                 if self.format == "parquet":
                     import pyarrow.parquet as pq
 
-                    self._writer = pq.ParquetWriter(self._tmp, table.schema)
+                    self._writer = pq.ParquetWriter(self._file, table.schema)
                 else:
                     import pyarrow.csv as pcsv
 
-                    self._writer = pcsv.CSVWriter(self._tmp, table.schema)
+                    self._writer = pcsv.CSVWriter(self._file, table.schema)
             self._writer.write_table(table)
         except OSError as e:
-            raise SsdkitIoError(f"cannot write latency log `{self.path}`: {e.strerror or e}") from None
+            self.abort()
+            raise SsdkitIoError(f"cannot write {WHAT} `{self.path}`: {e.strerror or e}") from None
         self.rows += table.num_rows
 
     def close(self) -> None:
@@ -116,18 +120,22 @@ class LatencyLogWriter:
                 self.write({name: bytearray() for name in NATIVE_COLUMNS})
             self._writer.close()
             self._writer = None
-            os.replace(self._tmp, self._final)
+            self._file.close()
         except OSError as e:
             self.abort()
-            raise SsdkitIoError(f"cannot write latency log `{self.path}`: {e.strerror or e}") from None
+            raise SsdkitIoError(f"cannot write {WHAT} `{self.path}`: {e.strerror or e}") from None
+        out, self._out = self._out, None
+        out.commit()
 
     def abort(self) -> None:
-        if self._writer is not None:
-            with contextlib.suppress(Exception):
-                self._writer.close()
-            self._writer = None
-        with contextlib.suppress(OSError):
-            os.unlink(self._tmp)
+        for closing in (self._writer, self._file):
+            if closing is not None:
+                with contextlib.suppress(Exception):
+                    closing.close()
+        self._writer = self._file = None
+        if self._out is not None:
+            self._out.abort()
+            self._out = None
 
     def __enter__(self) -> LatencyLogWriter:  # noqa: PYI034 - no typing_extensions dependency
         return self

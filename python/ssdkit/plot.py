@@ -9,6 +9,7 @@ them back. ``Result.plot.<kind>()`` calls them on a result; ``ssdkit plot result
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -357,3 +358,19 @@ def plot_file(path: str, kind: str) -> Any:
     with open(path) as f:
         raw = json.load(f)
     return globals()[kind](raw)
+
+
+def image_format(path: str) -> str:
+    """The image format ``path``'s suffix names (``"png"`` for ``.png``), checked before
+    drawing: an unknown or missing suffix raises :class:`ssdkit.ConfigError` naming the
+    suffixes matplotlib can write."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    from ._native import ConfigError
+
+    allowed = sorted(FigureCanvasBase.get_supported_filetypes())
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    if suffix[1:] not in allowed:
+        said = f"unknown suffix `{suffix}`" if suffix else "no suffix"
+        raise ConfigError(f"image `{path}`: {said}; allowed: {', '.join('.' + a for a in allowed)}")
+    return suffix[1:]

@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from . import plot
+from . import outputs, plot
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -194,7 +194,12 @@ def sweep_html(table) -> str:
 
 def report(source: Any, output: str | os.PathLike) -> str:
     """Writes the report of ``source`` (a Result, a result JSON document or file, a sweep's
-    DataFrame or its Parquet file) to ``output``; returns the path."""
+    DataFrame or its Parquet file) to ``output``; returns the path. ``output`` is checked first
+    (:func:`ssdkit.outputs.check`: not the source, not a directory, a writable folder, else
+    :class:`SsdkitIoError`) and replaced only once the report is whole; a pipe is written in place."""
+    is_path = isinstance(source, (str, os.PathLike))
+    what = "sweep table" if is_path and os.fspath(source).endswith(".parquet") else "result JSON"
+    outputs.check([("report", output)], [(what, source)] if is_path else [])
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if path.endswith(".parquet"):
@@ -211,6 +216,5 @@ def report(source: Any, output: str | os.PathLike) -> str:
         page = result_html(source)
     else:
         page = sweep_html(source)
-    with open(output, "w") as f:
-        f.write(page)
+    outputs.write(output, page, "report")
     return os.fspath(output)

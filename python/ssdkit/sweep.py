@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import outputs
 from ._native import ConfigError, SsdkitError, SsdkitIoError, __version__
 
 #: Columns that depend on the machine's speed, not on the simulation: left out when two
@@ -415,6 +416,13 @@ def sweep(
     pts = points(grid, mode=mode, samples=samples, workloads=workloads, repeats=repeats, seed=seed)
     keys = list(dict(grid or {}))
     fixed = dict(overrides or {})
+    if output is not None:
+        outputs.check(
+            [("sweep table", output)],
+            lambda: outputs.config_inputs(config, fixed),
+            stream=False,
+            why=" (its part files go beside it, in <output>.parts/)",
+        )
     n = workers or os.cpu_count() or 1
     if n < 1:
         raise ConfigError(f"sweep `workers` must be >= 1, got {workers}")
@@ -489,7 +497,8 @@ def sweep(
             shutil.rmtree(sdir, ignore_errors=True)
     table = pd.concat([done[p.id] for p in pts], ignore_index=True)
     if output is not None:
-        table.to_parquet(output, index=False)
+        with outputs.writing(output, "sweep table") as f:
+            table.to_parquet(f, index=False)
         shutil.rmtree(parts, ignore_errors=True)  # the table holds them; a rerun starts afresh
     return table
 

@@ -410,6 +410,24 @@ CASES = [
         ["cfg.toml", "same file"],
         write={"cfg.toml": "[[flow]]\nrequests = 10\n"},
     ),
+    Case(
+        "cli-sweep-output-is-sweep-file",
+        ["sweep", "s.toml", "--no-progress", "-o", "s.toml"],
+        ["s.toml", "same file", "sweep file"],
+        write={"s.toml": 'config = "mqsim-paper"\n[grid]\n"flow.0.queue_depth" = [1]\n'},
+    ),
+    Case(
+        "cli-report-output-is-source",
+        ["report", "r.json", "-o", "r.json"],
+        ["r.json", "same file", "result JSON"],
+        write={"r.json": "{}"},
+    ),
+    Case(
+        "cli-plot-output-txt",
+        ["plot", "r.json", "-o", "cdf.txt"],
+        ["cdf.txt", "`.txt`", ".png"],
+        write={"r.json": "{}"},
+    ),
     Case("cli-mqsim-with-preset", ["run", "--mqsim", "a.xml", "--preset", "x25m", *QUICK], ["--mqsim", "--preset"]),
     # --- sweep files: keys and [set] values checked before any point runs ----------------------
     *(

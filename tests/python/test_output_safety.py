@@ -9,6 +9,7 @@ import sys
 import threading
 
 import pytest
+import ssdkit
 from conftest import TINY_SET
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data")
@@ -303,3 +304,294 @@ def test_closed_pipe_is_a_quiet_exit(args):
     p.stderr.close()
     assert p.wait(timeout=60) == 1
     assert err == ""
+
+
+# --- every writer: plot, report, sweep, the latency log ---------------------------------------
+#
+# Refusals come before any work: the inputs below are not even valid files for most cases
+# (a result JSON of garbage), so a command that read its input first would fail differently.
+
+SWEEP_FILE = 'config = "cfg.toml"\n[grid]\n"flow.0.queue_depth" = [1, 2]\n'
+
+
+@pytest.fixture
+def writers_folder(tmp_path, trace_config):
+    """A folder with the inputs of every writer: a sweep file naming cfg.toml (whose flow
+    reads t.trace), a result JSON and a sweep table (their content is never read)."""
+    (tmp_path / "s.toml").write_text(SWEEP_FILE)
+    (tmp_path / "r.json").write_text("not read")
+    (tmp_path / "t.parquet").write_bytes(b"not read")
+    return tmp_path
+
+
+def link_to(tmp_path, name, how, suffix=None):
+    """The output path naming the input ``name``: itself, or a symbolic or hard link to it
+    ending in ``suffix`` (default: the input's)."""
+    if how == "itself":
+        return name
+    link = f"{how}-link{suffix or os.path.splitext(name)[1]}"
+    if how == "symlink":
+        os.symlink(name, tmp_path / link)
+    else:
+        os.link(tmp_path / name, tmp_path / link)
+    return link
+
+
+WRITER_INPUTS = [
+    # (command without -o, the input the output names, the words naming it, output suffix)
+    (["sweep", "s.toml", "--no-progress", "--workers", "1"], "s.toml", "sweep file", None),
+    (["sweep", "s.toml", "--no-progress", "--workers", "1"], "cfg.toml", "configuration file", None),
+    (["sweep", "s.toml", "--no-progress", "--workers", "1"], "t.trace", "trace file of flow 0", None),
+    (["report", "r.json"], "r.json", "result JSON", None),
+    (["report", "t.parquet"], "t.parquet", "sweep table", None),
+    (["plot", "r.json", "--kind", "cdf"], "r.json", "result JSON", ".png"),
+]
+
+
+@pytest.mark.parametrize("how", ["itself", "symlink", "hardlink"])
+@pytest.mark.parametrize("args, name, what, suffix", WRITER_INPUTS, ids=lambda v: v if isinstance(v, str) else None)
+def test_plot_report_and_sweep_refuse_their_inputs(writers_folder, args, name, what, suffix, how):
+    tmp = writers_folder
+    if suffix is not None and how == "itself":
+        pytest.skip("plot's output needs an image suffix: only a link can name the result")
+    out = link_to(tmp, name, how, suffix)
+    before = snapshot_of(tmp)
+    line = one_error_line(cli(*args, "-o", out, cwd=tmp))
+    assert "same file" in line and what in line and f"`{out}`" in line, line
+    assert snapshot_of(tmp) == before
+    assert not [n for n in os.listdir(tmp) if n.endswith((".parts", ".tmp", ".snapshots"))]
+
+
+@pytest.mark.parametrize("how", ["existing", "dangling"])
+def test_latency_log_linked_to_the_result_json_is_refused(tmp_path, how):
+    # --latency-log names the -o file through a symlink: one of the two would overwrite the other.
+    out = tmp_path / "out.json"
+    if how == "existing":
+        out.write_text("old")
+    os.symlink("out.json", tmp_path / "lat.csv")
+    before = snapshot_of(tmp_path)
+    line = one_error_line(cli("run", "mqsim-paper", *QUICK, "-o", "out.json", "--latency-log", "lat.csv", cwd=tmp_path))
+    assert "same file" in line and "lat.csv" in line and "out.json" in line
+    assert snapshot_of(tmp_path) == before
+    assert sorted(os.listdir(tmp_path)) == (["lat.csv", "out.json"] if how == "existing" else ["lat.csv"])
+
+
+def test_the_latency_log_refuses_a_hard_link_to_the_config(tmp_path, trace_config):
+    os.link(trace_config, tmp_path / "lat.csv")
+    before = snapshot_of(tmp_path)
+    line = one_error_line(cli("run", "cfg.toml", "--no-progress", "--latency-log", "lat.csv", cwd=tmp_path))
+    assert "same file" in line and "configuration file" in line
+    assert snapshot_of(tmp_path) == before
+
+
+@pytest.fixture(scope="module")
+def result_json(tmp_path_factory):
+    path = tmp_path_factory.mktemp("result") / "r.json"
+    p = cli("run", "mqsim-paper", *QUICK, "-o", path)
+    assert p.returncode == 0, p.stderr
+    return path
+
+
+def writer_args(command, result_json, tmp):
+    """Each writer's command, given its output path."""
+    (tmp / "s.toml").write_text(SWEEP_FILE)
+    (tmp / "cfg.toml").write_text("[flash]\nblocks_per_plane = 128\n[[flow]]\nrequests = 200\n")
+    return {
+        "run": ["run", "mqsim-paper", *QUICK, "-o"],
+        "latency-log": ["run", "mqsim-paper", *QUICK, "--latency-log"],
+        "precondition": ["precondition", "mqsim-paper", *[a for kv in TINY_SET for a in ("--set", kv)], "-o"],
+        "sweep": ["sweep", "s.toml", "--no-progress", "--workers", "1", "-o"],
+        "plot": ["plot", result_json, "-o"],
+        "report": ["report", result_json, "-o"],
+        "fio2toml": ["fio2toml", FIO_JOB, "-o"],
+        "import": ["import", "mqsim", SSDCONFIG, "-o"],
+    }[command]
+
+
+WRITERS = ["run", "latency-log", "precondition", "sweep", "plot", "report", "fio2toml", "import"]
+SUFFIX = {"latency-log": ".csv", "plot": ".png", "sweep": ".parquet", "report": ".html"}
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_every_writer_refuses_a_directory(tmp_path, result_json, command):
+    args = writer_args(command, result_json, tmp_path)
+    target = tmp_path / f"adir{SUFFIX.get(command, '.out')}"
+    target.mkdir()
+    line = one_error_line(cli(*args, target, cwd=tmp_path))
+    assert str(target) in line and "is a directory" in line
+    assert os.listdir(target) == []
+    assert not [n for n in os.listdir(tmp_path) if n.endswith((".parts", ".tmp"))]
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_every_writer_refuses_a_socket(tmp_path, result_json, command):
+    import socket
+
+    args = writer_args(command, result_json, tmp_path)
+    path = tmp_path / f"sock{SUFFIX.get(command, '.out')}"
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(path))
+        line = one_error_line(cli(*args, path, cwd=tmp_path))
+    assert str(path) in line and "socket" in line
+
+
+@pytest.fixture
+def unwritable_folder(tmp_path):
+    """A folder nobody may create files in: read-only by its mode, or (for root, whom modes do
+    not stop) /sys."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        (ro / "probe").touch()
+    except OSError:
+        yield ro
+        ro.chmod(0o755)
+        return
+    (ro / "probe").unlink()
+    ro.chmod(0o755)
+    try:
+        open("/sys/ssdkit-probe", "w").close()
+    except OSError:
+        yield "/sys"
+        return
+    os.unlink("/sys/ssdkit-probe")
+    pytest.skip("no unwritable folder here")
+
+
+@pytest.mark.parametrize("where", ["missing", "read-only"])
+@pytest.mark.parametrize("command", WRITERS)
+def test_every_writer_refuses_an_unwritable_folder(tmp_path, result_json, unwritable_folder, command, where):
+    args = writer_args(command, result_json, tmp_path)
+    folder = tmp_path / "no" / "such" if where == "missing" else unwritable_folder
+    out = os.path.join(folder, f"out{SUFFIX.get(command, '.out')}")
+    line = one_error_line(cli(*args, out, cwd=tmp_path))
+    assert out in line
+    assert ("does not exist" if where == "missing" else "not writable") in line
+    assert not [n for n in os.listdir(tmp_path) if n.endswith((".parts", ".tmp"))]
+
+
+def test_plot_refuses_an_unknown_image_suffix_before_drawing(tmp_path, result_json):
+    # The result does not exist: the suffix is refused before it would be read.
+    line = one_error_line(cli("plot", tmp_path / "missing.json", "-o", "cdf.txt", cwd=tmp_path))
+    assert "cdf.txt" in line and "unknown suffix `.txt`" in line and ".png" in line and ".svg" in line
+    line = one_error_line(cli("plot", result_json, "-o", "cdf", cwd=tmp_path))
+    assert "no suffix" in line and ".pdf" in line
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_sweep_table_cannot_go_to_a_pipe(tmp_path):
+    (tmp_path / "s.toml").write_text('config = "mqsim-paper"\n[grid]\n"flow.0.queue_depth" = [1]\n')
+    os.mkfifo(tmp_path / "t.parquet")
+    line = one_error_line(cli("sweep", "s.toml", "--no-progress", "-o", "t.parquet", cwd=tmp_path))
+    assert "t.parquet" in line and "regular file" in line and ".parts" in line
+    assert sorted(os.listdir(tmp_path)) == ["s.toml", "t.parquet"]
+
+
+@pytest.mark.parametrize(
+    "command, suffix",
+    [("latency-log", ".csv"), ("latency-log", ".parquet"), ("plot", ".png"), ("plot", ".svg"), ("report", ".html")],
+)
+def test_pipes_are_written_in_place_by_every_streaming_writer(tmp_path, result_json, command, suffix):
+    fifo = tmp_path / f"out{suffix}"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=read_fifo, args=(fifo, got), daemon=True)
+    reader.start()
+    p = cli(*writer_args(command, result_json, tmp_path), fifo, cwd=tmp_path)
+    reader.join(timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still the pipe, not a file renamed over it
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+    data = got[0]
+    if suffix == ".csv":
+        lines = data.decode().splitlines()
+        assert lines[0].startswith('"id","flow","op"') and len(lines) == 501
+    elif suffix == ".parquet":
+        import io
+
+        import pyarrow.parquet as pq
+
+        assert pq.read_table(io.BytesIO(data)).num_rows == 500
+    elif suffix == ".png":
+        assert data.startswith(b"\x89PNG")
+    elif suffix == ".svg":
+        assert b"<svg" in data[:1000]
+    else:
+        assert data.startswith(b"<!DOCTYPE html>") and b'id="summary"' in data
+
+
+# --- an interrupted write leaves the old file ---------------------------------------------------
+
+
+def test_the_writer_keeps_the_old_file_when_the_work_fails(tmp_path):
+    from ssdkit import outputs
+
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    os.symlink("out.json", tmp_path / "link.json")
+    for path in (target, tmp_path / "link.json"):
+        for exc in (KeyboardInterrupt, RuntimeError, OSError(28, "No space left on device")):
+            expected = ssdkit.SsdkitIoError if isinstance(exc, OSError) else exc
+            with pytest.raises(expected), outputs.writing(path, "result JSON") as f:
+                f.write(b"half a docu")
+                raise exc
+            assert target.read_text() == "old"
+            assert sorted(os.listdir(tmp_path)) == ["link.json", "out.json"]
+    outputs.write(tmp_path / "link.json", "new", "result JSON")
+    assert target.read_text() == "new" and os.path.islink(tmp_path / "link.json")
+
+
+def test_an_interrupted_report_leaves_the_old_file(tmp_path, result_json, monkeypatch):
+    from ssdkit import cli as ssdkit_cli
+
+    out = tmp_path / "report.html"
+    out.write_text("old report")
+
+    def interrupted(fd):
+        raise KeyboardInterrupt  # the page is written, not yet in place
+
+    monkeypatch.setattr(os, "fsync", interrupted)
+    assert ssdkit_cli.main(["report", str(result_json), "-o", str(out)]) == 128 + 2
+    assert out.read_text() == "old report"
+    assert os.listdir(tmp_path) == ["report.html"]
+
+
+def test_a_sweep_whose_table_write_fails_leaves_the_old_table(tmp_path, monkeypatch):
+    import pandas as pd
+
+    (tmp_path / "cfg.toml").write_text("[flash]\nblocks_per_plane = 128\n[[flow]]\nrequests = 200\n")
+    out = tmp_path / "t.parquet"
+    out.write_bytes(b"the old table")
+    real = pd.DataFrame.to_parquet
+
+    def half_then_full_disk(self, path, *a, **kw):
+        if not isinstance(path, (str, os.PathLike)):  # the final table (the part files go by path)
+            path.write(b"PAR1 half a table")
+            raise OSError(28, "No space left on device")
+        return real(self, path, *a, **kw)
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", half_then_full_disk)
+    with pytest.raises(ssdkit.SsdkitIoError, match=r"cannot write sweep table `.*t\.parquet`: No space left"):
+        ssdkit.sweep(tmp_path / "cfg.toml", {"flow.0.queue_depth": [1, 2]}, output=out, workers=1, progress=False)
+    assert out.read_bytes() == b"the old table"
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_api_writers_raise_ssdkit_io_errors(tmp_path, result_json):
+    from ssdkit.report import report
+
+    r = tmp_path / "r.json"
+    shutil.copy(result_json, r)
+    with pytest.raises(ssdkit.SsdkitIoError, match="same file as the result JSON"):
+        report(r, r)
+    with pytest.raises(ssdkit.SsdkitIoError, match="does not exist"):
+        report(r, tmp_path / "no" / "r.html")
+    (tmp_path / "cfg.toml").write_text("[flash]\nblocks_per_plane = 128\n[[flow]]\nrequests = 200\n")
+    with pytest.raises(ssdkit.SsdkitIoError, match="same file as the configuration file"):
+        ssdkit.sweep(tmp_path / "cfg.toml", {"flow.0.queue_depth": [1]}, output=tmp_path / "cfg.toml", progress=False)
+    assert not (tmp_path / "cfg.toml.parts").exists()
+    os.link(tmp_path / "cfg.toml", tmp_path / "cfg.csv")
+    with pytest.raises(ssdkit.SsdkitIoError, match="same file as the configuration file"):
+        ssdkit.run(tmp_path / "cfg.toml", latency_log=tmp_path / "cfg.csv")
+    assert r.read_bytes() == result_json.read_bytes()
