@@ -466,6 +466,8 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
         conv.src("interface.queue_fetch_size", p)
     elif p[2]:
         conv.unmapped(p[1], qfs, "NVMe only: no effect with HostInterface_Type SATA", cause="no_effect")
+    # interface.max_inflight_commands stays unset: MQSim's NVMe host interface bounds only each
+    # queue (Queue_Fetch_Size), and its SATA NCQ (IO_Queue_Depth, above) is ncq_depth.
 
     # PCIe.
     p = H("PCIe_Lane_Bandwidth")

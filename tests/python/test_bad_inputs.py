@@ -125,6 +125,7 @@ CASES = [
     toml_case("range_pcie_generation", ["pcie.generation"]),
     toml_case("range_io_queue_depth", ["interface.io_queue_depth"]),
     toml_case("range_queue_fetch_size", ["interface.queue_fetch_size"]),
+    toml_case("range_max_inflight_commands", ["interface.max_inflight_commands", "16777216", "0: no limit"]),
     toml_case("range_read_us_empty", ["flash.read_us"]),
     toml_case("range_erase_negative", ["flash.erase_us"]),
     toml_case("range_bus_rate", ["flash.bus.rate_mts"]),
@@ -150,6 +151,7 @@ CASES = [
     toml_case("big_requests", ["flow.0.requests"], absent=["invalid type: string"]),
     # --- accepted today, refused after issue 9 -------------------------------------------------------
     toml_case("sata_with_pcie", ["pcie.lanes", "sata"]),
+    toml_case("sata_max_inflight_commands", ["interface.max_inflight_commands", "interface.ncq_depth"]),
     toml_case("start_ms_huge", ["flow.0.start_ms"]),
     toml_case("rate_tiny", ["flow.0.rate_iops"]),
     # --- --set overrides ------------------------------------------------------------------------

@@ -50,6 +50,12 @@ pub enum Arbitration {
     Weighted,
 }
 
+/// Unset (no limit) keys stay out of a result's configuration, so that its document, hash
+/// and digest are those of a run from before the key existed.
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
 /// `[interface]`
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -76,6 +82,14 @@ pub struct InterfaceConfig {
     /// NVMe: most requests of one submission queue held inside the device at once
     /// (MQSim's QueueFetchSize). Default 512; 1..=65535.
     pub queue_fetch_size: u32,
+    /// NVMe: most commands the controller holds at once over all submission queues, from
+    /// the fetch of a command to the posting of its completion entry. At the limit the
+    /// controller fetches nothing until a completion frees a slot, and then `arbitration`
+    /// picks the queue served next: without a limit every command is fetched as soon as its
+    /// doorbell arrives and arbitration never has to choose. Default 0: no limit (MQSim's
+    /// NVMe host interface; results as before the key existed); 1..=16777216.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub max_inflight_commands: u32,
     /// NVMe: entries per submission queue; a flow's queue depth may not exceed it. Open-loop
     /// flows (NVMe and SATA) hold at most this many requests submitted and not completed.
     /// Default 1024; 2..=65536.
@@ -130,6 +144,7 @@ impl Default for InterfaceConfig {
             sector_bytes: 512,
             pipelined_transfers: true,
             queue_fetch_size: 512,
+            max_inflight_commands: 0,
             io_queue_depth: 1024,
             ncq_depth: 32,
             sata_gbps: 3.0,

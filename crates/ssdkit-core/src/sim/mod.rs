@@ -620,7 +620,7 @@ mod tests {
     /// command arrives gives, with one event fewer per command: two flows of reads and writes
     /// on the Table 3 controller, over the modelled PCIe link, an ideal link (fetch and
     /// arrival at one instant: ties), with PRP lists read after the command, with the
-    /// latency breakdown, over SATA, and a flow with TRIMs (whose range crosses the link
+    /// latency breakdown, with a limit on commands in flight, over SATA, and a flow with TRIMs (whose range crosses the link
     /// before the firmware: the booking at fetch stops at the first).
     #[test]
     fn firmware_booked_at_fetch_as_at_arrival() {
@@ -637,8 +637,14 @@ mod tests {
         let with = |extra: &[&'static str]| -> Vec<&'static str> {
             two_flows.iter().chain(extra).copied().collect()
         };
-        let cases: [(&str, Vec<&str>, bool); 6] = [
+        let cases: [(&str, Vec<&str>, bool); 7] = [
             ("mqsim-paper", with(&[]), true),
+            // Fetches wait for completions: commands arrive when slots free, not at doorbells.
+            (
+                "mqsim-paper",
+                with(&["interface.max_inflight_commands=8"]),
+                true,
+            ),
             (
                 "mqsim-paper",
                 with(&["interface.link_model=\"ideal\""]),

@@ -16,6 +16,14 @@ pub(super) fn validate_interface(i: &InterfaceConfig, p: &PcieConfig) -> Result<
         1,
         65535,
     )?;
+    // Past the most requests the flows may keep in flight a limit could never bind.
+    int_range(
+        "interface.max_inflight_commands",
+        i.max_inflight_commands as u64,
+        0,
+        super::flow::MAX_IN_FLIGHT,
+    )
+    .map_err(|m| format!("{m} (0: no limit)"))?;
     int_range(
         "interface.io_queue_depth",
         i.io_queue_depth as u64,
@@ -591,6 +599,12 @@ fn interface_keys_in_use(i: &InterfaceConfig, p: &PcieConfig) -> Result<(), Stri
                 i.queue_fetch_size != di.queue_fetch_size,
                 i.queue_fetch_size,
                 "applies to `interface.type` = \"nvme\" only (SATA fetches from one shared queue of `interface.ncq_depth`)",
+            )?;
+            unused(
+                "interface.max_inflight_commands",
+                i.max_inflight_commands != di.max_inflight_commands,
+                i.max_inflight_commands,
+                "applies to `interface.type` = \"nvme\" only (a SATA device holds at most `interface.ncq_depth` commands: its NCQ is the device-wide limit)",
             )?;
             unused(
                 "interface.data_pointers",

@@ -50,7 +50,7 @@ pub(super) fn validate_flows(c: &Config, capacity: u64, weighted: bool) -> Resul
 }
 
 /// Requests the flows may keep in flight together: 2^24, far below the event queue's 2^28.
-const MAX_IN_FLIGHT: u64 = 1 << 24;
+pub(super) const MAX_IN_FLIGHT: u64 = 1 << 24;
 
 fn validate_flow(
     c: &Config,
