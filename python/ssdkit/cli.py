@@ -607,7 +607,8 @@ def _cmd_config_schema(args: argparse.Namespace) -> int:
 def _cmd_plot(args: argparse.Namespace) -> int:
     from .plot import image_format, plot_file
 
-    fmt = image_format(args.output)  # before drawing, as is the output check
+    # Before drawing, as is the output check; a pipe or device (/dev/stdout) gets PNG.
+    fmt = image_format(args.output, "png" if outputs.kind(args.output, "image") == outputs.STREAM else None)
     outputs.check([("image", args.output)], [("result JSON", args.result)])
     try:
         fig = plot_file(args.result, args.kind)

@@ -26,9 +26,12 @@ _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 
 
 def log_format(path: str) -> str:
-    """``"parquet"`` or ``"csv"`` from the suffix of ``path``; anything else raises
-    :class:`ConfigError` naming the allowed suffixes."""
+    """``"parquet"`` or ``"csv"`` from the suffix of ``path`` (CSV for a pipe or device with
+    none, such as ``/dev/stdout``); anything else raises :class:`ConfigError` naming the
+    allowed suffixes."""
     suffix = os.path.splitext(path)[1].lower()
+    if not suffix and outputs.kind(path, WHAT) == outputs.STREAM:
+        return "csv"
     try:
         return _FORMATS[suffix]
     except KeyError:
@@ -41,8 +44,7 @@ def check_path(path: str, inputs: outputs.Inputs = ()) -> None:
     """Refuses, before the run, a path whose format is unknown (:class:`ConfigError`) or that
     :func:`ssdkit.outputs.check` refuses (:class:`SsdkitIoError`): one of ``inputs``, a
     directory, a socket, a missing or unwritable folder. A FIFO or character device is
-    written in place, in either format."""
-    outputs.kind(path, WHAT)  # a directory is named as such, not as a missing suffix
+    written in place, in either format (CSV without a suffix)."""
     log_format(path)
     outputs.check([(WHAT, path)], inputs)
 

@@ -360,16 +360,18 @@ def plot_file(path: str, kind: str) -> Any:
     return globals()[kind](raw)
 
 
-def image_format(path: str) -> str:
+def image_format(path: str, default: str | None = None) -> str:
     """The image format ``path``'s suffix names (``"png"`` for ``.png``), checked before
-    drawing: an unknown or missing suffix raises :class:`ssdkit.ConfigError` naming the
-    suffixes matplotlib can write."""
+    drawing: an unknown suffix, or a missing one without a ``default``, raises
+    :class:`ssdkit.ConfigError` naming the suffixes matplotlib can write."""
     from matplotlib.backend_bases import FigureCanvasBase
 
     from ._native import ConfigError
 
     allowed = sorted(FigureCanvasBase.get_supported_filetypes())
     suffix = os.path.splitext(os.fspath(path))[1].lower()
+    if not suffix and default is not None:
+        return default
     if suffix[1:] not in allowed:
         said = f"unknown suffix `{suffix}`" if suffix else "no suffix"
         raise ConfigError(f"image `{path}`: {said}; allowed: {', '.join('.' + a for a in allowed)}")

@@ -489,10 +489,18 @@ def test_a_sweep_table_cannot_go_to_a_pipe(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "command, suffix",
-    [("latency-log", ".csv"), ("latency-log", ".parquet"), ("plot", ".png"), ("plot", ".svg"), ("report", ".html")],
+    "command, suffix, form",
+    [
+        ("latency-log", ".csv", "csv"),
+        ("latency-log", ".parquet", "parquet"),
+        ("latency-log", "", "csv"),  # a pipe with no suffix, as /dev/stdout: CSV
+        ("plot", ".png", "png"),
+        ("plot", ".svg", "svg"),
+        ("plot", "", "png"),
+        ("report", ".html", "html"),
+    ],
 )
-def test_pipes_are_written_in_place_by_every_streaming_writer(tmp_path, result_json, command, suffix):
+def test_pipes_are_written_in_place_by_every_streaming_writer(tmp_path, result_json, command, suffix, form):
     fifo = tmp_path / f"out{suffix}"
     os.mkfifo(fifo)
     got: list[bytes] = []
@@ -504,21 +512,29 @@ def test_pipes_are_written_in_place_by_every_streaming_writer(tmp_path, result_j
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still the pipe, not a file renamed over it
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
     data = got[0]
-    if suffix == ".csv":
+    if form == "csv":
         lines = data.decode().splitlines()
         assert lines[0].startswith('"id","flow","op"') and len(lines) == 501
-    elif suffix == ".parquet":
+    elif form == "parquet":
         import io
 
         import pyarrow.parquet as pq
 
         assert pq.read_table(io.BytesIO(data)).num_rows == 500
-    elif suffix == ".png":
+    elif form == "png":
         assert data.startswith(b"\x89PNG")
-    elif suffix == ".svg":
+    elif form == "svg":
         assert b"<svg" in data[:1000]
     else:
         assert data.startswith(b"<!DOCTYPE html>") and b'id="summary"' in data
+
+
+def test_standard_output_takes_the_result_and_the_log(tmp_path):
+    # /dev/stdout and /dev/null have no suffix: the log goes as CSV, nothing is created beside them.
+    p = cli("run", "mqsim-paper", *QUICK, "-o", "/dev/stdout", "--latency-log", "/dev/null", "--json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count('"ssdkit_version"') == 2  # the -o copy, then --json's
+    assert os.listdir(tmp_path) == []
 
 
 # --- an interrupted write leaves the old file ---------------------------------------------------
