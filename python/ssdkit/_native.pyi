@@ -93,6 +93,28 @@ def run_with_log(
     `offset_bytes`, `bytes`, `submit_ns`, `complete_ns`, `latency_ns` (int64), `submit_ps`,
     `complete_ps` (uint64), `op` (uint8 codes: 0 read, 1 write, 2 trim, 3 flush)."""
 
+def run_alone(
+    flows: list[int],
+    toml_text: str | None = None,
+    origin: str = "<string>",
+    preset: str | None = None,
+    overrides: list[str] = ...,
+    snapshot: str | os.PathLike[str] | None = None,
+) -> list[tuple[int, str, int, float]]:
+    """The alone runs of a fairness measurement: for each index k of `flows`, a run with
+    every other flow switched off, from `snapshot`. Returns `(k, name, count, mean_us)`:
+    flow k's reads and writes completed and their mean latency in microseconds (equal to
+    `flows[k].stats.all` of the run's result). The configuration is read once; no result
+    document is built."""
+
+def flows_enabled(
+    toml_text: str | None = None,
+    origin: str = "<string>",
+    preset: str | None = None,
+    overrides: list[str] = ...,
+) -> list[bool]:
+    """Whether each flow of the configuration is switched on (`enabled`), in order."""
+
 class Device:
     """The step-by-step device; `ssdkit.Device` wraps it. Times are integer nanoseconds
     (`t * 1000` ps exactly); completion times are picoseconds floored to nanoseconds.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._native import ConfigError
@@ -32,15 +32,25 @@ class FlowFairness:
 
 
 @dataclass(frozen=True)
+class AloneRun:
+    """What fairness keeps of flow ``index``'s alone run: its reads and writes completed and
+    their mean response time, microseconds (``flows[index].stats.all`` of that run)."""
+
+    index: int
+    name: str
+    count: int
+    mean_us: float
+
+
+@dataclass(frozen=True)
 class Fairness:
     """Slowdown per flow, fairness F = min S / max S and weighted speedup WS = sum of
-    RT_alone / RT_shared. ``alone`` holds the alone runs' results (flow k's in ``alone[k]``);
-    it is not part of the JSON document."""
+    RT_alone / RT_shared. The alone runs' results are not kept (with many flows they would
+    not fit in memory): ``flows[k].rt_alone_us`` is what the metrics take from flow k's."""
 
     flows: list[FlowFairness]
     fairness: float
     weighted_speedup: float
-    alone: list[Result] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,67 +88,76 @@ class Fairness:
 def mean_response_us(result: Result, k: int) -> float:
     """Flow k's mean response time over its reads and writes, microseconds."""
     s = result.flows[k].stats.all
-    if s.count == 0:
+    return _response_us(AloneRun(k, result.flows[k].name, s.count, s.latency.mean))
+
+
+def _response_us(run: AloneRun) -> float:
+    if run.count == 0:
         raise ConfigError(
-            f"flow {k} ({result.flows[k].name}) completed no read or write, so it has no response time to compare"
+            f"flow {run.index} ({run.name}) completed no read or write, so it has no response time to compare"
         )
-    return s.latency.mean
+    return run.mean_us
 
 
-def compute(shared: Result, alone: list[Result]) -> Fairness:
-    """The fairness figures of a shared run and the alone runs of its flows."""
+def compute(shared: Result, alone: list[AloneRun]) -> Fairness:
+    """The fairness figures of a shared run and the alone runs of its flows (flow k's in
+    ``alone[k]``)."""
     flows = []
     for k, f in enumerate(shared.flows):
-        a, s = mean_response_us(alone[k], k), mean_response_us(shared, k)
+        a, s = _response_us(alone[k]), mean_response_us(shared, k)
         flows.append(FlowFairness(index=k, name=f.name, rt_alone_us=a, rt_shared_us=s, slowdown=s / a))
     slow = [f.slowdown for f in flows]
-    return Fairness(
-        flows=flows,
-        fairness=min(slow) / max(slow),
-        weighted_speedup=sum(1.0 / x for x in slow),
-        alone=alone,
-    )
+    return Fairness(flows=flows, fairness=min(slow) / max(slow), weighted_speedup=sum(1.0 / x for x in slow))
 
 
 def run_fairness(src: dict[str, str], overrides: list[str], snapshot: str | None, workers: int | None) -> Result:
-    """Runs flow k alone for every k (the other flows switched off with ``flow.N.enabled =
-    false``, so flow k keeps its index, random streams, queue pair and partitions) and all
-    flows together, every run from the same device state: ``snapshot`` when given, otherwise
-    one preconditioned once for the whole workload into a temporary snapshot. The runs go on
+    """Runs flow k alone for every k (the other flows switched off with ``enabled = false``,
+    so flow k keeps its index, random streams, queue pair and partitions) and all flows
+    together, every run from the same device state: ``snapshot`` when given, otherwise one
+    preconditioned once for the whole workload into a temporary snapshot. The runs go on
     ``workers`` threads (default: the machine's cores; a simulation releases the GIL), each
-    one thread and deterministic. Returns the shared run's result with ``fairness`` set."""
+    one thread and deterministic. Of an alone run only flow k's count and mean response time
+    come back (no result document: with n flows each would hold n entries, n^2 in all), and
+    the alone runs go in batches, each reading the configuration once. Returns the shared
+    run's result with ``fairness`` set."""
     import dataclasses
-
-    import tomllib
 
     from . import _native
     from .result import Result
 
-    flows = tomllib.loads(_native.resolve_config(overrides=overrides, **src)).get("flow", [])
-    n = len(flows)
+    enabled = _native.flows_enabled(overrides=overrides, **src)
+    n = len(enabled)
     if n < 2:
         raise ConfigError(
             f"fairness needs at least two flows (each run alone, then together): the configuration has {n}"
         )
-    off = [k for k, f in enumerate(flows) if not f.get("enabled", True)]
-    if off:
-        raise ConfigError(f"fairness runs every flow; `flow.{off[0]}.enabled` is false")
+    if not all(enabled):
+        raise ConfigError(f"fairness runs every flow; `flow.{enabled.index(False)}.enabled` is false")
+    threads = max(1, workers or os.cpu_count() or 1)
+    # Batches of a few dozen runs: few enough configuration reads, and enough batches per
+    # thread that the threads finish together.
+    size = max(1, min(64, -(-n // (4 * threads))))
+    batches = [range(i, min(n, i + size)) for i in range(0, n, size)]
 
-    def one(ov: list[str], snap: str) -> Result:
-        return Result.from_json(_native.run(overrides=ov, progress=False, snapshot=snap, **src))
+    def alone(ks: range, snap: str) -> list[AloneRun]:
+        runs = _native.run_alone(list(ks), overrides=overrides, snapshot=snap, **src)
+        return [AloneRun(*r) for r in runs]
+
+    def shared(snap: str) -> Result:
+        return Result.from_json(_native.run(overrides=overrides, progress=False, snapshot=snap, **src))
 
     with tempfile.TemporaryDirectory(prefix="ssdkit-fairness-") as tmp:
         snap = snapshot
         if snap is None:
             snap = os.path.join(tmp, "device.snap")
             _native.precondition(snap, overrides=overrides, **src)
-        jobs = [overrides + [f"flow.{j}.enabled=false" for j in range(n) if j != k] for k in range(n)]
-        jobs.append(list(overrides))
-        with ThreadPoolExecutor(max_workers=max(1, workers or os.cpu_count() or 1)) as pool:
-            futures = [pool.submit(one, ov, snap) for ov in jobs]
-            results = [f.result() for f in futures]
-    alone, shared = results[:-1], results[-1]
-    fair = compute(shared, alone)
-    raw = dict(shared.raw)
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            # The shared run first: the longest, it overlaps the alone batches.
+            whole = pool.submit(shared, snap)
+            parts = [pool.submit(alone, ks, snap) for ks in batches]
+            runs = [r for p in parts for r in p.result()]
+            result = whole.result()
+    fair = compute(result, runs)
+    raw = dict(result.raw)
     raw["fairness"] = fair.to_dict()
-    return dataclasses.replace(shared, raw=raw, fairness=fair)
+    return dataclasses.replace(result, raw=raw, fairness=fair)

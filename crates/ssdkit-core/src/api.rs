@@ -38,14 +38,65 @@ pub fn run_with(
     snapshot: Option<&Path>,
     mut hooks: RunHooks<'_>,
 ) -> Result<RunOutput, Error> {
-    let sim = match snapshot {
-        Some(path) => simulator_from_snapshot(c, path)?,
-        None => match hooks.while_building.take() {
-            Some(check) => Simulator::new_checked(c, check)?,
-            None => Simulator::new(c)?,
-        },
-    };
+    let sim = simulator_for_run(c, snapshot, &mut hooks)?;
     Ok(sim.run_with(c, hooks)?.0)
+}
+
+fn simulator_for_run(
+    c: &Config,
+    snapshot: Option<&Path>,
+    hooks: &mut RunHooks<'_>,
+) -> Result<Simulator, Error> {
+    match snapshot {
+        Some(path) => simulator_from_snapshot(c, path),
+        None => match hooks.while_building.take() {
+            Some(check) => Simulator::new_checked(c, check),
+            None => Simulator::new(c),
+        },
+    }
+}
+
+/// What an alone run gives a fairness measurement: flow `index`'s reads and writes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AloneRun {
+    pub index: usize,
+    pub name: String,
+    /// Reads and writes completed.
+    pub count: u64,
+    /// Their mean latency (response time), microseconds; 0 without any.
+    pub mean_latency_us: f64,
+}
+
+/// Switches flow `k` on and every other flow off in `c` (`enabled`: flow k keeps its index,
+/// random streams, queue pair and share of per-flow partitions, and `c` stays so), runs it
+/// from `snapshot` as [`run_with`] does, and returns flow k's figures: the alone run of the
+/// MQSim paper's fairness (FAST'18, section 3.1). Builds no result document, which with many
+/// flows costs far more than a short flow's run (every switched-off flow has its entry and
+/// its configuration in it). One configuration serves every alone run, without a copy each.
+pub fn run_alone(
+    c: &mut Config,
+    k: usize,
+    snapshot: Option<&Path>,
+    mut hooks: RunHooks<'_>,
+) -> Result<AloneRun, Error> {
+    if k >= c.flows.len() {
+        return Err(Error::Config(format!(
+            "alone run of flow {k}: the configuration has {} flows",
+            c.flows.len()
+        )));
+    }
+    for (j, f) in c.flows.iter_mut().enumerate() {
+        f.enabled = j == k;
+    }
+    let sim = simulator_for_run(c, snapshot, &mut hooks)?;
+    let (sim, _capped) = sim.run_to_end(hooks)?;
+    let (count, mean_latency_us) = sim.flow_mean_latency_us(k);
+    Ok(AloneRun {
+        index: k,
+        name: c.flows[k].name.clone(),
+        count,
+        mean_latency_us,
+    })
 }
 
 /// Runs a validated configuration on the device state saved in `snapshot` (the

@@ -244,6 +244,77 @@ fn run_hooked(
     outcome.map_err(to_py)
 }
 
+/// The alone runs of a fairness measurement (the MQSim paper, FAST'18): for each index k of
+/// `flows`, one run with every other flow switched off, from `snapshot` (else preconditioned
+/// as configured). Returns `(k, name, count, mean_us)` per flow: its reads and writes
+/// completed and their mean latency in microseconds, equal to the bit to
+/// `flows[k].stats.all` of the run's result. The configuration is read once for all of
+/// them, and no result document is built. Every 100 ms the runs let Python handle signals.
+#[pyfunction]
+#[pyo3(signature = (flows, toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new(), snapshot=None))]
+fn run_alone(
+    py: Python<'_>,
+    flows: Vec<usize>,
+    toml_text: Option<String>,
+    origin: String,
+    preset: Option<String>,
+    overrides: Vec<String>,
+    snapshot: Option<std::path::PathBuf>,
+) -> PyResult<Vec<(usize, String, u64, f64)>> {
+    use ssdkit_core::sim::{Progress, RunHooks};
+    use std::cell::RefCell;
+    let src = source(&toml_text, &origin, &preset)?;
+    let (outcome, raised) = guarded(py, move || {
+        let raised: RefCell<Option<PyErr>> = RefCell::new(None);
+        let stop = |e: PyErr| {
+            raised.borrow_mut().get_or_insert(e);
+            Error::Interrupted("the run was stopped by a signal".into())
+        };
+        let run = (|| {
+            let mut cfg = api::load(src, &overrides)?;
+            let mut out = Vec::with_capacity(flows.len());
+            for &k in &flows {
+                let mut on_progress = |_: &Progress| -> Result<(), Error> {
+                    Python::with_gil(|py| py.check_signals()).map_err(&stop)
+                };
+                let mut building = signal_check(&stop);
+                let hooks = RunHooks {
+                    on_progress: Some(&mut on_progress),
+                    while_building: Some(&mut building),
+                    ..RunHooks::default()
+                };
+                let a = api::run_alone(&mut cfg, k, snapshot.as_deref(), hooks)?;
+                out.push((a.index, a.name, a.count, a.mean_latency_us));
+            }
+            Ok(out)
+        })();
+        Ok((run, raised.into_inner()))
+    })?;
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    outcome.map_err(to_py)
+}
+
+/// Whether each flow of the configuration is switched on (`enabled`), in order: what a
+/// fairness measurement checks first, without the whole resolved configuration crossing to
+/// Python (with a thousand flows, reading that back took longer than the alone runs).
+#[pyfunction]
+#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new()))]
+fn flows_enabled(
+    py: Python<'_>,
+    toml_text: Option<String>,
+    origin: String,
+    preset: Option<String>,
+    overrides: Vec<String>,
+) -> PyResult<Vec<bool>> {
+    let src = source(&toml_text, &origin, &preset)?;
+    guarded(py, || {
+        let cfg = api::load(src, &overrides)?;
+        Ok(cfg.flows.iter().map(|f| f.enabled).collect())
+    })
+}
+
 /// A check for long core work that does not report progress (preconditioning): every 100 ms of
 /// wall time it takes the GIL and lets Python handle signals; a raised exception goes to
 /// `stop`, which returns the error that ends the work.
@@ -380,6 +451,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RequestError", py.get_type::<RequestError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_with_log, m)?)?;
+    m.add_function(wrap_pyfunction!(run_alone, m)?)?;
+    m.add_function(wrap_pyfunction!(flows_enabled, m)?)?;
     m.add_class::<device::PyDevice>()?;
     m.add_function(wrap_pyfunction!(precondition, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;

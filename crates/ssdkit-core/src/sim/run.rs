@@ -196,10 +196,31 @@ impl Simulator {
     /// (callgrind's --toggle-collect) can count the simulation alone.
     #[inline(never)]
     pub fn run_with(
-        mut self,
+        self,
         c: &Config,
-        mut hooks: RunHooks<'_>,
+        hooks: RunHooks<'_>,
     ) -> Result<(RunOutput, Simulator), Error> {
+        let wall = Instant::now();
+        let (mut sim, capped) = self.run_to_end(hooks)?;
+        let wall_s = wall.elapsed().as_secs_f64();
+        let result = sim.result_json(c, wall_s, capped);
+        let events = sim.q.processed();
+        let log = sim.log.take();
+        Ok((
+            RunOutput {
+                result,
+                events,
+                log,
+            },
+            sim,
+        ))
+    }
+
+    /// Runs the workload to its end with `hooks` and builds no result document (a caller
+    /// that wants a few figures, such as the alone runs of a fairness measurement, reads them
+    /// from the simulator: building the document costs more than a short run of a few
+    /// requests beside many switched-off flows). Returns whether the time cap stopped it.
+    pub fn run_to_end(mut self, mut hooks: RunHooks<'_>) -> Result<(Simulator, bool), Error> {
         let wall = Instant::now();
         if !matches!(hooks.log, LogMode::Off) {
             self.log = Some(Vec::new());
@@ -254,18 +275,14 @@ impl Simulator {
                 self.stall_report()
             )));
         }
-        let wall_s = wall.elapsed().as_secs_f64();
-        let result = self.result_json(c, wall_s, capped);
-        let events = self.q.processed();
-        let log = self.log.take();
-        Ok((
-            RunOutput {
-                result,
-                events,
-                log,
-            },
-            self,
-        ))
+        Ok((self, capped))
+    }
+
+    /// Flow `i`'s reads and writes: how many completed and their mean latency in
+    /// microseconds (0 without any), the `flows[i].stats.all` figures of the result document
+    /// to the bit.
+    pub fn flow_mean_latency_us(&self, i: usize) -> (u64, f64) {
+        self.flow_stats[i].all_mean_us()
     }
 }
 

@@ -239,6 +239,17 @@ pub struct RwStats {
 }
 
 impl RwStats {
+    /// Reads and writes together: their count and mean latency in microseconds (0 without
+    /// any), equal to the bit to `summary(..).all`'s, without merging the histograms.
+    pub fn all_mean_us(&self) -> (u64, f64) {
+        let all = OpStats {
+            count: self.read.count + self.write.count,
+            sum_ps: self.read.sum_ps + self.write.sum_ps,
+            ..OpStats::default()
+        };
+        (all.count, all.mean_ps() / 1e6)
+    }
+
     pub fn summary(&self, elapsed_ps: Picoseconds) -> RwResult {
         let mut all = self.read.clone();
         all.merge(&self.write);

@@ -22,6 +22,10 @@ pub enum Source {
     /// Requests a host program submits one at a time (`device::Device`), in time order, each
     /// with the id the program was given. Empty means "nothing yet", not "ended".
     External(VecDeque<(Picoseconds, u64, HostRequest)>),
+    /// A switched-off flow (`enabled = false`): nothing to draw from and no trace opened.
+    /// With many flows, each alone run of a fairness measurement switches all flows but one
+    /// off: opening their traces (a decoder each) would cost more than the run.
+    Off,
 }
 
 /// What a flow can do at a given time.
@@ -106,7 +110,9 @@ impl Flow {
                     ))
                 })?
         };
-        let source = if f.is_trace() {
+        let source = if !f.enabled {
+            Source::Off
+        } else if f.is_trace() {
             Source::Trace(Box::new(TraceReplay::open(
                 f,
                 index,
@@ -328,6 +334,7 @@ impl Flow {
                     Some((at, gen.next_request()))
                 }
                 Source::Trace(t) => t.next_request()?,
+                Source::Off => None,
                 Source::External(q) => match q.pop_front() {
                     Some((at, id, req)) => {
                         self.tag = Some(id);
@@ -390,7 +397,7 @@ impl Flow {
     pub fn trace_summary(&self) -> Value {
         match &self.source {
             Source::Trace(t) => t.summary(),
-            Source::Synthetic { .. } | Source::External(_) => Value::Null,
+            Source::Synthetic { .. } | Source::External(_) | Source::Off => Value::Null,
         }
     }
 }
