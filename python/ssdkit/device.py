@@ -119,8 +119,9 @@ class Device:
         return self._dev.submit(time_ns, op, offset_bytes, nbytes, queue)
 
     def run_until(self, time_ns: IntArg) -> None:
-        """Processes every event up to and including ``time_ns`` (not before :meth:`now`); the
-        clock is then ``time_ns``."""
+        """Processes every event up to and including ``time_ns`` (not before :meth:`now`, at most
+        18446744073709551 ns: the clock counts 64-bit picoseconds, about 213 days); the clock is
+        then ``time_ns``."""
         self._dev.run_until(time_ns)
 
     def run_to_idle(self) -> None:

@@ -85,11 +85,17 @@ CASES = [
     toml_case("syntax_binary", ["syntax_binary.toml", LINE_COL_AT(3)]),
     toml_case("not_utf8", ["not_utf8.toml", "UTF-8"]),
     # --- wrong types: the key ------------------------------------------------------------------
-    toml_case("type_channels_string", ["flash.channels", "type_channels_string.toml"]),
+    # A number in quotes is a string of the wrong type, not an out-of-range integer (issue 31).
+    toml_case(
+        "type_channels_string",
+        ["flash.channels", "type_channels_string.toml", "expects an integer", 'got a string ("8")'],
+        absent=["out of range"],
+    ),
     toml_case("type_spare_factor_string", ["ftl.spare_factor"]),
     toml_case("type_read_fraction_bool", ["read_fraction"]),
     toml_case("type_seed_negative", ["run.seed"]),
-    toml_case("type_read_us_string", ["flash.read_us"]),
+    toml_case("type_read_us_string", ["flash.read_us", 'got a string ("75")'], absent=["out of range"]),
+    toml_case("range_channels_u32", ["flash.channels", "0..=4294967295"]),
     toml_case("type_interface_type_int", ["interface.type"]),
     toml_case("type_pattern_int", ["pattern"]),
     toml_case("type_mode_array", ["precondition.mode"]),
@@ -430,6 +436,25 @@ CASES = [
         ["cdf.txt", "`.txt`", ".png"],
         write={"r.json": "{}"},
     ),
+    Case(
+        "cli-snapshot-is-dir",
+        ["run", "mqsim-paper", *SMALL, "--snapshot", "snapdir", *QUICK],
+        ["snapdir", "is a directory"],
+        write={"snapdir/keep": ""},
+        absent=["too short"],
+    ),
+    # The mapping table's translation pages do not fit beside the logical data (issue 31).
+    Case(
+        "set-cmt-entry-bytes-no-room",
+        [
+            "run",
+            "mqsim-paper",
+            *SMALL,
+            *["--set", "ftl.cmt.mode=shared", "--set", "ftl.cmt.capacity_bytes=8192"],
+            *["--set", "ftl.cmt.entry_bytes=512", *QUICK],
+        ],
+        ["ftl.cmt.entry_bytes` = 512", "translation pages", "allowed 1..=264"],
+    ),
     Case("cli-mqsim-with-preset", ["run", "--mqsim", "a.xml", "--preset", "x25m", *QUICK], ["--mqsim", "--preset"]),
     # --- sweep files: keys and [set] values checked before any point runs ----------------------
     *(
@@ -524,6 +549,12 @@ API_CASES = [
         lambda t: ssdkit.run("mqsim-paper", snapshot=t / "bad.toml"),
         ssdkit.SsdkitIoError,
         ["bad.toml", "not an ssdkit snapshot"],
+    ),
+    (
+        "api-snapshot-dir",
+        lambda t: ssdkit.run("mqsim-paper", snapshot=t),
+        ssdkit.SsdkitIoError,
+        ["is a directory"],
     ),
     (
         "api-precondition-over-config",

@@ -55,6 +55,23 @@ def test_run_prints_summary():
     assert "Traceback" not in p.stderr
 
 
+def test_overrides_rename_a_preset_flow_they_no_longer_describe(tmp_path):
+    """The issue's case: a QD1 writer made from mqsim-paper's `randread-qd32` flow is reported as
+    `randwrite-qd1`; a name given with --set, or an override the name does not describe, keeps it."""
+    writer = sets(["flow.0.queue_depth=1", "flow.0.read_fraction=0", "flow.0.requests=300"])
+    small = sets(["flash.blocks_per_plane=128"])
+    p = ssdkit("run", "mqsim-paper", *small, *writer, "--no-progress", "-o", str(tmp_path / "w.json"))
+    assert p.returncode == 0, p.stderr
+    assert "randwrite-qd1" in p.stdout and "randread-qd32" not in p.stdout, p.stdout
+    doc = json.loads((tmp_path / "w.json").read_text())
+    assert [f["name"] for f in doc["flows"]] == ["randwrite-qd1"]
+    assert doc["config"]["flow"][0]["name"] == "randwrite-qd1"
+    p = ssdkit("config", "show", "mqsim-paper", *writer, "--set", "flow.0.name=mine")
+    assert p.returncode == 0 and 'name = "mine"' in p.stdout, p.stderr
+    p = ssdkit("config", "show", "mqsim-paper", "--set", "flow.0.requests=300")
+    assert p.returncode == 0 and 'name = "randread-qd32"' in p.stdout, p.stderr
+
+
 def test_run_writes_json(tmp_path):
     out = tmp_path / "out.json"
     p = ssdkit("run", "mqsim-paper", *small_sets(), "--seed", "3", "-o", str(out), "--json")

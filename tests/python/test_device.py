@@ -259,6 +259,15 @@ def test_bad_run_until(busy_device):
         dev.run_until(-5)
     with pytest.raises(TypeError, match="`time_ns` must be an int"):
         dev.run_until("6000")
+    # Beyond 64 bits as beyond the clock: the limit named is the clock's, in nanoseconds (issue 31).
+    limit = str((2**64 - 1) // 1000)
+    for t in (2**64, 2**64 - 1, 2**100):
+        with pytest.raises(ssdkit.RequestError) as e:
+            dev.run_until(t)
+        assert f"at most {limit} ns" in str(e.value) and "picoseconds" in str(e.value), str(e.value)
+        assert str(2**64 - 1) not in str(e.value).replace(str(t), ""), str(e.value)
+        with pytest.raises(ssdkit.RequestError, match=f"at most {limit} ns"):
+            dev.submit(t, "read", 0, 4096)
     dev.run_until(np.int64(5000))  # the current time itself is fine; numpy ints too
     assert dev.now() == 5000
     dev.run_until(10**10)

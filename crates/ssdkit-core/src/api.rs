@@ -1,6 +1,6 @@
 //! Entry points used by the Python bindings and the tests.
 
-use crate::config::{preset_toml, Config};
+use crate::config::Config;
 use crate::error::Error;
 use crate::sim::{RunHooks, RunOutput, Simulator};
 use std::path::Path;
@@ -18,9 +18,7 @@ pub enum Source<'a> {
 
 pub fn load(source: Source<'_>, overrides: &[String]) -> Result<Config, Error> {
     match source {
-        Source::Preset(name) => {
-            Config::load(preset_toml(name)?, &format!("preset {name}"), overrides)
-        }
+        Source::Preset(name) => Config::load_preset(name, overrides),
         Source::Toml { text, origin } => Config::load(text, origin, overrides),
     }
 }

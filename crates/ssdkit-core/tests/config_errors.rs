@@ -524,3 +524,102 @@ fn host_completion_keys_name_the_key_and_the_allowed_values() {
         ],
     );
 }
+
+/// A value of the wrong type says what the key expects and what it got (issue 31): a number
+/// written as a string is not "out of range for a 64-bit integer", which stays the message of
+/// a real 64-bit overflow (in a file or an override).
+#[test]
+fn wrong_types_say_what_the_key_expects_and_got() {
+    let e = err("[flash]\nchannels = \"8\"\n[[flow]]\n", &[]);
+    assert!(
+        e.contains("key `flash.channels`")
+            && e.contains("expects an integer")
+            && e.contains("got a string (\"8\")")
+            && e.contains("without quotes"),
+        "{e}"
+    );
+    assert!(!e.contains("out of range"), "{e}");
+    let e = err("[flash]\nread_us = \"75\"\n[[flow]]\n", &[]);
+    assert!(
+        e.contains("key `flash.read_us`") && e.contains("got a string (\"75\")"),
+        "{e}"
+    );
+    assert!(!e.contains("out of range"), "{e}");
+    let e = err("[ftl]\nspare_factor = \"lots\"\n[[flow]]\n", &[]);
+    assert!(
+        e.contains("key `ftl.spare_factor`")
+            && e.contains("expects a number")
+            && e.contains("got a string (\"lots\")"),
+        "{e}"
+    );
+    assert!(!e.contains("without quotes"), "{e}");
+    let e = err("[[flow]]\nread_fraction = true\n", &[]);
+    assert!(
+        e.contains("key `flow.0.read_fraction`")
+            && e.contains("expects a number")
+            && e.contains("got a boolean (true)"),
+        "{e}"
+    );
+    let e = err("[interface]\ntype = 3\n[[flow]]\n", &[]);
+    assert!(
+        e.contains("key `interface.type`")
+            && e.contains("expects a string")
+            && e.contains("got an integer (3)"),
+        "{e}"
+    );
+    // A value beyond the key's own range names that range.
+    let e = err("[flash]\nchannels = 5000000000\n[[flow]]\n", &[]);
+    assert!(
+        e.contains("key `flash.channels`") && e.contains("(0..=4294967295), got 5000000000"),
+        "{e}"
+    );
+    // A real overflow keeps its message, from a file and from an override.
+    let e = err("[flash]\nchannels = 99999999999999999999\n[[flow]]\n", &[]);
+    assert!(e.contains("out of range for a 64-bit integer"), "{e}");
+    let e = err("[[flow]]\n", &["flash.channels=99999999999999999999"]);
+    assert!(
+        e.contains("key `flash.channels`") && e.contains("out of range for a 64-bit integer"),
+        "{e}"
+    );
+    // An override of a string key to digits is a string, not an overflow.
+    let e = err("[[flow]]\n", &["flash.channels=\"8\""]);
+    assert!(e.contains("got a string (\"8\")"), "{e}");
+}
+
+/// A cached map's translation pages are stored in flash beside the logical data (issue 31):
+/// an entry size that leaves no room is refused at load, naming `ftl.cmt.entry_bytes` and the
+/// largest size that fits, instead of failing in preconditioning.
+#[test]
+fn translation_pages_must_fit_beside_the_logical_data() {
+    let base = [
+        "flash.blocks_per_plane=128",
+        "ftl.cmt.mode=shared",
+        "ftl.cmt.capacity_bytes=8192",
+    ];
+    let with = |e: &str| -> Vec<String> {
+        base.iter()
+            .map(|s| s.to_string())
+            .chain([format!("ftl.cmt.entry_bytes={e}")])
+            .collect()
+    };
+    let e = preset_err(
+        "mqsim-paper",
+        &with("512").iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+    );
+    assert!(
+        e.contains("key `ftl.cmt.entry_bytes` = 512")
+            && e.contains("translation pages")
+            && e.contains("allowed 1..=264"),
+        "{e}"
+    );
+    // The largest size named fits, and one more byte does not.
+    preset_ok(
+        "mqsim-paper",
+        &with("264").iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &with("265").iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+    );
+    assert!(e.contains("allowed 1..=264"), "{e}");
+}

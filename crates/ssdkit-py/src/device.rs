@@ -191,8 +191,32 @@ fn fmt_ns(ps: u64) -> String {
     }
 }
 
+/// A time argument in nanoseconds, as picoseconds. One beyond 64 bits is beyond the clock
+/// too: its message names the clock's limit (`MAX_NS`), not u64's.
+fn time_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    let ns = uint_arg_or(v, what, |w, shown| {
+        RequestError::new_err(time_too_large(w, shown))
+    })?;
+    ns_to_ps(ns, what).map_err(RequestError::new_err)
+}
+
+fn time_too_large(what: &str, shown: &str) -> String {
+    format!(
+        "`{what}` is {shown} ns: too large (at most {MAX_NS} ns: the clock counts u64 picoseconds, about 213 days)"
+    )
+}
+
 /// A non-negative integer argument (an int or anything with `__index__`, not a bool).
 fn uint_arg(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    uint_arg_or(v, what, too_large)
+}
+
+/// `uint_arg` with the error for a value beyond u64 made by `too_large(what, shown)`.
+fn uint_arg_or(
+    v: &Bound<'_, PyAny>,
+    what: &str,
+    too_large: impl Fn(&str, &str) -> PyErr,
+) -> PyResult<u64> {
     if v.is_instance_of::<PyBool>() {
         return Err(PyTypeError::new_err(format!(
             "`{what}` must be an int, not bool"
@@ -232,9 +256,7 @@ fn too_large(what: &str, shown: &str) -> PyErr {
 
 fn ns_to_ps(ns: u64, what: &str) -> Result<u64, String> {
     if ns > MAX_NS {
-        return Err(format!(
-            "`{what}` is {ns} ns: too large (at most {MAX_NS} ns: the clock counts u64 picoseconds, about 213 days)"
-        ));
+        return Err(time_too_large(what, &ns.to_string()));
     }
     Ok(ns * PS_PER_NS)
 }
@@ -444,8 +466,7 @@ impl PyDevice {
         nbytes: &Bound<'_, PyAny>,
         queue: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<u64> {
-        let t = uint_arg(time_ns, "time_ns")?;
-        let at_ps = ns_to_ps(t, "time_ns").map_err(RequestError::new_err)?;
+        let at_ps = time_arg(time_ns, "time_ns")?;
         let op = op_arg(op)?;
         let offset = uint_arg(offset_bytes, "offset_bytes")?;
         let bytes = uint_arg(nbytes, "nbytes")?;
@@ -522,8 +543,8 @@ impl PyDevice {
 
     /// Processes every event up to and including `time_ns`; the clock is then `time_ns`.
     fn run_until(&self, py: Python<'_>, time_ns: &Bound<'_, PyAny>) -> PyResult<()> {
-        let t = uint_arg(time_ns, "time_ns")?;
-        let t_ps = ns_to_ps(t, "time_ns").map_err(RequestError::new_err)?;
+        let t_ps = time_arg(time_ns, "time_ns")?;
+        let t = t_ps / PS_PER_NS;
         self.with(py, move |dev| {
             if t_ps < dev.now_ps() {
                 return Err(Error::Request(format!(

@@ -137,18 +137,92 @@ pub(super) fn check_shapes(root: &Value) -> Result<(), String> {
 }
 
 /// serde's message for a 64-bit-overflowing integer given as an override: the override reads
-/// it as a string (it is not a TOML integer), so serde says "invalid type: string". Returns
-/// the better message when `inner` is that case.
-pub(super) fn overflowing_override(inner: &str) -> Option<String> {
-    let rest = inner.strip_prefix("invalid type: string \"")?;
-    let (digits, _) = rest.split_once('"')?;
-    let body = digits.strip_prefix(['+', '-']).unwrap_or(digits);
+/// it as a string (it is not a TOML integer), so serde says "invalid type: string". `raw` is
+/// the text the override gave for the key; only all digits (a sign and `_` allowed) are an
+/// overflow: the same string from a TOML file, or a quoted override, is a string.
+pub(super) fn overflowing_override(raw: &str) -> Option<String> {
+    let body = raw.strip_prefix(['+', '-']).unwrap_or(raw);
     let numeric = !body.is_empty()
         && body.starts_with(|c: char| c.is_ascii_digit())
         && body.chars().all(|c| c.is_ascii_digit() || c == '_');
     numeric.then(|| {
-        format!("{digits} is out of range for a 64-bit integer (TOML integers are -2^63..=2^63-1)")
+        format!("{raw} is out of range for a 64-bit integer (TOML integers are -2^63..=2^63-1)")
     })
+}
+
+/// The TOML value at a dotted key path as serde_path_to_error prints it (`flow[0].name`).
+pub(super) fn value_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = root;
+    for seg in path.split(['.', '[']) {
+        let seg = seg.trim_end_matches(']');
+        cur = match cur {
+            Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+            Value::Table(t) => t.get(seg)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+/// What a TOML value is, with the value when it is short: `a string ("8")`.
+fn kind_of(v: &Value) -> String {
+    match v {
+        Value::String(s) if s.chars().count() <= 40 => format!("a string ({s:?})"),
+        Value::String(_) => "a string".into(),
+        Value::Integer(i) => format!("an integer ({i})"),
+        Value::Float(f) => format!("a number ({f})"),
+        Value::Boolean(b) => format!("a boolean ({b})"),
+        Value::Datetime(d) => format!("a date-time ({d})"),
+        Value::Array(_) => "an array".into(),
+        Value::Table(_) => "a table".into(),
+    }
+}
+
+/// serde's "invalid type: <got>, expected <want>" (or "invalid value" for an integer beyond
+/// the key's range) as "expects <want>, got <what the file holds>": serde names Rust types
+/// (`u32`, `f64`) and, for a value the toml reader has already turned into something else,
+/// the wrong kind ("unit variant").
+pub(super) fn type_mismatch(inner: &str, value: Option<&Value>) -> Option<String> {
+    let rest = inner
+        .strip_prefix("invalid type: ")
+        .or_else(|| inner.strip_prefix("invalid value: "))?;
+    let (_, expected) = rest.rsplit_once(", expected ")?;
+    let want = match expected {
+        "u8" => "an integer (0..=255)",
+        "u16" => "an integer (0..=65535)",
+        "u32" => "an integer (0..=4294967295)",
+        "u64" | "usize" => "an integer (0..=2^63-1)",
+        "i32" | "i64" => "an integer",
+        "f32" | "f64" => "a number",
+        "a boolean" => "a boolean (true or false)",
+        "string only" | "a string" => "a string",
+        "a sequence" => "an array",
+        e if e.starts_with("struct ") => "a table",
+        _ => return None,
+    };
+    let value = value?;
+    let got = match value {
+        // The right kind, beyond the key's range (a negative count, a u32 past 2^32).
+        Value::Integer(i) if inner.starts_with("invalid value: ") => i.to_string(),
+        v => kind_of(v),
+    };
+    let mut m = format!("expects {want}, got {got}");
+    if let Value::String(s) = value {
+        let t = s.trim();
+        let number = if want.starts_with("an integer") {
+            t.parse::<i64>().is_ok()
+        } else {
+            want == "a number" && t.parse::<f64>().is_ok()
+        };
+        if number {
+            m.push_str(&format!(
+                "; write the number without quotes ({t}, not \"{s}\")"
+            ));
+        } else if want.starts_with("a boolean") && matches!(t, "true" | "false") {
+            m.push_str(&format!("; write it without quotes ({t})"));
+        }
+    }
+    Some(m)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod device;
 mod errors;
 mod ftl;
 mod host;
+mod names;
 mod overrides;
 mod presets;
 mod settings;
@@ -200,6 +201,8 @@ impl Config {
                 }
             }
         }
+        // Kept to name what a key of the wrong type holds (serde names only Rust types).
+        let tree = value.clone();
         let de = toml::Value::try_into::<toml::Value>(value)
             .map_err(|e| Error::Config(format!("{origin}: {e}")))?;
         let mut cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
@@ -212,14 +215,24 @@ impl Config {
                 .unwrap_or("")
                 .trim_end()
                 .replace('\n', " ");
-            let inner = errors::overflowing_override(&inner).unwrap_or(inner);
+            let key = path.replace("flow[", "flow.").replace(']', "");
+            // An override's integer beyond 64 bits is read as a string (it is no TOML
+            // integer); the same string in a file is a string.
+            let held = errors::value_at(&tree, &path);
+            let overflow = overrides
+                .iter()
+                .filter_map(|o| o.split_once('='))
+                .rfind(|(k, _)| k.trim() == key)
+                .map(|(_, raw)| raw.trim())
+                .filter(|raw| held.and_then(|v| v.as_str()) == Some(*raw))
+                .and_then(errors::overflowing_override);
+            let inner = overflow
+                .or_else(|| errors::type_mismatch(&inner, held))
+                .unwrap_or(inner);
             if path == "." || path.is_empty() {
                 Error::Config(format!("{origin}: {inner}"))
             } else {
-                Error::Config(format!(
-                    "{origin}: key `{}`: {inner}",
-                    path.replace("flow[", "flow.").replace(']', "")
-                ))
+                Error::Config(format!("{origin}: key `{key}`: {inner}"))
             }
         })?;
         let base = std::path::Path::new(origin)
@@ -236,6 +249,20 @@ impl Config {
             }
         }
         validate::validate(&cfg).map_err(|m| Error::Config(format!("{origin}: {m}")))?;
+        Ok(cfg)
+    }
+
+    /// Loads built-in preset `name` with `overrides`. A preset flow whose name the overrides
+    /// made wrong (they changed what it describes: pattern, mix, size, load) is named anew
+    /// from the flow as resolved, unless the overrides name it (docs/workloads.md).
+    pub fn load_preset(name: &str, overrides: &[String]) -> Result<Config, Error> {
+        let text = preset_toml(name)?;
+        let origin = format!("preset {name}");
+        let mut cfg = Config::load(text, &origin, overrides)?;
+        if !overrides.is_empty() {
+            let preset = Config::load(text, &origin, &[])?;
+            names::rename_preset_flows(&preset, &mut cfg, overrides);
+        }
         Ok(cfg)
     }
 

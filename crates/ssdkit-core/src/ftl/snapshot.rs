@@ -382,6 +382,14 @@ impl<R: Read> CrcReader<R> {
 pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
     let origin = path.display().to_string();
     let bad = |m: String| Error::Io(format!("{origin}: {m}"));
+    // Opening a directory succeeds on Unix; its first read fails, which would read as a
+    // file too short to be a snapshot.
+    if path.is_dir() {
+        return Err(bad(
+            "is a directory, not a snapshot file (`ssdkit precondition CONFIG -o FILE` writes one)"
+                .into(),
+        ));
+    }
     let file = File::open(path).map_err(|e| bad(format!("cannot open snapshot: {e}")))?;
     let mut r = CrcReader {
         inner: BufReader::with_capacity(1 << 20, file),
@@ -391,8 +399,12 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
         buf: Vec::new(),
     };
     let mut magic = [0u8; 8];
-    r.get(&mut magic)
-        .map_err(|_| bad("not an ssdkit snapshot (too short)".into()))?;
+    r.get(&mut magic).map_err(|e| match e {
+        Error::Io(m) if m.ends_with("snapshot is truncated") => {
+            bad("not an ssdkit snapshot (too short)".into())
+        }
+        other => other,
+    })?;
     if &magic != MAGIC {
         return Err(bad("not an ssdkit snapshot (bad magic bytes)".into()));
     }

@@ -51,6 +51,7 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
             t.capacity_bytes, cmt.entries_per_tpage, cmt.entry_bytes
         ));
     }
+    translation_pages_fit(c, &s, cmt)?;
     if t.mode == CmtMode::Shared {
         if !t.shares.is_empty() {
             return Err(format!(
@@ -97,4 +98,53 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The translation pages are stored in flash beside the logical data, so the spare-factor rule
+/// (`device::validate_ftl_blocks`: a plane keeps the GC reserve and 2 open blocks beside what
+/// it stores) holds for both together; otherwise preconditioning finds no block to collect
+/// while it writes them. Names the largest entry size that fits.
+fn translation_pages_fit(
+    c: &Config,
+    s: &crate::config::Settings,
+    cmt: &crate::config::CmtSettings,
+) -> Result<(), String> {
+    let f = &c.flash;
+    if f.medium != crate::config::Medium::Nand {
+        return Ok(());
+    }
+    let planes = s.geo.planes() as u64;
+    let ppb = f.pages_per_block as u64;
+    let keep = s.reserve_blocks as u64 + 2;
+    let Some(most_blocks) = (f.blocks_per_plane as u64).checked_sub(keep + 1) else {
+        return Ok(()); // refused by the spare-factor rule, which runs first
+    };
+    let logical = s.logical_pages;
+    let stored_blocks = (logical + cmt.translation_pages)
+        .div_ceil(planes)
+        .div_ceil(ppb);
+    if stored_blocks <= most_blocks {
+        return Ok(());
+    }
+    let page = f.page_size_bytes as u64;
+    let room = (most_blocks * ppb * planes).saturating_sub(logical);
+    let fits = if room == 0 {
+        0
+    } else {
+        page / logical.div_ceil(room).max(1)
+    };
+    let allowed = if fits == 0 {
+        "no entry size fits: raise ftl.spare_factor".to_string()
+    } else {
+        format!("allowed 1..={fits}, or raise ftl.spare_factor")
+    };
+    let shown = if c.ftl.cmt.entry_bytes == 0 {
+        format!("0 (MQSim's size, {} bytes)", cmt.entry_bytes)
+    } else {
+        cmt.entry_bytes.to_string()
+    };
+    Err(format!(
+        "key `ftl.cmt.entry_bytes` = {shown} leaves no room for the mapping table in flash: its {} translation pages ({} entries of {} bytes per {page}-byte page) are stored beside the logical data, so each plane would hold {stored_blocks} blocks and needs {keep} more (GC reserve from `ftl.gc_hard_threshold` + 2 open blocks) out of {}; {allowed}",
+        cmt.translation_pages, cmt.entries_per_tpage, cmt.entry_bytes, f.blocks_per_plane
+    ))
 }

@@ -367,7 +367,7 @@ fn place_mapping(ftl: &mut Ftl, c: &Config, s: &crate::config::Settings) -> Resu
         let lpn = ftl.tpage_lpn(t);
         if !write_now(ftl, lpn) {
             return Err(Error::Simulation(format!(
-                "preconditioning: no space can be freed for translation page {t}"
+                "preconditioning: no space can be freed for translation page {t} of {tpages}: the mapping table's translation pages (their number set by `ftl.cmt.entry_bytes`) do not fit in flash beside the logical data of these planes; lower ftl.cmt.entry_bytes or raise ftl.spare_factor"
             )));
         }
     }

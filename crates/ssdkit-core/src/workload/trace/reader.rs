@@ -89,6 +89,38 @@ pub struct TraceReader {
     flushes: bool,
 }
 
+/// How long opening a FIFO may take before the wait for its writer is reported: a writer
+/// already waiting makes the open return at once.
+const FIFO_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Opens `path`. Opening a FIFO blocks until a program opens it for writing; with no writer
+/// that would look like a hang, so the wait is said once on stderr, then kept.
+fn open_waiting_for_writer(path: &Path, name: &str) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+        if fifo {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let owned = path.to_path_buf();
+            std::thread::spawn(move || {
+                let _ = tx.send(File::open(owned));
+            });
+            return match rx.recv_timeout(FIFO_GRACE) {
+                Ok(opened) => opened,
+                Err(_) => {
+                    eprintln!(
+                        "ssdkit: waiting for a writer on FIFO {name}: the trace is read as a program writes it, and the run starts when one opens it"
+                    );
+                    rx.recv()
+                        .unwrap_or_else(|_| Err(io::Error::other("the opening thread ended")))
+                }
+            };
+        }
+    }
+    File::open(path)
+}
+
 /// Counts the bytes read through it, for a progress display (shared with the reader's owner:
 /// the decompressor owns the stream).
 struct Counting<R> {
@@ -125,7 +157,7 @@ impl TraceReader {
         skip_malformed: bool,
     ) -> Result<TraceReader, Error> {
         let name = path.display().to_string();
-        let file = File::open(path)
+        let file = open_waiting_for_writer(path, &name)
             .map_err(|e| Error::Io(format!("cannot open trace file {name}: {e}")))?;
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
         let read = Arc::new(AtomicU64::new(0));
