@@ -243,7 +243,7 @@ def _workload_names(t) -> dict[Any, str]:
     """Workload index -> what sets it apart: the configuration keys whose values differ
     between the workloads (read from the points' results, the swept keys and seeds left out),
     e.g. ``flow.0.read_fraction=0.7``; ``workload N`` where the table cannot tell."""
-    from .result import _flatten
+    from .result import _flatten, _is_flow_name
 
     if "workload" not in t or "result_json" not in t:
         return {}
@@ -251,7 +251,7 @@ def _workload_names(t) -> dict[Any, str]:
     flat = {w: _flatten(json.loads(s)["config"]) for w, s in zip(first["workload"], first["result_json"])}
     swept = {c for c in t.columns if "." in c}
     skip = swept | {"run.seed", "precondition.seed"}
-    keys = sorted({k for f in flat.values() for k in f if k not in skip})
+    keys = sorted({k for f in flat.values() for k in f if k not in skip and not _is_flow_name(k)})
     differ = [k for k in keys if len({repr(f.get(k)) for f in flat.values()}) > 1]
     return {w: ", ".join(f"{k}={f.get(k)}" for k in differ) if differ else f"workload {w}" for w, f in flat.items()}
 

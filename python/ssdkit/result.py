@@ -1496,7 +1496,9 @@ def combine(
     ``"summary"``, ``"timeseries"`` or ``"rounds"``) with its ``config_hash`` and ``seed``, and a column per
     configuration key in ``config_keys``: by default every dotted key whose value differs
     between the results (the swept keys, e.g. ``flash.channels`` or ``flow.0.queue_depth``),
-    sorted; a key a result's configuration lacks is None there."""
+    sorted; a key a result's configuration lacks is None there. Flow names (``flow.N.name``)
+    are left out of that default: a preset's flow renamed by overrides (``randread-qd1``,
+    ``randread-qd8``) is the same flow, named in the ``scope`` column."""
     import pandas as pd
 
     results = list(results)
@@ -1507,7 +1509,9 @@ def combine(
             raise TypeError(f"combine: results[{i}] is a {type(r).__name__}, not an ssdkit Result")
     flat = [_flatten(r.config) for r in results]
     if config_keys is None:
-        keys = sorted({k for f in flat for k in f if any(g.get(k, _MISSING) != f[k] for g in flat)})
+        keys = sorted(
+            {k for f in flat for k in f if not _is_flow_name(k) and any(g.get(k, _MISSING) != f[k] for g in flat)}
+        )
     else:
         keys = list(config_keys)
     frames = []
@@ -1520,6 +1524,11 @@ def combine(
 
 
 _MISSING = object()
+
+
+def _is_flow_name(key: str) -> bool:
+    parts = key.split(".")
+    return len(parts) == 3 and parts[0] == "flow" and parts[2] == "name"
 
 
 def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
