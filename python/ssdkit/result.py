@@ -171,8 +171,8 @@ class OpStats(_DictLike):
 @dataclass(frozen=True)
 class Stats(_DictLike):
     """Completed requests by kind. ``all`` = reads + writes; TRIM requests are only in
-    ``trim`` (they move no data), and flushes (which only a :class:`ssdkit.Device` program
-    issues) only in ``flush``."""
+    ``trim`` (they move no data), and NVMe Flush commands (a flow's ``flush_every``, a fio
+    iolog's syncs with a write cache, or a :class:`ssdkit.Device` program) only in ``flush``."""
 
     read: OpStats
     write: OpStats
@@ -215,8 +215,9 @@ class FtlStats(_DictLike):
     user_page_writes: int
     gc_runs: int
     gc_page_moves: int
-    #: Flash page programs per user page write; 0.0 when there were no user writes.
-    write_amplification: float
+    #: Flash page programs per user page write; None when no user data reached flash (a
+    #: read-only run, or writes all still in the write cache). The JSON document keeps 0 there.
+    write_amplification: float | None
     rmw_reads: int
     unmapped_page_reads: int
     # Added within schema version 1; 0 when reading a document from before them.
@@ -235,7 +236,9 @@ class FtlStats(_DictLike):
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FtlStats:
-        return _pick(cls, d)
+        # A ratio over no user page writes is undefined, not 0 (what the document holds).
+        wa = _get(d, "write_amplification") if _get(d, "user_page_writes") else None
+        return _pick(cls, d, write_amplification=wa)
 
 
 @dataclass(frozen=True)
@@ -1199,7 +1202,7 @@ class Result:
             f"<p><b>ssdkit {html.escape(self.ssdkit_version)}</b> &middot; seed {self.seed} &middot; "
             f"config {html.escape(self.config_hash)} &middot; {self.completed:,} requests in "
             f"{html.escape(_duration(self.simulated_time_s))} simulated &middot; write amplification "
-            f"{self.device.ftl.write_amplification:.3f}</p>"
+            f"{html.escape(_wa_text(self.device))}</p>"
         )
         shown = self.to_pandas().drop(columns=["config_hash", "seed", "flow_index"])
         return head + shown.to_html(index=False, na_rep="", float_format=lambda v: f"{v:,.1f}")
@@ -1224,10 +1227,13 @@ class Result:
         lines += _table(shown, width)
         dev = self.device
         fl, ftl = dev.flash, dev.ftl
-        wa = f"{ftl.write_amplification:.3f}" if ftl.user_page_writes else "- (no user writes)"
         facts = []
         if dev.precondition:
             facts.append(("precondition", _describe_precondition(dev.precondition)))
+            left_out = _left_out_of_prediction(dev)
+            predicted = _num(dev.precondition, "predicted_write_amplification") is not None
+            if left_out and predicted and dev.stats.write.count:
+                facts.append(("", f"the prediction leaves out this run's {left_out}"))
             if "snapshot" in dev.precondition:
                 load = dev.precondition.get("snapshot_load_s")
                 took = f" (loaded in {_duration(load)})" if isinstance(load, (int, float)) else ""
@@ -1251,7 +1257,7 @@ class Result:
             ("trimmed pages", ftl.trimmed_pages),
         ]
         facts += [(k, f"{v:,}") for k, v in optional if v]
-        facts.append(("write amplification", wa))
+        facts.append(("write amplification", _wa_text(dev)))
         if dev.cache is not None:
             t = dev.cache.totals
             read_pages = t.read_page_hits + t.read_page_partial_hits + t.read_page_misses
@@ -1423,7 +1429,8 @@ def _describe_precondition(rec: dict[str, Any], took: bool = True) -> str:
     parts = [str(rec.get("mode", "?"))]
     predicted = _num(rec, "predicted_write_amplification")
     if predicted is not None:
-        parts.append(f"predicted WA {predicted:.3f}")
+        # The mean-field model is of the FTL's GC alone (docs/ftl.md).
+        parts.append(f"predicted WA {predicted:.3f} (FTL-only steady state)")
     measured = _num(rec, "write_amplification")
     if measured is not None:
         dw = _num(rec, "drive_writes")
@@ -1434,6 +1441,30 @@ def _describe_precondition(rec: dict[str, Any], took: bool = True) -> str:
     if took and wall is not None:
         parts.append(f"took {_duration(wall)}")
     return ", ".join(parts)
+
+
+def _left_out_of_prediction(dev: DeviceResult) -> str:
+    """What of the device adds flash writes that fast preconditioning's mean-field WA does
+    not model: the write cache (partial pages, write-backs) and the mapping cache's
+    translation pages; empty when neither is on."""
+    parts = []
+    if dev.cache is not None and dev.cache.mode in ("write", "read_write"):
+        parts.append("write cache")
+    if dev.cmt is not None:
+        parts.append("mapping cache")
+    return " and ".join(parts)
+
+
+def _wa_text(dev: DeviceResult) -> str:
+    """The measured write amplification, or why there is none."""
+    wa = dev.ftl.write_amplification
+    if wa is not None:
+        return f"{wa:.3f}"
+    writes = dev.stats.write.count
+    if not writes:
+        return "- (no writes)"
+    held = " in the write cache" if dev.cache is not None and dev.cache.mode in ("write", "read_write") else ""
+    return f"- (no flash writes yet: {writes:,} writes{held})"
 
 
 def _pct(part: float, whole: float) -> str:
