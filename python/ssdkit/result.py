@@ -748,6 +748,9 @@ class SteadyState(_DictLike):
     slope_excursion_limit_fraction: float
     rounds: list[SteadyRound] = field(hash=False, repr=False)
     verdict: SteadyVerdict = field(hash=False)
+    #: How the round length was picked without ``steady_state.round_ms`` (``at_ps``,
+    #: ``from_ps``, ``requests``, ``after_write_back``, ``lengthened_at_rounds``); None with it.
+    round_picked: dict[str, Any] | None = field(default=None, hash=False)
 
     @property
     def steady(self) -> bool:
@@ -776,6 +779,7 @@ class SteadyState(_DictLike):
         what = "IOPS" if self.track == "iops" else "mean latency"
         length = _duration(self.round_ps / 1e12)
         lines = [f"steady state (SNIA PTS criteria): {what} in rounds of {length}, window of {self.window_rounds}"]
+        lines += self._picked_lines()
         head = ["round", "start ms", "requests", "IOPS", "mean us", "p99 us", "WA", "data", "slope", ""]
         # Enough decimals that consecutive starts differ.
         round_ms = self.round_ps / 1e9
@@ -815,6 +819,25 @@ class SteadyState(_DictLike):
             lines.append("  * incomplete round, not judged")
         lines += self._verdict_lines()
         return lines
+
+    def _picked_lines(self) -> list[str]:
+        p = self.round_picked
+        if not p:
+            return []
+        n, wb = p["requests"], p["after_write_back"]
+        if n >= 1000:
+            took = _duration((p["at_ps"] - p["from_ps"]) / 1e12)
+            since = f" from the write cache's first write-back at {_duration(p['from_ps'] / 1e12)}" if wb else ""
+            out = [
+                "round length picked from the run (steady_state.round_ms sets it):",
+                f"  {n:,} requests in {took}{since}",
+            ]
+        else:
+            before = "the write cache wrote anything back" if wb and not n else "1,000 requests had completed"
+            out = [f"round length not picked: the run ended before {before}; set steady_state.round_ms"]
+        for k in p.get("lengthened_at_rounds", []):
+            out.append(f"  lengthened from round {k} (round {k - 1} held fewer than 250 requests); windows start again")
+        return out
 
     def _verdict_lines(self) -> list[str]:
         v = self.verdict
