@@ -60,7 +60,10 @@ def run(
 
     ``config`` is a built-in preset name, a path to a TOML file, or TOML text (any string
     containing a newline); a name that is neither a preset nor a file raises
-    :class:`PresetError` listing the presets. ``overrides`` is a dict ``{"flash.channels": 4}`` or a list of
+    :class:`PresetError` listing the presets. TOML that describes no device (``[[flow]]``
+    tables alone, perhaps with ``[run]``, ``[steady_state]`` or ``[precondition]``) runs on the
+    ``mqsim-paper`` preset; with ``preset`` too, a TOML file or text runs on that preset (its
+    tables over the preset's, its flows instead of the preset's). ``overrides`` is a dict ``{"flash.channels": 4}`` or a list of
     ``"key=value"`` strings; keyword arguments are overrides with ``__`` for ``.``
     (``flash__channels=4``); ``seed`` sets ``run.seed``. Later overrides win: ``overrides``,
     then keywords, then ``seed``.
@@ -435,7 +438,16 @@ def _source(config: ConfigArg, preset: str | None) -> dict[str, str]:
     if preset is not None and not isinstance(preset, str):
         raise TypeError(f"preset must be a str, not {type(preset).__name__}")
     if config is not None and preset is not None:
-        raise ConfigError("give either a configuration or a preset, not both")
+        # A TOML file or text runs on the preset: its tables over the preset's, its flows
+        # instead of the preset's.
+        src = _source(config, None)
+        if "preset" in src:
+            raise ConfigError(
+                f"`config` names preset {src['preset']} and `preset` names {preset!r}: give one"
+                " (a TOML file or text goes with `preset`: it runs on that preset's device)"
+            )
+        _check_utf8(preset, "`preset`:")
+        return {**src, "preset": preset}
     if preset is not None:
         _check_utf8(preset, "`preset`:")
         return {"preset": preset}

@@ -108,7 +108,12 @@ def _parser() -> argparse.ArgumentParser:
 
     def config_args(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("config", nargs="?", metavar="CONFIG", help="preset name or TOML file")
-        sp.add_argument("--preset", metavar="NAME", help="built-in preset (see `ssdkit presets`)")
+        sp.add_argument(
+            "--preset",
+            metavar="NAME",
+            help="built-in preset (see `ssdkit presets`); with a TOML file CONFIG, the device it runs on "
+            "(its tables over the preset's, its flows instead of the preset's)",
+        )
         sp.add_argument(
             "--set",
             dest="overrides",

@@ -950,6 +950,9 @@ def base_source(base: Any, preset: str | None) -> tuple[str, str]:
     if base is None and preset is None:
         preset = DEFAULT_PRESET
     src = api._source(base, preset)
+    if "preset" in src and "toml_text" in src:
+        # A file laid over a preset: the device they make together.
+        return _native.resolve_config(**src), f"{src['origin']} on preset {src['preset']}"
     if "preset" in src:
         return _native.preset_toml(src["preset"]), f"preset {src['preset']}"
     return src["toml_text"], src["origin"]

@@ -171,8 +171,8 @@ class OpStats(_DictLike):
 @dataclass(frozen=True)
 class Stats(_DictLike):
     """Completed requests by kind. ``all`` = reads + writes; TRIM requests are only in
-    ``trim`` (they move no data), and flushes (which only a :class:`ssdkit.Device` program
-    issues) only in ``flush``."""
+    ``trim`` (they move no data), and NVMe Flush commands (a flow's ``flush_every``, a fio
+    iolog's syncs with a write cache, or a :class:`ssdkit.Device` program) only in ``flush``."""
 
     read: OpStats
     write: OpStats
@@ -215,8 +215,9 @@ class FtlStats(_DictLike):
     user_page_writes: int
     gc_runs: int
     gc_page_moves: int
-    #: Flash page programs per user page write; 0.0 when there were no user writes.
-    write_amplification: float
+    #: Flash page programs per user page write; None when no user data reached flash (a
+    #: read-only run, or writes all still in the write cache). The JSON document keeps 0 there.
+    write_amplification: float | None
     rmw_reads: int
     unmapped_page_reads: int
     # Added within schema version 1; 0 when reading a document from before them.
@@ -235,7 +236,9 @@ class FtlStats(_DictLike):
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FtlStats:
-        return _pick(cls, d)
+        # A ratio over no user page writes is undefined, not 0 (what the document holds).
+        wa = _get(d, "write_amplification") if _get(d, "user_page_writes") else None
+        return _pick(cls, d, write_amplification=wa)
 
 
 @dataclass(frozen=True)
@@ -745,6 +748,9 @@ class SteadyState(_DictLike):
     slope_excursion_limit_fraction: float
     rounds: list[SteadyRound] = field(hash=False, repr=False)
     verdict: SteadyVerdict = field(hash=False)
+    #: How the round length was picked without ``steady_state.round_ms`` (``at_ps``,
+    #: ``from_ps``, ``requests``, ``after_write_back``, ``lengthened_at_rounds``); None with it.
+    round_picked: dict[str, Any] | None = field(default=None, hash=False)
 
     @property
     def steady(self) -> bool:
@@ -773,6 +779,7 @@ class SteadyState(_DictLike):
         what = "IOPS" if self.track == "iops" else "mean latency"
         length = _duration(self.round_ps / 1e12)
         lines = [f"steady state (SNIA PTS criteria): {what} in rounds of {length}, window of {self.window_rounds}"]
+        lines += self._picked_lines()
         head = ["round", "start ms", "requests", "IOPS", "mean us", "p99 us", "WA", "data", "slope", ""]
         # Enough decimals that consecutive starts differ.
         round_ms = self.round_ps / 1e9
@@ -812,6 +819,25 @@ class SteadyState(_DictLike):
             lines.append("  * incomplete round, not judged")
         lines += self._verdict_lines()
         return lines
+
+    def _picked_lines(self) -> list[str]:
+        p = self.round_picked
+        if not p:
+            return []
+        n, wb = p["requests"], p["after_write_back"]
+        if n >= 1000:
+            took = _duration((p["at_ps"] - p["from_ps"]) / 1e12)
+            since = f" from the write cache's first write-back at {_duration(p['from_ps'] / 1e12)}" if wb else ""
+            out = [
+                "round length picked from the run (steady_state.round_ms sets it):",
+                f"  {n:,} requests in {took}{since}",
+            ]
+        else:
+            before = "the write cache wrote anything back" if wb and not n else "1,000 requests had completed"
+            out = [f"round length not picked: the run ended before {before}; set steady_state.round_ms"]
+        for k in p.get("lengthened_at_rounds", []):
+            out.append(f"  lengthened from round {k} (round {k - 1} held fewer than 250 requests); windows start again")
+        return out
 
     def _verdict_lines(self) -> list[str]:
         v = self.verdict
@@ -1205,7 +1231,7 @@ class Result:
             f"<p><b>ssdkit {html.escape(self.ssdkit_version)}</b> &middot; seed {self.seed} &middot; "
             f"config {html.escape(self.config_hash)} &middot; {self.completed:,} requests in "
             f"{html.escape(_duration(self.simulated_time_s))} simulated &middot; write amplification "
-            f"{self.device.ftl.write_amplification:.3f}</p>"
+            f"{html.escape(_wa_text(self.device))}</p>"
         )
         shown = self.to_pandas().drop(columns=["config_hash", "seed", "flow"])
         return head + shown.to_html(index=False, na_rep="", float_format=lambda v: f"{v:,.1f}")
@@ -1230,10 +1256,13 @@ class Result:
         lines += _table(shown, width)
         dev = self.device
         fl, ftl = dev.flash, dev.ftl
-        wa = f"{ftl.write_amplification:.3f}" if ftl.user_page_writes else "- (no user writes)"
         facts = []
         if dev.precondition:
             facts.append(("precondition", _describe_precondition(dev.precondition)))
+            left_out = _left_out_of_prediction(dev)
+            predicted = _num(dev.precondition, "predicted_write_amplification") is not None
+            if left_out and predicted and dev.stats.write.count:
+                facts.append(("", f"the prediction leaves out this run's {left_out}"))
             if "snapshot" in dev.precondition:
                 load = dev.precondition.get("snapshot_load_s")
                 took = f" (loaded in {_duration(load)})" if isinstance(load, (int, float)) else ""
@@ -1257,7 +1286,7 @@ class Result:
             ("trimmed pages", ftl.trimmed_pages),
         ]
         facts += [(k, f"{v:,}") for k, v in optional if v]
-        facts.append(("write amplification", wa))
+        facts.append(("write amplification", _wa_text(dev)))
         if dev.cache is not None:
             t = dev.cache.totals
             read_pages = t.read_page_hits + t.read_page_partial_hits + t.read_page_misses
@@ -1429,7 +1458,8 @@ def _describe_precondition(rec: dict[str, Any], took: bool = True) -> str:
     parts = [str(rec.get("mode", "?"))]
     predicted = _num(rec, "predicted_write_amplification")
     if predicted is not None:
-        parts.append(f"predicted WA {predicted:.3f}")
+        # The mean-field model is of the FTL's GC alone (docs/ftl.md).
+        parts.append(f"predicted WA {predicted:.3f} (FTL-only steady state)")
     measured = _num(rec, "write_amplification")
     if measured is not None:
         dw = _num(rec, "drive_writes")
@@ -1440,6 +1470,30 @@ def _describe_precondition(rec: dict[str, Any], took: bool = True) -> str:
     if took and wall is not None:
         parts.append(f"took {_duration(wall)}")
     return ", ".join(parts)
+
+
+def _left_out_of_prediction(dev: DeviceResult) -> str:
+    """What of the device adds flash writes that fast preconditioning's mean-field WA does
+    not model: the write cache (partial pages, write-backs) and the mapping cache's
+    translation pages; empty when neither is on."""
+    parts = []
+    if dev.cache is not None and dev.cache.mode in ("write", "read_write"):
+        parts.append("write cache")
+    if dev.cmt is not None:
+        parts.append("mapping cache")
+    return " and ".join(parts)
+
+
+def _wa_text(dev: DeviceResult) -> str:
+    """The measured write amplification, or why there is none."""
+    wa = dev.ftl.write_amplification
+    if wa is not None:
+        return f"{wa:.3f}"
+    writes = dev.stats.write.count
+    if not writes:
+        return "- (no writes)"
+    held = " in the write cache" if dev.cache is not None and dev.cache.mode in ("write", "read_write") else ""
+    return f"- (no flash writes yet: {writes:,} writes{held})"
 
 
 def _pct(part: float, whole: float) -> str:

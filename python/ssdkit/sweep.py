@@ -261,7 +261,7 @@ def _rows(point: Point, device: Device | None, raw: dict | None, error: str | No
     dev = raw["device"]
     common = {
         "error": None,
-        "write_amplification": dev["ftl"]["write_amplification"],
+        "write_amplification": dev["ftl"]["write_amplification"] if dev["ftl"]["user_page_writes"] else float("nan"),
         "gc_runs": dev["ftl"]["gc_runs"],
         "simulated_time_s": raw["simulated_time_s"],
         "events": raw["events"],

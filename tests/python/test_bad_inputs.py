@@ -195,6 +195,9 @@ CASES = [
     set_case("flow.0.start_ms=2e10", ["flow.0.start_ms"]),
     set_case('steady_state.track="bandwidth"', ["steady_state.track", "iops", "mean_latency"]),
     set_case("steady_state.round_ms=10", ["steady_state.round_ms", "steady_state.enabled"]),
+    # Rounds of a picked length (no round_ms) hold about 1,000 requests: too few in all for
+    # the window of five is refused before the run, with the figures that would do (issue 31).
+    toml_case("steady_too_few_requests", ["steady_state.round_ms", "`flow.0.requests` = 3000", "5000"]),
     # The data cache (issue 12 item 6): 0 means off, the DRAM bounds the capacity, shares sum
     # to 1, a flush interval is at least 1.
     Case(

@@ -1,6 +1,6 @@
 //! Entry points used by the Python bindings and the tests.
 
-use crate::config::Config;
+use crate::config::{describes_no_device, Config, FLOWS_ONLY_PRESET};
 use crate::error::Error;
 use crate::sim::{RunHooks, RunOutput, Simulator};
 use std::path::Path;
@@ -9,17 +9,34 @@ use std::time::Instant;
 /// Where a configuration comes from.
 pub enum Source<'a> {
     Preset(&'a str),
-    /// TOML text and the name of its origin (a file path) for error messages.
+    /// TOML text and the name of its origin (a file path) for error messages. Text that
+    /// describes no device (flows alone) runs on the `mqsim-paper` preset
+    /// ([`crate::config::FLOWS_ONLY_PRESET`]).
     Toml {
         text: &'a str,
         origin: &'a str,
+    },
+    /// TOML text laid over a preset: its tables merge into the preset's key by key, its flows
+    /// replace the preset's.
+    TomlOnPreset {
+        text: &'a str,
+        origin: &'a str,
+        preset: &'a str,
     },
 }
 
 pub fn load(source: Source<'_>, overrides: &[String]) -> Result<Config, Error> {
     match source {
         Source::Preset(name) => Config::load_preset(name, overrides),
-        Source::Toml { text, origin } => Config::load(text, origin, overrides),
+        Source::Toml { text, origin } => {
+            let base = describes_no_device(text).then_some(FLOWS_ONLY_PRESET);
+            Config::load_on(base, text, origin, overrides)
+        }
+        Source::TomlOnPreset {
+            text,
+            origin,
+            preset,
+        } => Config::load_on(Some(preset), text, origin, overrides),
     }
 }
 

@@ -555,8 +555,12 @@ pub struct DeviceSeries {
 pub struct SteadyState {
     /// The tracking variable (`steady_state.track`), over all flows together.
     pub track: SteadyTrack,
-    /// Round length (`steady_state.round_ms` in picoseconds).
+    /// Round length (`steady_state.round_ms` in picoseconds, or the length picked: the last
+    /// one if the rounds were lengthened).
     pub round_ps: u64,
+    /// How the length was picked, without `steady_state.round_ms`; absent with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_picked: Option<RoundPick>,
     /// `steady_state.max_rounds`.
     pub max_rounds: u32,
     /// `steady_state.stop_when_steady`.
@@ -570,6 +574,26 @@ pub struct SteadyState {
     /// Every round, in order.
     pub rounds: Vec<SteadyRound>,
     pub verdict: SteadyVerdict,
+}
+
+/// A round length picked from the run (`steady_state.round_ms` unset): the smallest of 1, 2
+/// or 5 times a power of ten above `at_ps`, the time by which `requests` requests had
+/// completed counting from `from_ps`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RoundPick {
+    /// Completion at which the length was picked (or the workload's end or the time cap, when
+    /// they came first).
+    pub at_ps: u64,
+    /// Start of the count: 0, or the first write-back when writes went to a write cache
+    /// (`at_ps` when the run ended before one).
+    pub from_ps: u64,
+    /// Requests completed from `from_ps` to `at_ps`: 1,000 unless the run ended first.
+    pub requests: u64,
+    /// The count waited for the first write-back (a writing workload and a write cache).
+    pub after_write_back: bool,
+    /// Rounds (numbered from 1) from which the rounds were lengthened because the round
+    /// before held fewer than 250 requests; each starts the windows again.
+    pub lengthened_at_rounds: Vec<u32>,
 }
 
 /// One round: `[start_ps, end_ps)` of simulated time. Requests count in the round in which

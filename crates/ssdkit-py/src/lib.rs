@@ -79,9 +79,12 @@ pub(crate) fn source<'a>(
     match (toml_text, preset) {
         (Some(text), None) => Ok(Source::Toml { text, origin }),
         (None, Some(name)) => Ok(Source::Preset(name)),
-        _ => Err(PyValueError::new_err(
-            "give exactly one of `toml_text` and `preset`",
-        )),
+        (Some(text), Some(preset)) => Ok(Source::TomlOnPreset {
+            text,
+            origin,
+            preset,
+        }),
+        _ => Err(PyValueError::new_err("give `toml_text`, `preset` or both")),
     }
 }
 

@@ -30,6 +30,7 @@ pub use workload::*;
 pub use overrides::apply_override;
 pub use presets::{preset_names, preset_toml, PRESETS};
 pub use settings::{CmtSettings, FlowSettings, Settings};
+pub use validate::validate_picked_rounds;
 
 use crate::error::Error;
 use schemars::JsonSchema;
@@ -137,15 +138,21 @@ impl Default for RunConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct SteadyStateConfig {
     /// Run in rounds and report the verdict (CLI: `--steady-state`). Default false. With it,
-    /// a synthetic flow may have no request, byte or time limit: the rounds end the run.
+    /// a synthetic flow may have no request, byte or time limit: the rounds end the run, and a
+    /// synthetic flow that sets none of `requests`, `io_bytes` and `duration_ms` has none (not
+    /// the default 10,000 requests).
     pub enabled: bool,
-    /// Length of a round in simulated milliseconds. Default 50; [0.001, 1e9], and
-    /// `round_ms * max_rounds` within simulated time (about 213 days). The PTS's rounds are
-    /// one minute of a real drive; a simulator pays wall time per request, and 50 ms holds
-    /// about 12,000 4 KiB random reads of the `mqsim-paper` device. Five rounds must span the
-    /// device's slow changes: from an empty device, longer than filling it, or the
-    /// fresh-out-of-box plateau passes the criteria.
-    pub round_ms: f64,
+    /// Length of a round in simulated milliseconds. Unset (default): picked from the run
+    /// itself, the simulated time the device takes for its first 1,000 completed requests
+    /// (counted from the first write-back when writes go to a write cache, so the time the
+    /// empty cache absorbs writes is not taken for the device's rate), rounded up to 1, 2 or 5
+    /// times a power of ten; a round shorter than the device's later rate needs is lengthened.
+    /// Set: [0.001, 1e9], and `round_ms * max_rounds` within simulated time (about 213 days).
+    /// The PTS's rounds are one minute of a real drive; a simulator pays wall time per
+    /// request. Five rounds must span the device's slow changes: from an empty device, longer
+    /// than filling it, or the fresh-out-of-box plateau passes the criteria.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_ms: Option<f64>,
     /// Most rounds (the PTS: 25); the workload stops after the last. Default 25; 5..=1000000.
     pub max_rounds: u32,
     /// Stop the workload at the end of the first round whose window meets both criteria (the
@@ -160,7 +167,7 @@ impl Default for SteadyStateConfig {
     fn default() -> Self {
         Self {
             enabled: false,
-            round_ms: 50.0,
+            round_ms: None,
             max_rounds: 25,
             stop_when_steady: true,
             track: SteadyTrack::Iops,
@@ -188,15 +195,43 @@ impl Config {
     /// Parses TOML text (after applying `key.path=value` overrides), fills in defaults and
     /// validates. `origin` names the source in error messages.
     pub fn load(text: &str, origin: &str, overrides: &[String]) -> Result<Config, Error> {
+        Self::load_on(None, text, origin, overrides)
+    }
+
+    /// [`Config::load`] with the text laid over the preset `base`: its tables merge into the
+    /// preset's key by key, and its `[[flow]]` tables, if any, replace the preset's.
+    pub fn load_on(
+        base: Option<&str>,
+        text: &str,
+        origin: &str,
+        overrides: &[String],
+    ) -> Result<Config, Error> {
         let mut value: toml::Value =
             toml::from_str(text).map_err(|e| Error::Config(errors::syntax(text, origin, &e)))?;
+        if let Some(name) = base {
+            let mut under: toml::Value = toml::from_str(preset_toml(name)?)
+                .map_err(|e| Error::Config(format!("preset {name}: {e}")))?;
+            merge(&mut under, value);
+            value = under;
+        }
         for o in overrides {
             apply_override(&mut value, o)?;
         }
         errors::check_shapes(&value).map_err(|m| Error::Config(format!("{origin}: {m}")))?;
+        // In steady-state rounds a synthetic flow with no limit of its own runs until the
+        // rounds end: its default 10,000 requests would end them long before a verdict.
+        let rounds = value
+            .get("steady_state")
+            .and_then(|s| s.get("enabled"))
+            .and_then(|e| e.as_bool())
+            == Some(true);
         if let Some(flows) = value.get_mut("flow").and_then(|f| f.as_array_mut()) {
             for f in flows.iter_mut().filter_map(|f| f.as_table_mut()) {
-                if f.contains_key("trace") && !f.contains_key("requests") {
+                let unlimited = rounds
+                    && !["io_bytes", "duration_ms"]
+                        .iter()
+                        .any(|k| f.contains_key(*k));
+                if (f.contains_key("trace") || unlimited) && !f.contains_key("requests") {
                     f.insert("requests".into(), toml::Value::Integer(0));
                 }
             }
@@ -280,6 +315,41 @@ impl Config {
             h = h.wrapping_mul(0x0000_0100_0000_01b3);
         }
         format!("{h:016x}")
+    }
+}
+
+/// Top-level tables that describe the device. A TOML file with none of them (only flows, and
+/// perhaps `[run]`, `[steady_state]` or `[precondition]`) runs on [`FLOWS_ONLY_PRESET`].
+pub const DEVICE_SECTIONS: [&str; 7] =
+    ["host", "interface", "pcie", "cache", "ftl", "tsu", "flash"];
+
+/// The device a file of flows alone runs on: the preset the README names.
+pub const FLOWS_ONLY_PRESET: &str = "mqsim-paper";
+
+/// Whether TOML `text` describes no device (see [`DEVICE_SECTIONS`]). Text that does not
+/// parse is not flows-only: loading it reports the syntax error.
+pub fn describes_no_device(text: &str) -> bool {
+    match toml::from_str::<toml::Table>(text) {
+        Ok(t) => !DEVICE_SECTIONS.iter().any(|k| t.contains_key(*k)),
+        Err(_) => false,
+    }
+}
+
+/// `top` over `under`: tables merge key by key, anything else (arrays of tables such as
+/// `flow` included) replaces.
+fn merge(under: &mut toml::Value, top: toml::Value) {
+    match (under, top) {
+        (toml::Value::Table(u), toml::Value::Table(t)) => {
+            for (k, v) in t {
+                match u.get_mut(&k) {
+                    Some(slot) if slot.is_table() && v.is_table() => merge(slot, v),
+                    _ => {
+                        u.insert(k, v);
+                    }
+                }
+            }
+        }
+        (u, t) => *u = t,
     }
 }
 

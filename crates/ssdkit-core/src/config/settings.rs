@@ -45,7 +45,8 @@ pub struct Settings {
     pub max_simulated_ps: Picoseconds,
     /// `run.timeseries_window_ms`; 0 = no time series.
     pub timeseries_window_ps: Picoseconds,
-    /// `steady_state.round_ms` when `steady_state.enabled`; 0 = no rounds.
+    /// `steady_state.round_ms` when `steady_state.enabled`; 0 = no rounds, or (rounds on)
+    /// a length picked at run time.
     pub steady_round_ps: Picoseconds,
     pub sata: bool,
     pub flows: Vec<FlowSettings>,
@@ -156,7 +157,9 @@ impl Settings {
             },
             timeseries_window_ps: (c.run.timeseries_window_ms * PS_PER_MS as f64).round() as u64,
             steady_round_ps: if c.steady_state.enabled {
-                (c.steady_state.round_ms * PS_PER_MS as f64).round() as u64
+                c.steady_state
+                    .round_ms
+                    .map_or(0, |ms| (ms * PS_PER_MS as f64).round() as u64)
             } else {
                 0
             },

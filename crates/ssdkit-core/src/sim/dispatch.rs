@@ -187,6 +187,9 @@ impl Simulator {
         }
         if self.steady.on() {
             self.steady.completed(req.flow.idx(), lat, bytes);
+            if self.steady.picking() && self.steady.pick(now, self.ftl.stats().user_page_writes) {
+                self.next_mark = self.series.next_end.min(self.steady.next_end);
+            }
         }
         self.progress_at = self.q.processed();
         self.completed[req.flow.idx()] += 1;

@@ -251,6 +251,7 @@ impl Simulator {
     }
 
     fn make_flows(c: &Config, s: &Settings) -> Result<Vec<Flow>, crate::Error> {
+        crate::config::validate_picked_rounds(c).map_err(crate::Error::Config)?;
         // An open-loop flow holds at most this many requests submitted and not completed: its
         // NVMe submission queue, or for SATA the host's queue in front of the NCQ.
         let sq_entries = c.interface.io_queue_depth;
@@ -330,7 +331,19 @@ impl Simulator {
             page_programs: 0,
         };
         let series = Recorder::new(s.timeseries_window_ps, n, start);
-        let steady = Rounds::new(&c.steady_state, s.steady_round_ps, n, start);
+        let write_cache = c.cache.mode.caches_writes();
+        let writes = c
+            .flows
+            .iter()
+            .any(|f| f.enabled && (f.is_trace() || f.read_fraction < 1.0));
+        let steady = Rounds::new(
+            &c.steady_state,
+            c.steady_state.enabled,
+            s.steady_round_ps,
+            write_cache && writes,
+            n,
+            start,
+        );
         let cmt_on = ftl.cmt().is_some();
         let mp = mapping::MappingPath::new(
             n,

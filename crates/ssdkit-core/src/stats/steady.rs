@@ -7,7 +7,15 @@
 //!   its last, is at most 10 % of the average.
 //!
 //! Like the time series, a round closes when the first event at or past its end is popped, so
-//! the device counters sampled then are the state at the boundary. Per completion the cost is
+//! the device counters sampled then are the state at the boundary.
+//!
+//! Without `round_ms` the length is picked from the run: the simulated time by which
+//! [`PICK_REQUESTS`] requests have completed (counted from the first write-back when writes
+//! go to a write cache: until the cache is full it absorbs writes far faster than the flash
+//! behind it takes them), rounded up to 1, 2 or 5 times a power of ten. Round 1 runs from 0
+//! and holds those requests; a later complete round with fewer than [`MIN_ROUND_REQUESTS`]
+//! (the device slowed down) lengthens the rounds after it to hold [`PICK_REQUESTS`] at that
+//! round's rate, and windows start again with the new length. Per completion the cost is
 //! two latency records (the flow's and the device's round histograms, reset every round, so
 //! they allocate only while they grow).
 
@@ -15,7 +23,9 @@ use super::timeseries::DeviceSample;
 use super::OpStats;
 use crate::config::{SteadyStateConfig, SteadyTrack};
 use crate::engine::{Picoseconds, PS_PER_S};
-use crate::result::{RoundFlow, RoundsEnd, SteadyRound, SteadyState, SteadyVerdict, WindowCheck};
+use crate::result::{
+    RoundFlow, RoundPick, RoundsEnd, SteadyRound, SteadyState, SteadyVerdict, WindowCheck,
+};
 
 /// Rounds in the measurement window (the PTS's five).
 pub const WINDOW_ROUNDS: usize = 5;
@@ -23,6 +33,27 @@ pub const WINDOW_ROUNDS: usize = 5;
 pub const DATA_EXCURSION_LIMIT: f64 = 0.20;
 /// Largest slope excursion, as a fraction of the window's average.
 pub const SLOPE_EXCURSION_LIMIT: f64 = 0.10;
+/// Requests a picked round length holds at the rate it was picked at: the IOPS of a round of
+/// 1,000 requests varies by a few per cent from chance alone, far inside the 20 % allowed.
+pub const PICK_REQUESTS: u64 = 1_000;
+/// A complete round of a picked length with fewer requests lengthens the rounds.
+pub const MIN_ROUND_REQUESTS: u64 = 250;
+/// Longest round picked: `steady_state.round_ms`'s largest value, 1e9 ms.
+const MAX_PICKED_PS: Picoseconds = 1_000_000_000 * 1_000_000_000;
+
+/// The smallest of 1, 2 and 5 times a power of ten (from 1 us) above `ps`.
+pub fn nice_above(ps: Picoseconds) -> Picoseconds {
+    let mut decade: Picoseconds = 1_000_000;
+    loop {
+        for m in [1, 2, 5] {
+            let v = decade.saturating_mul(m);
+            if v > ps || v >= MAX_PICKED_PS {
+                return v.min(MAX_PICKED_PS);
+            }
+        }
+        decade = decade.saturating_mul(10);
+    }
+}
 
 /// The criteria over one window: `y[i]` is the tracking variable of round `first_round + i`.
 /// Any window length of 2 or more; the PTS's is [`WINDOW_ROUNDS`]. A window whose average is
@@ -85,9 +116,11 @@ pub fn first_steady_round(y: &[f64]) -> Option<u32> {
 /// The rounds of a run (`[steady_state]`); inert when off.
 #[derive(Clone)]
 pub struct Rounds {
+    enabled: bool,
+    /// 0 until a picked length is known.
     round_ps: Picoseconds,
-    /// End of the open round; `Picoseconds::MAX` when off or once the rounds have ended, so
-    /// the run loop's one compare never fires for them.
+    /// End of the open round; `Picoseconds::MAX` when off, while the length is being picked,
+    /// or once the rounds have ended, so the run loop's one compare never fires for them.
     pub next_end: Picoseconds,
     max_rounds: u32,
     stop_when_steady: bool,
@@ -100,43 +133,120 @@ pub struct Rounds {
     steady_round: Option<u32>,
     ended: Option<RoundsEnd>,
     after: u64,
+    /// Picking the length: whether to wait for the first write-back, when it came, and the
+    /// requests completed since.
+    picking: Option<Picking>,
+    picked: Option<RoundPick>,
+    /// Rounds before this one (numbered from 1) have another length: no window spans them.
+    window_from: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Picking {
+    wait_for_write_back: bool,
+    /// The FTL's user page writes at time 0 (preconditioning may have counted some).
+    user_page_writes_at_0: u64,
+    from: Option<Picoseconds>,
+    count: u64,
 }
 
 impl Rounds {
-    /// `round_ps` 0: no rounds.
+    /// `enabled` false: no rounds. `round_ps` 0 with rounds on: the length is picked from
+    /// the run; `wait_for_write_back` then says the workload writes into a write cache.
     pub fn new(
         cfg: &SteadyStateConfig,
+        enabled: bool,
         round_ps: Picoseconds,
+        wait_for_write_back: bool,
         flows: usize,
         start: DeviceSample,
     ) -> Self {
-        let on = round_ps != 0;
+        let pick = enabled && round_ps == 0;
         Self {
+            enabled,
             round_ps,
-            next_end: if on { round_ps } else { Picoseconds::MAX },
+            next_end: if enabled && !pick {
+                round_ps
+            } else {
+                Picoseconds::MAX
+            },
             max_rounds: cfg.max_rounds,
             stop_when_steady: cfg.stop_when_steady,
             track: cfg.track,
             start: 0,
-            flows: vec![OpStats::default(); if on { flows } else { 0 }],
+            flows: vec![OpStats::default(); if enabled { flows } else { 0 }],
             device: OpStats::default(),
             last: start,
             rounds: Vec::new(),
             steady_round: None,
             ended: None,
             after: 0,
+            picking: pick.then_some(Picking {
+                wait_for_write_back,
+                user_page_writes_at_0: start.user_page_writes,
+                from: None,
+                count: 0,
+            }),
+            picked: None,
+            window_from: 1,
         }
     }
 
     #[inline]
     pub fn on(&self) -> bool {
-        self.round_ps != 0
+        self.enabled
     }
 
-    /// Simulated time by which `max_rounds` rounds end; None when off.
+    /// Whether the round length is still being picked ([`Rounds::pick`] after each
+    /// completion).
+    #[inline]
+    pub fn picking(&self) -> bool {
+        self.picking.is_some()
+    }
+
+    /// Simulated time by which `max_rounds` rounds end; None when off or not yet known.
     pub fn max_ps(&self) -> Option<Picoseconds> {
-        self.on()
+        (self.on() && self.round_ps != 0)
             .then(|| self.round_ps.saturating_mul(self.max_rounds as u64))
+    }
+
+    /// After a completion at `now` while picking, with the FTL's count of user page writes:
+    /// fixes the length once enough requests have completed. Returns true when it did (the
+    /// first round's end is then `next_end`).
+    #[cold]
+    pub fn pick(&mut self, now: Picoseconds, user_page_writes: u64) -> bool {
+        let Some(p) = self.picking.as_mut() else {
+            return false;
+        };
+        if p.from.is_none() {
+            if p.wait_for_write_back && user_page_writes == p.user_page_writes_at_0 {
+                return false;
+            }
+            // Without a write cache to fill, the count runs from time 0.
+            p.from = Some(if p.wait_for_write_back { now } else { 0 });
+        }
+        p.count += 1;
+        if p.count < PICK_REQUESTS {
+            return false;
+        }
+        self.fix_length(now);
+        true
+    }
+
+    /// The length picked at `at` from the requests counted: round 1 runs from 0 past `at`.
+    fn fix_length(&mut self, at: Picoseconds) {
+        let Some(p) = self.picking.take() else {
+            return;
+        };
+        self.round_ps = nice_above(at);
+        self.next_end = self.round_ps;
+        self.picked = Some(RoundPick {
+            at_ps: at,
+            from_ps: p.from.unwrap_or(at),
+            requests: p.count,
+            after_write_back: p.wait_for_write_back,
+            lengthened_at_rounds: Vec::new(),
+        });
     }
 
     /// A request of `flow` completed after `latency` (every round that ended at or before now
@@ -156,8 +266,9 @@ impl Rounds {
     /// round).
     #[cold]
     pub fn close_through(&mut self, now: Picoseconds, sample: DeviceSample) -> Option<RoundsEnd> {
-        if !self.on() {
-            // An event at the end of time (`Picoseconds::MAX`) reaches here with rounds off.
+        if !self.on() || self.round_ps == 0 {
+            // An event at the end of time (`Picoseconds::MAX`) reaches here with rounds off
+            // or while their length is being picked.
             return None;
         }
         while self.ended.is_none() && self.next_end <= now {
@@ -173,6 +284,7 @@ impl Rounds {
             } else if k >= self.max_rounds {
                 self.end(RoundsEnd::MaxRounds);
             } else {
+                self.lengthen_if_short();
                 self.next_end = end.saturating_add(self.round_ps);
             }
             if self.ended.is_some() {
@@ -180,6 +292,30 @@ impl Rounds {
             }
         }
         None
+    }
+
+    /// A picked length whose last round held fewer than [`MIN_ROUND_REQUESTS`]: the next
+    /// rounds are long enough for [`PICK_REQUESTS`] at that round's rate (ten times longer
+    /// for a round with none), and windows start with them.
+    fn lengthen_if_short(&mut self) {
+        let Some(pick) = self.picked.as_mut() else {
+            return;
+        };
+        let Some(last) = self.rounds.last() else {
+            return;
+        };
+        if last.completed >= MIN_ROUND_REQUESTS || self.steady_round.is_some() {
+            return;
+        }
+        let wanted = if last.completed == 0 {
+            self.round_ps.saturating_mul(10)
+        } else {
+            let w = self.round_ps as u128 * PICK_REQUESTS as u128 / last.completed as u128;
+            w.min(u64::MAX as u128) as u64
+        };
+        self.round_ps = nice_above(wanted.saturating_sub(1)).max(self.round_ps);
+        pick.lengthened_at_rounds.push(last.round + 1);
+        self.window_from = last.round + 1;
     }
 
     /// The workload ended at `now` (its last completion) while rounds were running: the open
@@ -200,6 +336,11 @@ impl Rounds {
     fn cut(&mut self, at: Picoseconds, sample: DeviceSample, why: RoundsEnd) {
         if self.ended.is_some() || !self.on() {
             return;
+        }
+        if self.picking.is_some() {
+            // Too few requests to pick from: the one round, incomplete, names a length it
+            // did not reach.
+            self.fix_length(at);
         }
         if at > self.start {
             self.push(at, false, sample);
@@ -264,7 +405,7 @@ impl Rounds {
     /// every round of it measured something.
     fn window_ending_with(&self, round: &SteadyRound) -> Option<WindowCheck> {
         let n = self.rounds.len();
-        if n + 1 < WINDOW_ROUNDS {
+        if n + 1 < WINDOW_ROUNDS || round.round + 1 < self.window_from + WINDOW_ROUNDS as u32 {
             return None;
         }
         let mut y = [0.0; WINDOW_ROUNDS];
@@ -312,6 +453,7 @@ impl Rounds {
         Some(SteadyState {
             track: r.track,
             round_ps: r.round_ps,
+            round_picked: r.picked,
             max_rounds: r.max_rounds,
             stop_when_steady: r.stop_when_steady,
             window_rounds: WINDOW_ROUNDS as u32,

@@ -83,6 +83,41 @@ pub fn validate(c: &Config) -> Result<(), String> {
     Ok(())
 }
 
+/// Rounds of a picked length hold about `PICK_REQUESTS` requests each: flows whose request
+/// limits allow fewer than a window of them could never reach a verdict, so a batch run
+/// refuses them before it starts, with the figures that would work. (Not part of `validate`:
+/// a step-by-step Device refuses rounds altogether, and says so.)
+pub fn validate_picked_rounds(c: &Config) -> Result<(), String> {
+    use crate::stats::steady::{PICK_REQUESTS, WINDOW_ROUNDS};
+    if !c.steady_state.enabled || c.steady_state.round_ms.is_some() {
+        return Ok(());
+    }
+    let on: Vec<(usize, &crate::config::FlowConfig)> = c
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.enabled)
+        .collect();
+    if on.is_empty() || on.iter().any(|(_, f)| f.requests == 0) {
+        return Ok(()); // a flow runs until the rounds end, or for its time or bytes
+    }
+    let total: u64 = on.iter().map(|(_, f)| f.requests).sum();
+    let needed = PICK_REQUESTS * WINDOW_ROUNDS as u64;
+    if total >= needed {
+        return Ok(());
+    }
+    let keys: Vec<String> = on
+        .iter()
+        .map(|(i, f)| format!("`flow.{i}.requests` = {}", f.requests))
+        .collect();
+    Err(format!(
+        "key `steady_state.round_ms` is unset, so each round is picked to hold about {PICK_REQUESTS} requests, but {} allow{} {total} in all, fewer than the {WINDOW_ROUNDS} rounds of the window need ({needed}); set `flow.{}.requests` = 0 (run until the rounds end) or at least {needed} in all, or set `steady_state.round_ms` (a round should hold several hundred requests)",
+        keys.join(", "),
+        if keys.len() == 1 { "s" } else { "" },
+        on[0].0
+    ))
+}
+
 /// `[run]`.
 fn validate_run(r: &RunConfig) -> Result<(), String> {
     float_range("run.max_simulated_ms", r.max_simulated_ms, 0.0, 1e12, false)?;
@@ -99,12 +134,9 @@ fn validate_steady_state(s: &SteadyStateConfig) -> Result<(), String> {
     let d = SteadyStateConfig::default();
     if !s.enabled {
         let why = "applies only with `steady_state.enabled` = true (CLI: --steady-state)";
-        unused(
-            "steady_state.round_ms",
-            s.round_ms != d.round_ms,
-            s.round_ms,
-            why,
-        )?;
+        if let Some(ms) = s.round_ms {
+            unused("steady_state.round_ms", true, ms, why)?;
+        }
         unused(
             "steady_state.max_rounds",
             s.max_rounds != d.max_rounds,
@@ -120,7 +152,6 @@ fn validate_steady_state(s: &SteadyStateConfig) -> Result<(), String> {
         let track = serde_json::to_string(&s.track).unwrap_or_default();
         return unused("steady_state.track", s.track != d.track, track, why);
     }
-    float_range("steady_state.round_ms", s.round_ms, 1e-3, 1e9, false)?;
     int_range(
         "steady_state.max_rounds",
         s.max_rounds as u64,
@@ -128,11 +159,16 @@ fn validate_steady_state(s: &SteadyStateConfig) -> Result<(), String> {
         1_000_000,
     )
     .map_err(|m| format!("{m} (the measurement window is 5 rounds)"))?;
-    let total_ms = s.round_ms * s.max_rounds as f64;
+    let Some(round_ms) = s.round_ms else {
+        return Ok(()); // picked at run time (stats::steady)
+    };
+    float_range("steady_state.round_ms", round_ms, 1e-3, 1e9, false)
+        .map_err(|m| format!("{m} (or unset: picked from the run)"))?;
+    let total_ms = round_ms * s.max_rounds as f64;
     if total_ms > END_OF_TIME_MS as f64 {
         return Err(format!(
             "keys `steady_state.round_ms` = {} and `steady_state.max_rounds` = {} make {total_ms} ms of rounds, beyond the end of simulated time ({END_OF_TIME_MS} ms: 2^64 ps, about 213 days); allowed round_ms * max_rounds <= {END_OF_TIME_MS}",
-            s.round_ms, s.max_rounds
+            round_ms, s.max_rounds
         ));
     }
     Ok(())
