@@ -19,7 +19,7 @@ Each point's rows (one per flow and operation) go to a part file next to the out
 as the point ends; a restarted sweep skips the points whose part files exist. A point that
 fails records its error in the ``error`` column and the sweep goes on.
 
-Needs pandas and pyarrow (``pip install ssdkit[sweep]``).
+Needs pandas, pyarrow and tqdm, which every install has.
 """
 
 from __future__ import annotations
