@@ -1,12 +1,13 @@
 # ssdkit developer commands. `make help` lists them.
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
-# The package with every extra the tests need (a variable: a comma would split `call`'s arguments).
-TEST_EXTRAS := .[test,sweep,dask,plot]
+# The extras the tests need beyond the default install (a variable: a comma would split
+# `call`'s arguments).
+TEST_EXTRAS := [test,dask]
 # bash: PIP_INSTALL below reads pip's exit status from PIPESTATUS.
 SHELL := /bin/bash
 
-.PHONY: help setup demo test test-rust test-c header examples test-python lint bench bench-core schema
+.PHONY: help setup demo test test-rust test-c header examples test-env test-python lint bench bench-core schema
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -20,19 +21,40 @@ QUICK_BUILD = CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=
 # backend's output (maturin, then cargo's `Compiling <crate>` line per crate: the first build takes
 # minutes), filtered to the lines that tell where the install is; pip's whole log goes to
 # PIP_LOG and its end is printed if the install fails. The exit status is pip's.
+# PIP_RUN's arguments: pip's arguments, the environment, and pip with its subcommand last.
 PIP_LOG = target/pip-install.log
-PIP_SHOW = 'Processing |Collecting |Downloading |Updating crates|Compiling |Finished |Built wheel|Building wheel|Installing collected|Successfully|^ *(error|warning)(\[|:)'
-define PIP_INSTALL
+PIP_SHOW = 'Processing |Collecting |Downloading |Updating crates|Compiling |Finished |Built wheel|Building wheel|C API |Installing collected|Successfully|^ *(error|warning)(\[|:)'
+define PIP_RUN
 	@mkdir -p $(dir $(PIP_LOG))
-	@echo "pip install $(1) (building the Rust core: cargo lists each crate it compiles; full log in $(PIP_LOG))"
-	@$(2) $(PIP) install -v $(1) 2>&1 | tee $(PIP_LOG) | { grep --line-buffered -E $(PIP_SHOW) || true; }; \
+	@echo "pip $(lastword $(3)) $(1) (building the Rust core: cargo lists each crate it compiles; full log in $(PIP_LOG))"
+	@$(2) $(3) -v $(1) 2>&1 | tee $(PIP_LOG) | { grep --line-buffered -E $(PIP_SHOW) || true; }; \
 	status=$${PIPESTATUS[0]}; \
-	if [ "$$status" -ne 0 ]; then echo "pip install failed (status $$status); the end of $(PIP_LOG):"; \
+	if [ "$$status" -ne 0 ]; then echo "pip failed (status $$status); the end of $(PIP_LOG):"; \
 		tail -n 40 $(PIP_LOG); exit "$$status"; fi
 endef
+PIP_INSTALL = $(call PIP_RUN,$(1),$(2),$(PIP) install)
 
-setup: ## build the Rust core (quick profile) and install the ssdkit package with its test extras
-	$(call PIP_INSTALL,"$(TEST_EXTRAS)",$(QUICK_BUILD))
+# The tests run in a virtual environment of their own, target/test-venv (made when missing),
+# so `make test` leaves the active environment (the user's own, optimised install) alone. The
+# quick build is made once as a wheel, target/test-wheel/ssdkit-*.whl, installed there with the
+# test extras; tests/python/test_install.py installs the same wheel (SSDKIT_WHEEL) into a fresh
+# environment of its own without them. pip reinstalls a wheel of an unchanged version only
+# when forced, hence the second install.
+TEST_VENV = target/test-venv
+TEST_PYTHON = $(TEST_VENV)/bin/python
+TEST_WHEEL_DIR = target/test-wheel
+
+$(TEST_PYTHON):
+	$(PYTHON) -m venv $(TEST_VENV)
+
+setup: ## install the quick build with the test extras into the active environment (for development)
+	$(call PIP_INSTALL,".$(TEST_EXTRAS)",$(QUICK_BUILD))
+
+test-env: $(TEST_PYTHON) ## build the quick wheel and install it with the test extras in target/test-venv
+	rm -rf $(TEST_WHEEL_DIR)
+	$(call PIP_RUN,--no-deps -w $(TEST_WHEEL_DIR) .,$(QUICK_BUILD),$(TEST_PYTHON) -m pip wheel)
+	$(TEST_PYTHON) -m pip install --quiet "$$(ls $(TEST_WHEEL_DIR)/ssdkit-*.whl)$(TEST_EXTRAS)"
+	$(TEST_PYTHON) -m pip install --quiet --no-deps --force-reinstall $(TEST_WHEEL_DIR)/ssdkit-*.whl
 
 demo: ## install, then simulate the built-in mqsim-paper example and print its summary
 	$(call PIP_INSTALL,.)
@@ -78,20 +100,20 @@ test-c: ## C API: header up to date, FFI tests, examples/c/closed_loop.c built w
 header: ## regenerate crates/ssdkit-c/include/ssdkit.h (cbindgen) after changing the C API
 	UPDATE_HEADER=1 cargo test -p ssdkit-c --test header
 
-test-python: setup ## pytest suite against the installed package
-	$(PYTHON) -m pytest -q tests/python
+test-python: test-env ## pytest suite against the quick build, in target/test-venv
+	SSDKIT_WHEEL="$$(ls $(TEST_WHEEL_DIR)/ssdkit-*.whl)" $(TEST_PYTHON) -m pytest -q tests/python
 
 test: lint test-rust test-c examples test-python ## every check: lint, Rust tests, C API, examples, pytest
 
 # ruff's version is pinned once, in pyproject.toml's test extras.
 RUFF_PIN = $(shell grep -o '"ruff==[^"]*"' pyproject.toml | tr -d '"')
 
-lint: ## rustfmt, clippy (warnings are errors), ruff check and ruff format
+lint: $(TEST_PYTHON) ## rustfmt, clippy (warnings are errors), ruff check and ruff format
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	$(PIP) install --quiet "$(RUFF_PIN)"
-	$(PYTHON) -m ruff check python tests/python
-	$(PYTHON) -m ruff format --check python tests/python
+	$(TEST_PYTHON) -m pip install --quiet "$(RUFF_PIN)"
+	$(TEST_PYTHON) -m ruff check python tests/python build_backend
+	$(TEST_PYTHON) -m ruff format --check python tests/python build_backend
 
 bench: ## simulator speed on mqsim-paper, 1M requests per case: requests/s, events/s, peak memory
 	$(call PIP_INSTALL,.)

@@ -7,7 +7,11 @@
  * refused request (a misaligned offset) is reported. Every call's status is checked; a failure
  * prints ssdkit_last_error() and exits with status 1.
  *
- * Build and run (what `make test-c` does):
+ * Build and run against an installed ssdkit (`pip install .`; docs/c-api.md):
+ *   cc -std=c11 examples/c/closed_loop.c $(ssdkit c-flags) -o closed_loop
+ *   ./closed_loop
+ *
+ * or against a checkout's build (what `make test-c` does):
  *   cargo build -p ssdkit-c --profile test
  *   cc -std=c11 -Icrates/ssdkit-c/include examples/c/closed_loop.c \
  *      -Ltarget/debug -lssdkit -Wl,-rpath,$PWD/target/debug -o closed_loop

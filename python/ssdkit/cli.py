@@ -334,7 +334,26 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("source", help="a result JSON file (ssdkit run -o) or a sweep's table (.parquet)")
     rp.add_argument("-o", "--output", required=True, help="the HTML file to write")
     rp.set_defaults(func=_cmd_report)
+
+    cf = sub.add_parser(
+        "c-flags",
+        help="print the compiler and linker flags for the C API (libssdkit, ssdkit.h) of this install",
+        description="Prints the flags that build a C program against this install's libssdkit and ssdkit.h: "
+        "`cc -std=c11 prog.c $(ssdkit c-flags) -o prog`. The linker flags carry a run path to the library's "
+        "folder, so the program runs without LD_LIBRARY_PATH.",
+    )
+    cf.add_argument("--cflags", action="store_true", help="only the compiler's flags (-I)")
+    cf.add_argument("--libs", action="store_true", help="only the linker's flags (-L, -l, run path)")
+    cf.set_defaults(func=_cmd_c_flags)
     return p
+
+
+def _cmd_c_flags(args: argparse.Namespace) -> int:
+    from . import c
+
+    both = not args.cflags and not args.libs
+    print(c.flags(compile=both or args.cflags, link=both or args.libs))
+    return 0
 
 
 def _positive_int(s: str) -> int:

@@ -1,4 +1,4 @@
-"""Plots of a result and of a sweep (matplotlib; ``pip install 'ssdkit[plot]'``).
+"""Plots of a result and of a sweep (matplotlib, a dependency of every install).
 
 Every function returns a ``matplotlib.figure.Figure`` (made without pyplot, so no window or
 global state is involved) whose lines and bars hold the result's own numbers: a test can read
@@ -21,7 +21,9 @@ def _figure(rows: int = 1, cols: int = 1, size: tuple[float, float] = (7.0, 4.5)
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError("ssdkit plots need matplotlib: install the extra with `pip install 'ssdkit[plot]'`") from None
+        raise ImportError(
+            "ssdkit plots need matplotlib, a dependency of ssdkit missing here: `pip install matplotlib`"
+        ) from None
     fig = Figure(figsize=size, layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False)
     return fig, axes

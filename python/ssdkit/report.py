@@ -208,7 +208,9 @@ def report(source: Any, output: str | os.PathLike) -> str:
             try:
                 page = sweep_html(pd.read_parquet(path))
             except ImportError:
-                raise ImportError("reading a sweep's table needs pyarrow: `pip install 'ssdkit[sweep]'`") from None
+                raise ImportError(
+                    "reading a sweep's table needs pyarrow, a dependency of ssdkit missing here"
+                ) from None
         else:
             with open(path) as f:
                 page = result_html(json.load(f))

@@ -925,7 +925,7 @@ class Result:
     def plot(self):
         """The plots of this result (matplotlib figures): ``r.plot.cdf()``, ``percentiles()``,
         ``timeseries()``, ``device()``, ``erase_counts()``, ``breakdown()``, ``fairness()``
-        (``ssdkit.plot``; needs ``pip install 'ssdkit[plot]'``)."""
+        (``ssdkit.plot``, drawn with matplotlib)."""
         from .plot import Plotter
 
         return Plotter(self)

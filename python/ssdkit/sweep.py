@@ -24,7 +24,7 @@ the part files go once the table is written. A point that fails records its erro
 ``error`` column and the sweep goes on; a key the configuration does not have (in the grid, a
 workload or ``[set]``), or a bad ``[set]`` value, stops the sweep before any point runs.
 
-Needs pandas and pyarrow (``pip install ssdkit[sweep]``).
+Needs pandas, pyarrow and tqdm, which every install has.
 """
 
 from __future__ import annotations
