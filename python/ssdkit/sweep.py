@@ -61,13 +61,17 @@ _OPS = ("read", "write", "trim", "all")
 _PERCENTILES = ("mean", "min", "p50", "p90", "p99", "p99_9", "p99_99", "max")
 
 
-def _need(module: str, extra: str = "sweep"):
+def _need(module: str, extra: str | None = None):
+    """``module``, or an ImportError saying how to install it: an ``extra`` of ssdkit (dask), or
+    a dependency every install has (pandas, pyarrow) that is missing from this environment."""
     try:
         return __import__(module)
     except ImportError:
-        raise ImportError(
-            f"this part of ssdkit sweeps needs {module}: install the extra with `pip install 'ssdkit[{extra}]'`"
-        ) from None
+        if extra is None:
+            how = f"it is a dependency of ssdkit missing here: `pip install {module}`"
+        else:
+            how = f"install the extra with `pip install 'ssdkit[{extra}]'`"
+        raise ImportError(f"this part of ssdkit sweeps needs {module}: {how}") from None
 
 
 @dataclass(frozen=True)
