@@ -70,21 +70,23 @@ def _wheel(tmp: Path) -> Path:
     if shutil.which("cargo") is None:
         pytest.skip("no cargo on the PATH: cannot build the wheel (or set SSDKIT_WHEEL to one)")
     out = tmp / "wheel"
-    p = subprocess.run(
+    _pip_or_skip(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(out), str(ROOT)],
-        env={**os.environ, **QUICK_BUILD},
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
+        {**os.environ, **QUICK_BUILD},
+        unreachable="building the wheel needs maturin from the package index, which is unreachable",
+        failed="pip wheel failed",
     )
-    if p.returncode != 0 and NETWORK_ERRORS.search(p.stdout + p.stderr):
-        pytest.skip(
-            f"building the wheel needs maturin from the package index, which is unreachable:\n{p.stderr[-1500:]}"
-        )
-    assert p.returncode == 0, f"pip wheel failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
     (whl,) = out.glob("ssdkit-*.whl")
     return whl
+
+
+def _pip_or_skip(cmd: list, env: dict, *, unreachable: str, failed: str) -> None:
+    """Runs a pip command; skips the test when it failed for want of the package index (this
+    machine has no network), fails it on any other error."""
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    if p.returncode != 0 and NETWORK_ERRORS.search(p.stdout + p.stderr):
+        pytest.skip(f"{unreachable}:\n{p.stderr[-1500:]}")
+    assert p.returncode == 0, f"{failed}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
 
 
 @pytest.fixture(scope="module")
@@ -107,19 +109,12 @@ def installed(tmp_path_factory) -> Path:
         pytest.skip(f"cannot make a virtual environment (python3-venv missing?): {p.stderr.strip()[-500:]}")
     py = venv / "bin" / "python"
     pip = [sys.executable, "-m", "pip", "--python", str(py)] if outer_pip else [str(py), "-m", "pip"]
-    p = subprocess.run(
+    _pip_or_skip(
         [*pip, "install", "--quiet", "--no-compile", str(whl)],
-        env=_clean_env(venv),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
+        _clean_env(venv),
+        unreachable="the package index is unreachable, so the wheel's dependencies cannot be installed",
+        failed=f"pip install {whl.name} failed",
     )
-    if p.returncode != 0 and NETWORK_ERRORS.search(p.stdout + p.stderr):
-        pytest.skip(
-            f"the package index is unreachable, so the wheel's dependencies cannot be installed:\n{p.stderr[-1500:]}"
-        )
-    assert p.returncode == 0, f"pip install {whl.name} failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
     return venv
 
 
