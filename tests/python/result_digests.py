@@ -4,9 +4,11 @@ a speed-up changes no result.
     python tests/python/result_digests.py            # print each case's digest and whether it matches
     python tests/python/result_digests.py --write    # record them in tests/data/result_digests.json
 
-A digest is the SHA-256 of the result JSON (sorted keys) with the wall-clock fields and the
-configuration's hash (it covers absolute trace paths) removed and the repository's path
-replaced, so the same configuration and seed give the same digest on any checkout. `test_result_digests.py` runs every case and compares with the recorded file: an
+A case has two digests, SHA-256 of JSON with sorted keys: one of the result without the
+configuration echoed in it, one of that configuration. Both drop the wall-clock fields and the
+configuration's hash (it covers absolute trace paths) and replace the repository's path, so the
+same configuration and seed give the same digests on any checkout. A configuration format change
+(a key moved) changes only the second: the first shows the simulated figures stayed. `test_result_digests.py` runs every case and compares with the recorded file: an
 optimisation leaves every digest equal; a change of the model changes some, and its note says
 which and why (then record them again with --write).
 """
@@ -418,9 +420,17 @@ def result(name: str) -> dict[str, Any]:
     raise ValueError(how)
 
 
-def digest(name: str) -> str:
-    doc = canonical(result(name))
+def _sha(doc: Any) -> str:
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def digest(name: str) -> dict[str, str]:
+    """Two digests: of the simulated result (every field but the configuration echoed in it) and
+    of that configuration. A change of the configuration's format (a key moved into a policy's
+    table) changes only the second; a change of the model changes the first."""
+    doc = canonical(result(name))
+    config = doc.pop("config")
+    return {"result": _sha(doc), "config": _sha(config)}
 
 
 def main(argv: list[str]) -> int:
@@ -430,8 +440,10 @@ def main(argv: list[str]) -> int:
     got = {}
     for n in names:
         got[n] = digest(n)
-        mark = "" if write else ("  equal" if recorded.get(n) == got[n] else "  CHANGED")
-        print(f"{n:40s} {got[n][:16]}{mark}", flush=True)
+        old = recorded.get(n, {})
+        changed = [k for k in ("result", "config") if old.get(k) != got[n][k]]
+        mark = "" if write else ("  equal" if not changed else "  CHANGED: " + " and ".join(changed))
+        print(f"{n:40s} {got[n]['result'][:16]} {got[n]['config'][:16]}{mark}", flush=True)
     if write:
         RECORD.write_text(json.dumps({**recorded, **got}, indent=1, sort_keys=True) + "\n")
         print(f"recorded {len(got)} digests in {RECORD.relative_to(REPO)}")

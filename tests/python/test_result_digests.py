@@ -16,10 +16,15 @@ def test_every_case_is_recorded():
 @pytest.mark.parametrize("name", list(rd.CASES))
 def test_result_digest_is_unchanged(name):
     got = rd.digest(name)
-    assert got == RECORDED[name], (
-        f"the result of `{name}` changed. An optimisation must not change it; a deliberate change "
-        "of the model is recorded with `python tests/python/result_digests.py --write` and "
+    assert got["result"] == RECORDED[name]["result"], (
+        f"the simulated result of `{name}` changed. An optimisation must not change it; a deliberate "
+        "change of the model is recorded with `python tests/python/result_digests.py --write` and "
         "explained in the issue's note"
+    )
+    assert got["config"] == RECORDED[name]["config"], (
+        f"the configuration echoed in the result of `{name}` changed (its simulated figures did not): "
+        "a change of the configuration's format or defaults is recorded with "
+        "`python tests/python/result_digests.py --write` and named in the issue's note"
     )
 
 
