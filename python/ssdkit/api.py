@@ -15,7 +15,11 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Union
 
 from . import _native, outputs
-from ._native import ConfigError, PresetError, SsdkitIoError
+from ._columns import NATIVE_COLUMNS, _arrays, _breakdown_ns
+from ._native import ConfigError, PresetError, SsdkitError, SsdkitIoError
+from ._toml import toml_loads
+from .fairness import run_fairness
+from .latency_log import LatencyLogWriter, check_path
 from .result import Precondition, Result
 
 if TYPE_CHECKING:
@@ -134,8 +138,6 @@ def run(
         for name, given in (("progress", progress), ("request_log", request_log), ("latency_log", latency_log)):
             if given:
                 raise ConfigError(f"argument `{name}` does not go with fairness=True (n + 1 runs at once)")
-        from .fairness import run_fairness
-
         return run_fairness(src, ov, snap, workers)
     if workers is not None:
         raise ConfigError("argument `workers` goes with fairness=True")
@@ -149,8 +151,6 @@ def run(
 
     try:
         if latency_log is not None:
-            from .latency_log import LatencyLogWriter, check_path
-
             path = _path(latency_log, "latency_log")
             check_path(path, lambda: input_files(src, ov) + ([("snapshot", snap)] if snap else []))
             kept: list[dict[str, bytearray]] = []
@@ -271,16 +271,12 @@ def _progress_hooks(progress: Any) -> tuple[bool, Callable[..., None] | None, Ca
 
 def _concat_columns(parts: list[dict[str, bytearray]]) -> dict[str, bytearray]:
     """Batches of native log columns joined into one set."""
-    from .device import NATIVE_COLUMNS
-
     names = list(parts[0]) if parts else list(NATIVE_COLUMNS)
     return {n: bytearray(b"".join(p[n] for p in parts)) for n in names}
 
 
 def _request_log(cols: dict[str, bytearray]) -> pandas.DataFrame:
     import pandas as pd  # deferred: the CLI should not pay pandas' import time
-
-    from .device import _arrays, _breakdown_ns
 
     a = _arrays(cols)
     df = pd.DataFrame(
@@ -382,8 +378,6 @@ def precondition_key(
 def input_files(src: Mapping[str, str], overrides: list[str]) -> list[tuple[str, str]]:
     """``(what, path)`` of every file the configuration ``src`` (from :func:`_source`) reads:
     the configuration file itself and each flow's trace, resolved as the core resolves them."""
-    from .fio import toml_loads  # fio imports this module
-
     found = []
     if src.get("origin", "<string>") != "<string>":
         found.append(("configuration file", src["origin"]))
@@ -392,6 +386,21 @@ def input_files(src: Mapping[str, str], overrides: list[str]) -> list[tuple[str,
         if f.get("trace"):
             found.append((f"trace file of flow {i}", f["trace"]))
     return found
+
+
+def config_inputs(config: object, overrides: object = None) -> list[tuple[str, str]]:
+    """The files the configuration ``config`` (preset name, TOML path or text, as
+    :func:`ssdkit.run` takes it) reads: the file itself and its flows' traces. Best effort: a
+    configuration that does not resolve gives just its file (its error comes when it runs)."""
+    try:
+        src = _source(config, None)  # type: ignore[arg-type]
+    except (SsdkitError, TypeError):
+        return []
+    try:
+        return input_files(src, _override_list(overrides, {}, None))  # type: ignore[arg-type]
+    except (SsdkitError, TypeError):
+        origin = src.get("origin", "<string>")
+        return [] if origin == "<string>" else [("configuration file", origin)]
 
 
 def _path(p: Any, what: str, error: type[ConfigError] = ConfigError) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -400,8 +401,6 @@ def _in_child(script: str, arg: dict[str, Any], what: str) -> dict[str, Any]:
 
 def _write_trace(path: str, n: int) -> str:
     """An MQSim ASCII trace of ``n`` 4 KiB random reads 10 us apart, from a fixed seed."""
-    import random
-
     rng = random.Random(1)
     slots = 50_000_000  # 4 KiB slots: 200 GB of the preset's 476 GiB
     with open(path, "w") as f:

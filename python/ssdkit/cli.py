@@ -14,8 +14,17 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from . import api, outputs
+# Every command's module is imported here: plot.py and report.py import matplotlib, and the run
+# API pandas and pyarrow, only when they draw or write, so that stays cheap.
+from . import api, bench, fio, mqsim, outputs
+from . import c as c_api
 from ._native import ConfigError, SsdkitError, __version__
+from .latency_log import WHAT as LATENCY_LOG
+from .plot import KINDS as plot_kinds
+from .plot import image_format, plot_file
+from .report import report
+from .sweep import load_sweep_file
+from .sweep import sweep as run_sweep
 
 PROG = "ssdkit"
 EXIT_USAGE = 2
@@ -317,8 +326,6 @@ def _parser() -> argparse.ArgumentParser:
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
 
-    from .plot import KINDS as plot_kinds  # plot.py imports matplotlib only when drawing
-
     pl = sub.add_parser("plot", help="draw a result's latency CDF, percentiles, time series, ... to an image")
     pl.add_argument("result", help="a result JSON file (ssdkit run -o)")
     pl.add_argument(
@@ -349,10 +356,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_c_flags(args: argparse.Namespace) -> int:
-    from . import c
-
     both = not args.cflags and not args.libs
-    print(c.flags(compile=both or args.cflags, link=both or args.libs))
+    print(c_api.flags(compile=both or args.cflags, link=both or args.libs))
     return 0
 
 
@@ -374,9 +379,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     out = args.output
     outs = [("result JSON", out)] if out else []
     if args.latency_log:
-        from .latency_log import WHAT
-
-        outs.append((WHAT, args.latency_log))  # its suffix is checked by ssdkit.run, before the run
+        outs.append((LATENCY_LOG, args.latency_log))  # its suffix is checked by ssdkit.run, before the run
     if args.timeseries is not None:
         args.overrides.append(f"run.timeseries_window_ms={args.timeseries!r}")
     if args.steady_state:
@@ -439,8 +442,6 @@ def _overrides_with_seed(args: argparse.Namespace) -> list[str]:
 
 def _run_converted(args: argparse.Namespace, inputs: list[tuple[str, str]], outs: list[tuple[str, str]]):
     """`run --fio` / `run --mqsim`: convert, then run; the overrides go to the core."""
-    from . import fio, mqsim
-
     ov = _overrides_with_seed(args)
     base_text = None
     origin = ""
@@ -513,8 +514,6 @@ def _warn_unmapped(entries) -> None:
         "(also listed at the top of the converted TOML):",
         file=sys.stderr,
     )
-    from . import mqsim
-
     for line in mqsim.warning_lines(entries):
         print(f"  {line}", file=sys.stderr)
 
@@ -528,8 +527,6 @@ def _config_file(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def _cmd_fio2toml(args: argparse.Namespace) -> int:
-    from . import fio
-
     if args.output:
         outputs.check([("TOML", args.output)], [("fio job file", args.job), *_config_file(args)])
     text = fio.fio_to_toml(args.job, args.config, preset=args.preset, overrides=_overrides_with_seed(args))
@@ -541,16 +538,12 @@ def _cmd_fio2toml(args: argparse.Namespace) -> int:
 
 
 def _warn_compat() -> None:
-    from . import mqsim
-
     sys.stderr.write("ssdkit: MQSim behaviours on (--mqsim-compat):\n")
     for line in mqsim.compat_lines():
         sys.stderr.write(f"  {line}\n")
 
 
 def _cmd_import_mqsim(args: argparse.Namespace) -> int:
-    from . import mqsim
-
     out = args.output
     if out:
         outputs.check([("TOML", out)])  # before converting; every scenario's file is checked below
@@ -629,8 +622,6 @@ def _cmd_config_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from .plot import image_format, plot_file
-
     # Before drawing, as is the output check; a pipe or device (/dev/stdout) gets PNG.
     fmt = image_format(args.output, "png" if outputs.kind(args.output, "image") == outputs.STREAM else None)
     outputs.check([("image", args.output)], [("result JSON", args.result)])
@@ -648,8 +639,6 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import report
-
     try:
         report(args.source, args.output)
     except FileNotFoundError:
@@ -661,8 +650,6 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import load_sweep_file
-    from .sweep import sweep as run_sweep
 
     spec = load_sweep_file(args.sweep_file)
     # ssdkit.sweep checks the output against the configuration and its traces; the sweep file
@@ -681,8 +668,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from . import bench
-
     doc = bench.run_bench(
         args.requests, log=None if args.json else sys.stdout, overrides=args.overrides, jobs=args.jobs
     )

@@ -7,28 +7,17 @@ interferes)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
+from . import _native
 from ._native import ConfigError
 
-if TYPE_CHECKING:
-    from .result import Result
-
-
-@dataclass(frozen=True)
-class FlowFairness:
-    """One flow's response times alone and shared (microseconds, mean over its reads and
-    writes) and its slowdown."""
-
-    index: int
-    name: str
-    rt_alone_us: float
-    rt_shared_us: float
-    slowdown: float
+# The figures are part of the result model (``Result.fairness``); this module runs them.
+from .result import Fairness, FlowFairness, Result
 
 
 @dataclass(frozen=True)
@@ -40,49 +29,6 @@ class AloneRun:
     name: str
     count: int
     mean_us: float
-
-
-@dataclass(frozen=True)
-class Fairness:
-    """Slowdown per flow, fairness F = min S / max S and weighted speedup WS = sum of
-    RT_alone / RT_shared. The alone runs' results are not kept (with many flows they would
-    not fit in memory): ``flows[k].rt_alone_us`` is what the metrics take from flow k's."""
-
-    flows: list[FlowFairness]
-    fairness: float
-    weighted_speedup: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "fairness": self.fairness,
-            "weighted_speedup": self.weighted_speedup,
-            "flows": [
-                {
-                    "index": f.index,
-                    "name": f.name,
-                    "rt_alone_us": f.rt_alone_us,
-                    "rt_shared_us": f.rt_shared_us,
-                    "slowdown": f.slowdown,
-                }
-                for f in self.flows
-            ],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Fairness:
-        return cls(
-            flows=[FlowFairness(**f) for f in d["flows"]],
-            fairness=d["fairness"],
-            weighted_speedup=d["weighted_speedup"],
-        )
-
-    def summary(self) -> list[str]:
-        lines = ["fairness (MQSim paper, FAST'18: S = RT_shared / RT_alone, F = min S / max S)"]
-        lines.append(f"  {'flow':<20} {'RT alone us':>12} {'RT shared us':>13} {'slowdown':>9}")
-        for f in self.flows:
-            lines.append(f"  {f.name[:20]:<20} {f.rt_alone_us:>12.2f} {f.rt_shared_us:>13.2f} {f.slowdown:>9.3f}")
-        lines.append(f"  fairness F {self.fairness:.4f}   weighted speedup WS {self.weighted_speedup:.4f}")
-        return lines
 
 
 def mean_response_us(result: Result, k: int) -> float:
@@ -120,11 +66,6 @@ def run_fairness(src: dict[str, str], overrides: list[str], snapshot: str | None
     come back (no result document: with n flows each would hold n entries, n^2 in all), and
     the alone runs go in batches, each reading the configuration once. Returns the shared
     run's result with ``fairness`` set."""
-    import dataclasses
-
-    from . import _native
-    from .result import Result
-
     enabled = _native.flows_enabled(overrides=overrides, **src)
     n = len(enabled)
     if n < 2:

@@ -24,18 +24,13 @@ import json
 import math
 import os
 import re
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
 from . import _native, api
 from ._native import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - a dependency on Python < 3.11 (pyproject.toml)
-    import tomli as tomllib
+from ._toml import toml_loads, tomllib
 
 JobArg = Union[str, "os.PathLike[str]"]
 DEFAULT_PRESET = "mqsim-paper"
@@ -956,13 +951,6 @@ def base_source(base: Any, preset: str | None) -> tuple[str, str]:
     if "preset" in src:
         return _native.preset_toml(src["preset"]), f"preset {src['preset']}"
     return src["toml_text"], src["origin"]
-
-
-def toml_loads(text: str, origin: str) -> dict:
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{origin}: invalid TOML: {e}") from None
 
 
 def override_list(overrides: Any) -> list[str]:

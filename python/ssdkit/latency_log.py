@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from . import outputs
+from ._columns import NATIVE_COLUMNS, _arrays, _breakdown_ns
 from ._native import ConfigError, SsdkitIoError
 
 WHAT = "latency log"
@@ -73,8 +74,6 @@ class LatencyLogWriter:
     def _table(self, cols: dict[str, bytearray]):
         import pyarrow as pa
 
-        from .device import _arrays, _breakdown_ns
-
         a = _arrays(cols)
         return pa.table(
             {
@@ -117,8 +116,6 @@ class LatencyLogWriter:
         """Finishes the file and moves it to its path (an empty log still gets its header)."""
         try:
             if self._writer is None:
-                from .device import NATIVE_COLUMNS
-
                 self.write({name: bytearray() for name in NATIVE_COLUMNS})
             self._writer.close()
             self._writer = None

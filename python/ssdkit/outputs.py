@@ -269,21 +269,3 @@ def write_all(outputs: Sequence[tuple[str, PathArg, str | bytes]]) -> None:
 def write(path: PathArg, data: str | bytes, what: str = "output") -> None:
     """Writes one document to ``path`` (see :func:`write_all`)."""
     write_all([(what, path, data)])
-
-
-def config_inputs(config: object, overrides: object = None) -> list[tuple[str, str]]:
-    """The files the configuration ``config`` (preset name, TOML path or text, as
-    :func:`ssdkit.run` takes it) reads: the file itself and its flows' traces. Best effort: a
-    configuration that does not resolve gives just its file (its error comes when it runs)."""
-    from . import api
-    from ._native import SsdkitError
-
-    try:
-        src = api._source(config, None)  # type: ignore[arg-type]
-    except (SsdkitError, TypeError):
-        return []
-    try:
-        return api.input_files(src, api._override_list(overrides, {}, None))  # type: ignore[arg-type]
-    except (SsdkitError, TypeError):
-        origin = src.get("origin", "<string>")
-        return [] if origin == "<string>" else [("configuration file", origin)]

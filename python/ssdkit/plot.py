@@ -13,6 +13,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ._dotted import _flatten, _is_flow_name
+from ._native import ConfigError
+
 KINDS = ("cdf", "percentiles", "timeseries", "device", "erase_counts", "breakdown", "fairness")
 _PCTS = ("p50", "p90", "p99", "p99_9", "p99_99")
 
@@ -245,8 +248,6 @@ def _workload_names(t) -> dict[Any, str]:
     """Workload index -> what sets it apart: the configuration keys whose values differ
     between the workloads (read from the points' results, the swept keys and seeds left out),
     e.g. ``flow.0.read_fraction=0.7``; ``workload N`` where the table cannot tell."""
-    from .result import _flatten, _is_flow_name
-
     if "workload" not in t or "result_json" not in t:
         return {}
     first = t.drop_duplicates("workload")
@@ -367,8 +368,6 @@ def image_format(path: str, default: str | None = None) -> str:
     drawing: an unknown suffix, or a missing one without a ``default``, raises
     :class:`ssdkit.ConfigError` naming the suffixes matplotlib can write."""
     from matplotlib.backend_bases import FigureCanvasBase
-
-    from ._native import ConfigError
 
     allowed = sorted(FigureCanvasBase.get_supported_filetypes())
     suffix = os.path.splitext(os.fspath(path))[1].lower()

@@ -8,6 +8,7 @@ attribute.
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import os
 import shutil
@@ -16,11 +17,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._columns import BREAKDOWN_STEPS
+from ._dotted import _flatten, _is_flow_name
 from ._native import SsdkitError
-from .fairness import Fairness
+from .plot import Plotter
 
 if TYPE_CHECKING:
     import pandas
+
+# numpy and pandas are imported by the methods that need them: `import ssdkit` and the command
+# line stay fast when no array or frame is asked for.
 
 SCHEMA_VERSION = 1
 
@@ -873,6 +879,61 @@ class SteadyState(_DictLike):
         return out
 
 
+@dataclass(frozen=True)
+class FlowFairness:
+    """One flow's response times alone and shared (microseconds, mean over its reads and
+    writes) and its slowdown."""
+
+    index: int
+    name: str
+    rt_alone_us: float
+    rt_shared_us: float
+    slowdown: float
+
+
+@dataclass(frozen=True)
+class Fairness:
+    """Slowdown per flow, fairness F = min S / max S and weighted speedup WS = sum of
+    RT_alone / RT_shared. The alone runs' results are not kept (with many flows they would
+    not fit in memory): ``flows[k].rt_alone_us`` is what the metrics take from flow k's."""
+
+    flows: list[FlowFairness]
+    fairness: float
+    weighted_speedup: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fairness": self.fairness,
+            "weighted_speedup": self.weighted_speedup,
+            "flows": [
+                {
+                    "index": f.index,
+                    "name": f.name,
+                    "rt_alone_us": f.rt_alone_us,
+                    "rt_shared_us": f.rt_shared_us,
+                    "slowdown": f.slowdown,
+                }
+                for f in self.flows
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Fairness:
+        return cls(
+            flows=[FlowFairness(**f) for f in d["flows"]],
+            fairness=d["fairness"],
+            weighted_speedup=d["weighted_speedup"],
+        )
+
+    def summary(self) -> list[str]:
+        lines = ["fairness (MQSim paper, FAST'18: S = RT_shared / RT_alone, F = min S / max S)"]
+        lines.append(f"  {'flow':<20} {'RT alone us':>12} {'RT shared us':>13} {'slowdown':>9}")
+        for f in self.flows:
+            lines.append(f"  {f.name[:20]:<20} {f.rt_alone_us:>12.2f} {f.rt_shared_us:>13.2f} {f.slowdown:>9.3f}")
+        lines.append(f"  fairness F {self.fairness:.4f}   weighted speedup WS {self.weighted_speedup:.4f}")
+        return lines
+
+
 # eq=False: equality of two runs is a question about their JSON (see the tests), and the
 # dict fields would make a generated __hash__ raise anyway.
 @dataclass(frozen=True, eq=False)
@@ -922,12 +983,10 @@ class Result:
     fairness: Fairness | None = field(default=None, repr=False)
 
     @property
-    def plot(self):
+    def plot(self) -> Plotter:
         """The plots of this result (matplotlib figures): ``r.plot.cdf()``, ``percentiles()``,
         ``timeseries()``, ``device()``, ``erase_counts()``, ``breakdown()``, ``fairness()``
         (``ssdkit.plot``, drawn with matplotlib)."""
-        from .plot import Plotter
-
         return Plotter(self)
 
     @classmethod
@@ -967,8 +1026,6 @@ class Result:
         microseconds (``mean``, ``min``, ``p50`` ... ``max``). Raises :class:`ValueError` when
         the run did not record it."""
         import pandas as pd
-
-        from .device import BREAKDOWN_STEPS
 
         if self.device.latency_breakdown is None:
             raise ValueError("this run has no latency breakdown: run it with run.latency_breakdown = true")
@@ -1225,8 +1282,6 @@ class Result:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the headline facts and the summary frame as a table."""
-        import html
-
         head = (
             f"<p><b>ssdkit {html.escape(self.ssdkit_version)}</b> &middot; seed {self.seed} &middot; "
             f"config {html.escape(self.config_hash)} &middot; {self.completed:,} requests in "
@@ -1580,25 +1635,6 @@ def combine(
 _MISSING = object()
 
 
-def _is_flow_name(key: str) -> bool:
-    parts = key.split(".")
-    return len(parts) == 3 and parts[0] == "flow" and parts[2] == "name"
-
-
-def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
-    """A configuration as ``{dotted key: leaf value}``; lists of tables (flows) by index."""
-    out: dict[str, Any] = {}
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out.update(_flatten(v, f"{prefix}{k}."))
-    elif isinstance(node, list) and node and all(isinstance(x, dict) for x in node):
-        for i, v in enumerate(node):
-            out.update(_flatten(v, f"{prefix}{i}."))
-    else:
-        out[prefix[:-1]] = tuple(node) if isinstance(node, list) else node
-    return out
-
-
 #: The latency columns of the summary table, and the order in which they give way when the
 #: table would be wider than the terminal.
 _LATENCY_COLUMNS = ("mean", "p50", "p99", "p99_9", "max")
@@ -1642,8 +1678,6 @@ def _line(cells: list[str], w: list[int], gaps: list[str]) -> str:
 def _breakdown_facts(bd: dict[str, Any]) -> list[tuple[str, str]]:
     """One summary line per step of the latency breakdown: mean and p99 of reads and writes
     (microseconds); the response-time steps' means sum to the mean latency."""
-    from .device import BREAKDOWN_STEPS
-
     ops = [op for op in ("read", "write") if (bd.get(op) or {}).get("count")]
     if not ops:
         return []

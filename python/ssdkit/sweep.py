@@ -44,8 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import outputs
+from . import _native, api, outputs
 from ._native import ConfigError, SsdkitError, SsdkitIoError, __version__
+from ._toml import tomllib
 
 #: Columns that depend on the machine's speed, not on the simulation: left out when two
 #: sweeps' tables are compared (in ``result_json`` too, with the preconditioning record's
@@ -163,8 +164,6 @@ def devices(config: Any, overrides: Mapping[str, Any], pts: Sequence[Point], see
     the configuration sets it, else derived from the sweep seed, the device's key and the
     point's repeat: points that differ only in keys preconditioning does not read (queue
     depth, scheduling, ...) start from one state, and repeats from independent ones."""
-    from . import _native, api
-
     src = api._source(config, None)
     out = {}
     for p in pts:
@@ -194,8 +193,6 @@ def _unknown_key(msg: str) -> str | None:
 def _trace_files(resolved: str) -> list[Any]:
     """Size and modification time of each trace file a resolved configuration reads: the
     configuration names them, their bytes decide the result too."""
-    import tomllib
-
     out: list[Any] = []
     if "\ntrace = " not in resolved:
         return out  # no trace flow: spare the parse, once per point
@@ -222,8 +219,6 @@ def identities(
     grid or a workload that the configuration does not have, raises :class:`ConfigError`
     naming it with the core's message (the one ``--set`` gives, listing the allowed keys). A
     bad grid or workload value is left to its point, which records the error."""
-    from . import _native, api
-
     src = api._source(config, None)
     _native.resolve_config(**src)  # the base configuration's own errors, unchanged
     try:
@@ -305,8 +300,6 @@ def _run_point(
     which gathers every point, does little per point). ``snapshot`` is the device's shared
     snapshot: where this worker cannot read it (a Dask worker on another machine without a
     shared directory), the point preconditions the same state itself."""
-    from . import api
-
     ov = _overrides(fixed, point, device)
     snap = snapshot if snapshot is not None and os.path.isfile(snapshot) else None
     try:
@@ -330,8 +323,6 @@ def _make_snapshot(config: Any, fixed: Mapping[str, Any], point: Point, device: 
     """Preconditions ``point``'s device into ``path`` (kept if it exists: a resumed sweep, or a
     snapshot directory given again). None if that fails: the points then precondition
     themselves and record the error."""
-    from . import api
-
     if not os.path.isfile(path):
         try:
             api.precondition(config, path, overrides=_overrides(fixed, point, device), seed=point.seed)
@@ -423,7 +414,7 @@ def sweep(
     if output is not None:
         outputs.check(
             [("sweep table", output)],
-            lambda: outputs.config_inputs(config, fixed),
+            lambda: api.config_inputs(config, fixed),
             stream=False,
             why=" (its part files go beside it, in <output>.parts/)",
         )
@@ -615,8 +606,6 @@ def load_sweep_file(path: str | os.PathLike) -> dict[str, Any]:
     the sweep file), ``mode``, ``samples``, ``repeats``, ``seed``, ``share_snapshots``,
     ``snapshot_dir`` (relative to the sweep file), ``[set]`` (overrides for every point),
     ``[grid]`` (key -> list of values) and ``[[workload]]`` tables."""
-    import tomllib
-
     p = Path(path)
     try:
         doc = tomllib.loads(p.read_text())
