@@ -191,8 +191,9 @@ class Stats(_DictLike):
     def from_dict(cls, d: dict[str, Any]) -> Stats:
         # `trim` is additive in schema version 1: documents from before it have none.
         trim = OpStats.from_dict(d["trim"]) if isinstance(d, dict) and "trim" in d else OpStats.zero()
-        # `flush` is written only when a Device program completed flushes.
-        flush = OpStats.from_dict(d["flush"]) if isinstance(d, dict) and "flush" in d else OpStats.zero()
+        # `flush` is written only when a Device program completed flushes (the schema allows
+        # null for it too): none is zero requests.
+        flush = OpStats.from_dict(d["flush"]) if isinstance(d, dict) and d.get("flush") is not None else OpStats.zero()
         return cls(**{op: OpStats.from_dict(_get(d, op)) for op in _OPS if op != "trim"}, trim=trim, flush=flush)
 
 
@@ -1589,6 +1590,8 @@ def _pick(cls: Any, d: dict[str, Any], **given: Any) -> Any:
             kw[f.name] = given[f.name]
         elif isinstance(d, dict) and f.name not in d and _has_default(f):
             continue  # added within the schema version; an older document lacks it
+        elif isinstance(d, dict) and f.name not in d and _admits_none(f):
+            kw[f.name] = None  # an optional field of the schema (docs/result.schema.json)
         else:
             kw[f.name] = _get(d, f.name)
     return cls(**kw)
@@ -1596,6 +1599,11 @@ def _pick(cls: Any, d: dict[str, Any], **given: Any) -> Any:
 
 def _has_default(f: dataclasses.Field) -> bool:
     return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+
+
+def _admits_none(f: dataclasses.Field) -> bool:
+    """Whether the field's annotation (a string: annotations are postponed) allows None."""
+    return isinstance(f.type, str) and f.type.replace(" ", "").endswith("|None")
 
 
 def combine(
