@@ -17,6 +17,11 @@ TypeError. A request a Device cannot take raises RequestError. See the README's 
 section.
 """
 
+# The modules form a tree, bottom first: _native (the engine and the exceptions); outputs,
+# _columns, _toml, _dotted, c; plot; result (the result model); fairness, latency_log; api
+# (run, precondition); device, fio, sweep, bench, report; mqsim; cli; this file. A module
+# imports only modules below it, never inside a function to dodge a circle
+# (tests/python/test_import_graph.py holds the order and checks it).
 from ._native import (
     ConfigError,
     PresetError,
