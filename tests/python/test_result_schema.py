@@ -40,6 +40,13 @@ NULL_READS_AS_DEFAULT = {
     ("Stats", "flush"): "written only when flushes completed: none is zero requests",
 }
 
+#: View fields with no counterpart in the core's document, and why.
+VIEW_ONLY = {
+    ("Result", "raw"): "the document itself",
+    ("Result", "request_log"): "the per-request log, asked of ssdkit.run (request_log=True)",
+    ("Result", "fairness"): "added by the Python side's fairness runs (ssdkit.run(..., fairness=True))",
+}
+
 _SCALARS = {"integer": (int,), "number": (float,), "string": (str,), "boolean": (bool,)}
 
 
@@ -72,6 +79,7 @@ class Walker:
         self.schema = schema
         self.errors = []
         self.fields = 0  # schema properties checked, to show the walk covered the schema
+        self.views = {}  # view class -> the document keys its schema objects name
 
     def deref(self, node):
         while isinstance(node, dict):
@@ -145,6 +153,7 @@ class Walker:
         if dataclasses.is_dataclass(tp):
             fields = {f.name: f for f in dataclasses.fields(tp)}
             hints = _hints(tp)
+            self.views.setdefault(tp, set()).update(RENAMED.get((tp.__name__, n), n) for n in props)
             for name, sub in props.items():
                 self.fields += 1
                 attr = RENAMED.get((tp.__name__, name), name)
@@ -193,6 +202,23 @@ def test_the_result_view_reaches_every_field_of_the_schema(schema):
     assert not w.errors, "the Python result view and docs/result.schema.json differ:\n" + "\n".join(w.errors)
     # The walk went through the nested records, not just the top level.
     assert w.fields > 300
+
+
+def _view_only(schema):
+    """``(class, field)`` of each view field that no schema object names."""
+    w = walk(schema)
+    assert len(w.views) > 20
+    return {
+        (cls.__name__, f.name) for cls, keys in w.views.items() for f in dataclasses.fields(cls) if f.name not in keys
+    }
+
+
+def test_every_field_of_the_view_comes_from_the_schema(schema):
+    """The other way round: a field the core no longer writes leaves the view too."""
+    assert _view_only(schema) == set(VIEW_ONLY)
+    changed = copy.deepcopy(schema)
+    del changed["definitions"][_ftl(changed)]["properties"]["gc_runs"]
+    assert _view_only(changed) == {*VIEW_ONLY, ("FtlStats", "gc_runs")}
 
 
 def _ftl(schema):
