@@ -91,7 +91,7 @@ impl Device {
             .collect();
         let capacity_bytes = s.capacity_bytes;
         let mut sim = Simulator::assemble_with(c, s, ftl, precondition, flows);
-        sim.log = Some(Vec::new());
+        sim.keep_completions();
         Self {
             sim,
             config: c.clone(),
@@ -115,7 +115,7 @@ impl Device {
 
     /// Queue pairs (the configured flows).
     pub fn queues(&self) -> u32 {
-        self.sim.flows.len() as u32
+        self.sim.queues()
     }
 
     /// Current simulated time.
@@ -126,7 +126,7 @@ impl Device {
     /// Requests submitted and not yet completed (including those waiting in the host for
     /// room in their submission queue).
     pub fn outstanding(&self) -> u64 {
-        self.next_id - self.sim.completed.iter().sum::<u64>()
+        self.next_id - self.sim.completed_total()
     }
 
     /// Queues a request at `at_ps` (not before the last submission or the current time) on
@@ -142,10 +142,7 @@ impl Device {
     ) -> Result<u64, Error> {
         self.check(at_ps, op, offset_bytes, bytes, queue)?;
         // Everything strictly before the submission happens first.
-        if at_ps > 0 {
-            self.sim.run_through(at_ps - 1, |_| Ok(()))?;
-        }
-        self.sim.q.advance_to(at_ps);
+        self.sim.advance_before(at_ps)?;
         let id = self.next_id;
         self.next_id += 1;
         self.last_submit = at_ps;
@@ -155,12 +152,7 @@ impl Device {
             start_sector: offset_bytes / sector,
             sectors: (bytes / sector) as u32,
         };
-        let f = FlowId(queue);
-        self.sim.flows[f.idx()].push_external(at_ps, id, req);
-        self.sim.pump(f);
-        if let Some(e) = self.sim.failure.take() {
-            return Err(e);
-        }
+        self.sim.submit_external(id, req, FlowId(queue))?;
         Ok(id)
     }
 
@@ -242,12 +234,12 @@ impl Device {
 
     /// The requests completed since the last drain, in completion order.
     pub fn drain(&mut self) -> Vec<Completion> {
-        std::mem::take(self.sim.log.as_mut().expect("the device keeps its log"))
+        self.sim.take_completions()
     }
 
     /// Like `drain`, appending to `out` (no allocation once `out` has grown).
     pub fn drain_into(&mut self, out: &mut Vec<Completion>) {
-        out.append(self.sim.log.as_mut().expect("the device keeps its log"));
+        self.sim.drain_completions(out);
     }
 
     /// The result document of everything so far (per queue: the flows of the result).

@@ -8,14 +8,17 @@ pub use split::{page_span, split, PageChunk};
 
 use crate::config::Settings;
 use crate::engine::Picoseconds;
+use crate::ids::ReqId;
 
 /// The controller CPU: one FIFO resource. A request costs a fixed time plus a time per page
-/// transaction.
+/// transaction. It also tracks each request's transactions until the last has finished.
 #[derive(Debug, Clone)]
 pub struct Firmware {
     free_at: Picoseconds,
     request_ps: Picoseconds,
     transaction_ps: Picoseconds,
+    /// Per request slot: its parts (page transactions, cache reads) not finished yet.
+    pending: Vec<u32>,
 }
 
 impl Firmware {
@@ -24,7 +27,27 @@ impl Firmware {
             free_at: 0,
             request_ps: s.firmware_request_ps,
             transaction_ps: s.firmware_transaction_ps,
+            pending: Vec::new(),
         }
+    }
+
+    /// Request `r` was split into `n` parts that finish on their own (page transactions, a
+    /// read's sectors from the data cache).
+    #[inline]
+    pub fn expect_parts(&mut self, r: ReqId, n: u32) {
+        let i = r.idx();
+        if self.pending.len() <= i {
+            self.pending.resize(i + 1, 0);
+        }
+        self.pending[i] = n;
+    }
+
+    /// One part of `r` finished: true when it was the last.
+    #[inline]
+    pub fn part_done(&mut self, r: ReqId) -> bool {
+        let p = &mut self.pending[r.idx()];
+        *p -= 1;
+        *p == 0
     }
 
     /// Processes a request of `pages` page transactions arriving at `now`; returns when the
@@ -33,5 +56,24 @@ impl Firmware {
         let start = now.max(self.free_at);
         self.free_at = start + self.request_ps + pages * self.transaction_ps;
         self.free_at
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Firmware;
+    use crate::ids::ReqId;
+
+    /// A request ends with the last of its parts, whatever other requests do meanwhile.
+    #[test]
+    fn a_request_ends_with_its_last_part() {
+        let c = crate::api::load(crate::api::Source::Preset("mqsim-paper"), &[]).unwrap();
+        let mut f = Firmware::new(&crate::config::Settings::resolve(&c));
+        f.expect_parts(ReqId(5), 3);
+        f.expect_parts(ReqId(0), 1);
+        assert!(!f.part_done(ReqId(5)));
+        assert!(f.part_done(ReqId(0)));
+        assert!(!f.part_done(ReqId(5)));
+        assert!(f.part_done(ReqId(5)));
     }
 }

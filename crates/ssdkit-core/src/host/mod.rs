@@ -2,8 +2,11 @@
 //! host memory and the device (`link`: PCIe packets, a SATA-class serial link, or an ideal
 //! zero-time link) and the queues and command fetch of the device's host interface (`nvme`:
 //! NVMe submission queues with QueueFetchSize and arbitration; SATA's one shared queue).
-//! The place for SATA NCQ details, MSI interrupts and the host's interrupt service.
+//! With a host model (`host.completion`), `interrupts` (MSI-X, coalescing, the ISR or a poll on
+//! a host core) and `completion` (when the host has processed a completion, the application's
+//! view, host buffer memory) decide what follows a completion entry.
 
+pub mod completion;
 pub mod interrupts;
 pub mod link;
 pub mod nvme;
@@ -25,8 +28,6 @@ pub struct Request {
     pub sectors: u32,
     /// When the host queued it (its latency counts from here).
     pub submit_ps: Picoseconds,
-    /// Flash transactions not yet finished.
-    pub pending_tx: u32,
     /// Submission order over the whole run: the request's id in logs.
     pub seq: u64,
 }
@@ -57,10 +58,10 @@ pub struct Host {
     hba_submit_free: Picoseconds,
     hba_complete_free: Picoseconds,
     /// The parts of the last `submit` and `complete`, for the latency breakdown.
-    pub last_submit: SubmitSplit,
-    pub last_complete: CompleteSplit,
+    last_submit: SubmitSplit,
+    last_complete: CompleteSplit,
     /// Record them (`run.latency_breakdown`).
-    pub record: bool,
+    record: bool,
 }
 
 /// Where the time of one submission went: the doorbell's wire time, its wait for the link,
@@ -143,7 +144,6 @@ impl Host {
             start_sector: r.start_sector,
             sectors: r.sectors,
             submit_ps: arrived,
-            pending_tx: 0,
             seq: 0,
         }));
         let s0 = self.link.stall_ps;
@@ -305,6 +305,18 @@ impl Host {
             };
         }
         t
+    }
+
+    /// Where the time of the last `submit` went (with `run.latency_breakdown`).
+    #[inline]
+    pub fn last_submit(&self) -> SubmitSplit {
+        self.last_submit
+    }
+
+    /// Where the time of the last `complete` went (with `run.latency_breakdown`).
+    #[inline]
+    pub fn last_complete(&self) -> CompleteSplit {
+        self.last_complete
     }
 
     /// Time host-link packets have waited for the link so far (see `Link::stall_ps`).

@@ -126,7 +126,7 @@ impl Simulator {
             self.at(t, Ev::CacheReadOut(r));
             pending += 1;
         }
-        self.host.request_mut(r).pending_tx = pending;
+        self.firmware.expect_parts(r, pending);
         if pending == 0 {
             self.flash_done(r, 0);
         }
@@ -241,9 +241,7 @@ impl Simulator {
     /// completion.
     fn cache_part_done(&mut self, r: ReqId, bytes: u64) {
         let page_bytes = if self.host.pipelined() { bytes } else { 0 };
-        let req = self.host.request_mut(r);
-        req.pending_tx -= 1;
-        if req.pending_tx == 0 {
+        if self.firmware.part_done(r) {
             self.flash_done(r, page_bytes);
         } else if page_bytes > 0 {
             let now = self.q.now();
@@ -420,7 +418,7 @@ impl Simulator {
             self.start_write_back(e, false, r);
             pending += 1;
         }
-        self.host.request_mut(r).pending_tx = pending;
+        self.firmware.expect_parts(r, pending);
         if pending == 0 {
             self.flash_done(r, 0);
         }

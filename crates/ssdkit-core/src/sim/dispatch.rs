@@ -112,8 +112,7 @@ impl Simulator {
         if self.host_side.is_some() {
             let req = self.host.request(id);
             let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
-            let list = self.host.pointer_list_memory(req.op, bytes);
-            self.host_buffer_held(bytes + list);
+            self.host_buffer_held(req.op, bytes);
         }
         self.host.request_mut(id).seq = self.submitted;
         self.submitted += 1;
@@ -162,14 +161,8 @@ impl Simulator {
             _ => None,
         };
         let steps = self.bd_completed(r, req.flow.idx(), write, lat);
-        let s = &mut self.flow_stats[req.flow.idx()];
         let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
-        match req.op {
-            Op::Read => s.read.record(lat, bytes),
-            Op::Write => s.write.record(lat, bytes),
-            Op::Trim => s.trim.record(lat, bytes),
-            Op::Flush => s.flush.record(lat, bytes),
-        }
+        self.flow_stats[req.flow.idx()].record(req.op, lat, bytes);
         if let Some(log) = self.log.as_mut() {
             log.push(CompletionRecord {
                 id: req.seq,
@@ -289,7 +282,7 @@ impl Simulator {
                 pending += 1;
             }
         }
-        self.host.request_mut(r).pending_tx = pending;
+        self.firmware.expect_parts(r, pending);
         if pending == 0 {
             self.flash_done(r, 0);
         }
@@ -1017,10 +1010,11 @@ impl Simulator {
                 self.tsu.get(t).kind,
                 TxKind::UserRead | TxKind::UserWrite | TxKind::CacheRead
             );
-            self.bd.as_mut().expect("recording").current = user.then_some((t, split));
+            let current = user.then_some((t, split));
+            self.bd.as_mut().expect("recording").handling(current);
             self.tx_done(t);
         }
-        self.bd.as_mut().expect("recording").current = None;
+        self.bd.as_mut().expect("recording").handling(None);
         self.die_freed(die);
     }
 
@@ -1049,9 +1043,7 @@ impl Simulator {
                 } else {
                     0
                 };
-                let req = self.host.request_mut(tx.req);
-                req.pending_tx -= 1;
-                if req.pending_tx == 0 {
+                if self.firmware.part_done(tx.req) {
                     self.flash_done(tx.req, page_bytes);
                 } else if page_bytes > 0 {
                     self.host.read_chunk(self.q.now(), page_bytes);
@@ -1084,11 +1076,11 @@ impl Simulator {
             TxKind::MappingRead => {
                 // The transactions its waiters issue now waited for this translation page.
                 if let Some(b) = self.bd.as_mut() {
-                    b.pre = Step::Mapping;
+                    b.after_mapping(true);
                 }
                 self.mapping_read_done(tx);
                 if let Some(b) = self.bd.as_mut() {
-                    b.pre = Step::Cache;
+                    b.after_mapping(false);
                 }
             }
             TxKind::MappingWrite => {}

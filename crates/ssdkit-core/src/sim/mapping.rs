@@ -240,12 +240,8 @@ impl Simulator {
                     chunk,
                     write,
                 } => {
-                    if !self.issue_page(req, flow, !write, chunk) {
-                        let q = self.host.request_mut(req);
-                        q.pending_tx -= 1;
-                        if q.pending_tx == 0 {
-                            self.flash_done(req, 0);
-                        }
+                    if !self.issue_page(req, flow, !write, chunk) && self.firmware.part_done(req) {
+                        self.flash_done(req, 0);
                     }
                 }
                 Parked::CacheRead {

@@ -135,7 +135,7 @@ pub(crate) struct GcOwners {
 pub(crate) const NO_FLOW: u8 = 0;
 
 pub struct Simulator {
-    pub(crate) q: EventQueue<Ev>,
+    q: EventQueue<Ev>,
     pub(crate) settings: Settings,
     pub(crate) host: Host,
     firmware: Firmware,
@@ -176,22 +176,22 @@ pub struct Simulator {
     cmt_on: bool,
     mp: mapping::MappingPath,
     /// The host's processing of completions; None with `host.completion = "none"`.
-    pub(crate) host_side: Option<Box<completion::HostSide>>,
+    host_side: Option<Box<crate::host::completion::HostSide>>,
     /// The latency breakdown's stamps and statistics; None unless `run.latency_breakdown`.
-    pub(crate) bd: Option<Box<breakdown::Tracker>>,
-    pub(crate) flows: Vec<Flow>,
+    bd: Option<Box<crate::stats::breakdown::Tracker>>,
+    flows: Vec<Flow>,
     /// First error of a flow's request source (a bad trace line) or of the model; stops the
     /// run.
-    pub(crate) failure: Option<crate::Error>,
+    failure: Option<crate::Error>,
     pub(crate) flow_stats: Vec<RwStats>,
-    pub(crate) completed: Vec<u64>,
+    completed: Vec<u64>,
     pub(crate) last_completion: Picoseconds,
     /// Per flow: time of its last completion (the end of its active interval).
     pub(crate) flow_last_completion: Vec<Picoseconds>,
     pub(crate) unmapped_reads: u64,
     pub(crate) trims: u64,
     pub(crate) rmw_reads: u64,
-    pub(crate) log: Option<Vec<CompletionRecord>>,
+    log: Option<Vec<CompletionRecord>>,
     /// Requests submitted so far: each request's id in the log.
     pub(crate) submitted: u64,
     /// Events processed when a user transaction or a request last finished (the watchdog
@@ -411,11 +411,13 @@ impl Simulator {
             cmt_on,
             mp,
             host_side: (c.host.completion != crate::config::CompletionMode::None)
-                .then(|| Box::new(completion::HostSide::new(c))),
-            bd: c
-                .run
-                .latency_breakdown
-                .then(|| Box::new(breakdown::Tracker::new(n, geo.dies() as usize))),
+                .then(|| Box::new(crate::host::completion::HostSide::new(c))),
+            bd: c.run.latency_breakdown.then(|| {
+                Box::new(crate::stats::breakdown::Tracker::new(
+                    n,
+                    geo.dies() as usize,
+                ))
+            }),
             flows,
             failure: None,
             flow_stats: vec![RwStats::default(); n],
@@ -537,7 +539,7 @@ impl Simulator {
 
     /// Requests inside the simulator (submitted, not completed).
     pub fn outstanding(&self) -> usize {
-        self.host.outstanding() + self.host_side.as_ref().map_or(0, |h| h.cpu.in_host())
+        self.host.outstanding() + self.host_side.as_ref().map_or(0, |h| h.in_host())
     }
 
     /// The state of the first dies with queued work, for a stall message.

@@ -93,14 +93,14 @@ impl Simulator {
                     app_stats: self.host_side.as_ref().map(|h| {
                         let active = match self.flows[i].first_arrival {
                             Some(first) if self.completed[i] > 0 => {
-                                h.flow_last_seen[i].saturating_sub(first)
+                                h.flow_last_seen(i).saturating_sub(first)
                             }
                             _ => 0,
                         };
-                        h.app_stats[i].summary(active)
+                        h.app_stats(i).summary(active)
                     }),
                     cache: cache_counts(i),
-                    latency_breakdown: self.bd.as_ref().map(|b| b.stats[i].summary()),
+                    latency_breakdown: self.bd.as_ref().map(|b| b.flow(i).summary()),
                     gc_page_moves: self.owners.as_ref().map(|o| o.moves[i]),
                 }
             })
@@ -167,25 +167,13 @@ impl Simulator {
                 }),
                 erase_counts: self.ftl.erase_count_summary(),
                 cmt: self.cmt_device_result(),
-                app_stats: self.host_side.as_ref().map(|h| {
-                    let mut all = RwStats::default();
-                    for s in &h.app_stats {
-                        all.read.merge(&s.read);
-                        all.write.merge(&s.write);
-                        all.trim.merge(&s.trim);
-                        all.flush.merge(&s.flush);
-                    }
-                    all.summary(elapsed)
-                }),
+                app_stats: self
+                    .host_side
+                    .as_ref()
+                    .map(|h| h.app_total().summary(elapsed)),
                 host: self.host_side.as_ref().map(|h| h.result()),
                 suspension: self.susp.as_ref().map(|s| s.result()),
-                latency_breakdown: self.bd.as_ref().map(|b| {
-                    let mut all = crate::stats::breakdown::BreakdownStats::default();
-                    for s in &b.stats {
-                        all.merge(s);
-                    }
-                    all.summary()
-                }),
+                latency_breakdown: self.bd.as_ref().map(|b| b.total().summary()),
                 precondition: self.precondition.clone(),
                 random_streams: self.random_streams.clone(),
             },

@@ -144,6 +144,59 @@ impl Simulator {
         self.q.now()
     }
 
+    // ----- a host program's queues (`Device`) -----
+
+    /// Keeps each completion for `drain_completions`.
+    pub(crate) fn keep_completions(&mut self) {
+        self.log = Some(Vec::new());
+    }
+
+    /// Queue pairs: the configured flows.
+    pub(crate) fn queues(&self) -> u32 {
+        self.flows.len() as u32
+    }
+
+    /// Requests completed so far (their completion entries posted).
+    pub(crate) fn completed_total(&self) -> u64 {
+        self.completed.iter().sum()
+    }
+
+    /// Processes every event strictly before `t`, then moves the clock to `t`.
+    pub(crate) fn advance_before(&mut self, t: Picoseconds) -> Result<(), Error> {
+        if t > 0 {
+            self.run_through(t - 1, |_| Ok(()))?;
+        }
+        self.q.advance_to(t);
+        Ok(())
+    }
+
+    /// A host program's request, given id `id`, on queue pair `queue` now: submitted at once
+    /// when the queue has room, otherwise held in the host until it has.
+    pub(crate) fn submit_external(
+        &mut self,
+        id: u64,
+        req: crate::workload::synthetic::HostRequest,
+        queue: FlowId,
+    ) -> Result<(), Error> {
+        let now = self.q.now();
+        self.flows[queue.idx()].push_external(now, id, req);
+        self.pump(queue);
+        match self.failure.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Moves the completions kept since the last call to `out`, in completion order.
+    pub(crate) fn drain_completions(&mut self, out: &mut Vec<CompletionRecord>) {
+        out.append(self.log.as_mut().expect("keep_completions was called"));
+    }
+
+    /// The completions kept since the last call, in completion order.
+    pub(crate) fn take_completions(&mut self) -> Vec<CompletionRecord> {
+        std::mem::take(self.log.as_mut().expect("keep_completions was called"))
+    }
+
     /// Runs the configured workload to its end and returns the result document: the batch
     /// run with a progress bar (`progress`, on a terminal) and the request log in memory
     /// (`keep_log`). [`Simulator::run_with`] takes every option.

@@ -239,6 +239,25 @@ pub struct RwStats {
 }
 
 impl RwStats {
+    /// One request of `op` with latency `lat` moving `bytes`.
+    #[inline]
+    pub fn record(&mut self, op: crate::workload::Op, lat: Picoseconds, bytes: u64) {
+        use crate::workload::Op;
+        match op {
+            Op::Read => self.read.record(lat, bytes),
+            Op::Write => self.write.record(lat, bytes),
+            Op::Trim => self.trim.record(lat, bytes),
+            Op::Flush => self.flush.record(lat, bytes),
+        }
+    }
+
+    pub fn merge(&mut self, o: &RwStats) {
+        self.read.merge(&o.read);
+        self.write.merge(&o.write);
+        self.trim.merge(&o.trim);
+        self.flush.merge(&o.flush);
+    }
+
     /// Reads and writes together: their count and mean latency in microseconds (0 without
     /// any), equal to the bit to `summary(..).all`'s, without merging the histograms.
     pub fn all_mean_us(&self) -> (u64, f64) {
