@@ -147,29 +147,41 @@ pub enum TimeUnit {
     Ticks100ns,
 }
 
+/// Highest column number a `[flow.delimited]` description may name: plenty for real traces,
+/// and it bounds the reader's per-line scratch.
+pub const MAX_TRACE_COLUMN: u32 = 1024;
+
 /// `[flow.delimited]`: the generic delimited-text trace reader.
+#[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DelimitedConfig {
     /// One character, or "whitespace" (runs of spaces and tabs). Default "whitespace".
     pub delimiter: String,
     /// Lines skipped at the top of the file. Default 0.
+    #[range(min = 0, max = u64::MAX)]
     pub header_lines: u64,
     /// Lines starting with this text are skipped; "" = none. Default "#".
     pub comment: String,
     /// 1-based column of the timestamp; 0 = no timestamps (all requests at time 0). Default 0.
+    #[range(min = 0, max = MAX_TRACE_COLUMN, note = "1-based column number; 0: no timestamps")]
     pub time_column: u32,
     /// Unit of the time column. Default "s".
     pub time_unit: TimeUnit,
     /// 1-based column of the start address. Required (>= 1).
+    #[range(min = 1, max = MAX_TRACE_COLUMN, note = "1-based column number; required")]
     pub offset_column: u32,
     /// Bytes per unit of the offset column. Default 512; >= 1.
+    #[range(min = 1, max = u64::MAX)]
     pub offset_unit_bytes: u64,
     /// 1-based column of the request size. Required (>= 1).
+    #[range(min = 1, max = MAX_TRACE_COLUMN, note = "1-based column number; required")]
     pub size_column: u32,
     /// Bytes per unit of the size column. Default 1; >= 1.
+    #[range(min = 1, max = u64::MAX)]
     pub size_unit_bytes: u64,
     /// 1-based column of the operation. Required (>= 1).
+    #[range(min = 1, max = MAX_TRACE_COLUMN, note = "1-based column number; required")]
     pub op_column: u32,
     /// Exact texts of the op column meaning read.
     pub read_values: Vec<String>,
@@ -179,10 +191,13 @@ pub struct DelimitedConfig {
     pub trim_values: Vec<String>,
     /// At least 0: the op column is an integer and this bit set means write, clear means
     /// read (read_values and write_values must then be empty). Default -1 (off).
+    #[range(min = -1, max = 63, note = "-1: off, else the bit that means write")]
     pub op_write_bit: i32,
     /// 1-based column of the device/ASU number used by `devices`; 0 = none. Default 0.
+    #[range(min = 0, max = MAX_TRACE_COLUMN, note = "1-based column number; 0: none")]
     pub device_column: u32,
     /// 1-based column that marks request lines; 0 = every line is a request. Default 0.
+    #[range(min = 0, max = MAX_TRACE_COLUMN, note = "1-based column number; 0: every line is a request")]
     pub event_column: u32,
     /// Texts of `event_column` that mark a request; other lines are counted as not_requests.
     pub event_values: Vec<String>,
@@ -374,6 +389,7 @@ pub struct FlowConfig {
     /// Trace format name, or "auto" to detect it. Default "auto".
     pub trace_format: TraceFormat,
     /// Generic reader description, for trace_format = "delimited".
+    #[range(nested)]
     pub delimited: Option<DelimitedConfig>,
     /// Trace: "timed" (timestamps x time_scale, open loop) or "closed" (as fast as possible
     /// with queue_depth outstanding). Default "timed".
