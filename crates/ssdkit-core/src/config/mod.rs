@@ -1,6 +1,7 @@
 //! Typed configuration, one section per layer. The structs are the single source of truth:
-//! every field carries its unit, default and allowed range in its doc comment (exported to the
-//! JSON Schema), unknown keys are refused, and `validate` runs once at load with messages that
+//! every field carries its unit and default in its doc comment (exported to the JSON Schema)
+//! and its allowed range in `#[range(...)]` (`ranges`: the check, its message and the schema's
+//! bounds), unknown keys are refused, and `validate` runs once at load with messages that
 //! name the key path and the allowed values. This file holds the root `Config`, `[run]` and
 //! loading; the sections live in `device` (host side, flash), `ftl` (FTL, preconditioning) and
 //! `workload` (flows), all re-exported here.
