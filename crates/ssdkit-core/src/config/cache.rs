@@ -2,6 +2,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use ssdkit_macros::ranges;
 
 /// `cache.mode`.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -65,6 +66,7 @@ pub enum CachePrecondition {
 }
 
 /// `[cache]`: the DRAM data cache and the DRAM it lives in (the MQSim paper, FAST'18, section 4.2.2).
+#[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
@@ -74,29 +76,38 @@ pub struct CacheConfig {
     /// Capacity of the data cache in bytes, in whole flash pages (rounded down). Default
     /// 268435456 (256 MiB, MQSim's shipped ssdconfig.xml); at least one page per partition and
     /// at most `dram_bytes`. 0 is refused: set `cache.mode = "off"` instead.
+    #[range(min = 0, max = 1u64 << 50)]
     pub capacity_bytes: u64,
     /// Size of the controller's DRAM, which holds the data cache and the cached mapping table
     /// (`ftl.cmt.capacity_bytes`, unless its mode is "ideal"): their capacities together must
     /// fit. Default 1073741824 (1 GiB); >= `capacity_bytes`.
+    #[range(min = 1, max = 1u64 << 50)]
     pub dram_bytes: u64,
     /// DRAM row (page) size in bytes: each row an access touches costs tRCD + tCL, each row
     /// change tRP. Default 8192 (MQSim); 64..=1048576.
+    #[range(min = 64, max = 1u64 << 20)]
     pub dram_row_bytes: u64,
     /// DRAM data rate in mega-transfers per second. Default 800 (MQSim's built-in default;
     /// its shipped ssdconfig.xml says 100); 1..=100000.
+    #[range(min = 1, max = 100_000)]
     pub dram_data_rate_mts: u32,
     /// Bytes per DRAM burst. Default 4 (MQSim's built-in default; shipped: 1); 1..=1024.
+    #[range(min = 1, max = 1024)]
     pub dram_burst_bytes: u32,
     /// Row-to-column delay in nanoseconds. Default 13 (MQSim); [0, 1e6].
+    #[range(min = 0.0, max = 1e6)]
     pub dram_trcd_ns: f64,
     /// Column (CAS) latency in nanoseconds. Default 13 (MQSim); [0, 1e6].
+    #[range(min = 0.0, max = 1e6)]
     pub dram_tcl_ns: f64,
     /// Row precharge time in nanoseconds. Default 13 (MQSim); [0, 1e6].
+    #[range(min = 0.0, max = 1e6)]
     pub dram_trp_ns: f64,
     /// "shared" (default: one LRU for all flows) or "per_flow" (one partition per flow).
     pub sharing: CacheSharing,
     /// "per_flow": each flow's fraction of the capacity, one per `[[flow]]`, in (0, 1],
     /// summing to 1 (within 1e-9). Default [] (equal shares).
+    #[range(gt = 0.0, max = 1.0)]
     pub shares: Vec<f64>,
     /// What a Flush waits for: "flow" (default: its flow's dirty data) or "device" (all).
     pub flush_scope: FlushScope,

@@ -6,6 +6,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use ssdkit_macros::ranges;
 
 /// `ftl.cmt.mode`.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -37,6 +38,7 @@ pub enum CmtGcUpdates {
 }
 
 /// `[ftl.cmt]`
+#[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct CmtConfig {
@@ -46,12 +48,15 @@ pub struct CmtConfig {
     /// "shared" and "per_flow" modes. Default 2097152 (2 MiB, MQSim's shipped
     /// ssdconfig.xml); the cache holds whole translation pages (a miss brings in every entry of
     /// the page it reads), so at least one page's entries, per partition.
+    #[range(min = 0, max = 1u64 << 50)]
     pub capacity_bytes: u64,
     /// Bytes of one mapping entry, in DRAM and in a translation page; 0 = MQSim's size,
     /// ceil((2 log2(physical pages) + sectors per page) / 8). Default 0; 0 or 1..=page size.
+    #[range(min = 0, max = 32768, note = "0: MQSim's size")]
     pub entry_bytes: u32,
     /// "per_flow": each flow's fraction of `capacity_bytes`, one per flow, summing to 1;
     /// [] = equal shares. Default [].
+    #[range(gt = 0.0, max = 1.0)]
     pub shares: Vec<f64>,
     /// GC moves whose entries are not cached: "direct" (no flash traffic, as MQSim) or
     /// "batch" (DFTL: a read and a write-back of each changed translation page per victim).

@@ -3,6 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use ssdkit_macros::ranges;
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -39,12 +40,14 @@ pub enum Mapping {
 }
 
 /// `[ftl]`
+#[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FtlConfig {
     /// Address mapping scheme: "page". Default "page".
     pub mapping: Mapping,
     /// The cached mapping table: which mapping entries the controller's DRAM holds.
+    #[range(nested)]
     pub cmt: super::CmtConfig,
     /// Striping order of logical pages over the parallel units, fastest-varying first:
     /// a permutation of the letters C (channel), W (way/chip), D (die), P (plane).
@@ -53,6 +56,7 @@ pub struct FtlConfig {
     /// Plane placement of writes: "static" or "dynamic". Default "static".
     pub placement: Placement,
     /// Spare factor (physical - logical) / physical. Default 0.07; [0.01, 0.9].
+    #[range(min = 0.01, max = 0.9)]
     pub spare_factor: f64,
     /// Garbage-collection victim policy: "greedy", "random", "d_choices", "fifo" or
     /// "cost_benefit". Default "greedy".
@@ -65,11 +69,13 @@ pub struct FtlConfig {
     /// after victim until the plane is back above it. It is never later than one block before
     /// user writes would reach the GC reserve.
     /// Default 0.05 (MQSim's GC_Exec_Threshold); (0, 0.5], and above `gc_hard_threshold`.
+    #[range(gt = 0.0, max = 0.5)]
     pub gc_threshold: f64,
     /// GC reserve: when a plane's free blocks fall to this fraction of its blocks, GC becomes
     /// foreground (its transactions go before user ones on the die) and user writes to the
     /// plane wait until a collection frees a block; the reserve is kept for GC's moves. Default 0.005 (MQSim's GC_Hard_Threshold); [0, 0.5]. At least two blocks
     /// per plane are always kept back, whatever this value.
+    #[range(min = 0.0, max = 0.5)]
     pub gc_hard_threshold: f64,
     /// Background GC: a die with no queued work collects in its planes whose free pages are
     /// below `gc_background_threshold`. Default false (MQSim has none).
@@ -78,6 +84,7 @@ pub struct FtlConfig {
     /// 0.05 `gc_threshold`); (`gc_hard_threshold`, 0.5], and it must leave spare blocks to
     /// collect. Below `gc_threshold` it makes idle dies keep a small margin above the reserve
     /// without refilling the whole start threshold.
+    #[range(gt = 0.0, max = 0.5)]
     pub gc_background_threshold: f64,
     /// Refill: after a collection ends, a plane still below `gc_threshold` collects the
     /// next victim at once, so GC running beside user I/O refills the pool to the threshold
@@ -97,6 +104,7 @@ pub struct FtlConfig {
     /// false, queued GC transactions go first. Default true.
     pub gc_preemptible: bool,
     /// User operations a die may run in a row while GC transactions wait. Default 8; >= 1.
+    #[range(min = 1, max = u32::MAX)]
     pub gc_starvation_limit: u32,
     /// Reads of never-written (or trimmed) pages: `complete` (default: answered from the
     /// mapping table without flash, as drives do, counted in `unmapped_page_reads`) or
@@ -117,14 +125,18 @@ pub struct FtlConfig {
     /// migrated so it returns to use. Default false.
     pub wl_static: bool,
     /// Erase-count spread that triggers static wear levelling. Default 100; >= 1.
+    #[range(min = 1, max = u32::MAX)]
     pub wl_static_threshold: u32,
     /// At most one static migration per this many GC runs of a plane. Default 16; >= 1.
+    #[range(min = 1, max = u32::MAX)]
     pub wl_static_interval: u32,
     /// Firmware time to process one request (parse, split, translate setup), microseconds.
     /// Default 1.0; [0, 10000].
+    #[range(min = 0.0, max = 10000.0)]
     pub firmware_request_us: f64,
     /// Firmware time per page transaction (translation, scheduling), microseconds.
     /// Default 0.25; [0, 10000].
+    #[range(min = 0.0, max = 10000.0)]
     pub firmware_transaction_us: f64,
 }
 impl Default for FtlConfig {
@@ -218,6 +230,7 @@ pub enum FreePool {
 }
 
 /// `[precondition]`: the device state at time zero.
+#[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct PreconditionConfig {
@@ -236,26 +249,33 @@ pub struct PreconditionConfig {
     /// every footprint range and of every range around them in fast mode, the first part of
     /// the logical space in sequential mode; the rest is unmapped (reads of it follow
     /// `ftl.unmapped_reads`, writes fill it). Default 1; (0, 1].
+    #[range(gt = 0.0, max = 1.0)]
     pub occupancy: f64,
     /// Fast mode: drive writes of history assumed when setting erase counts (their mean is
     /// history x write amplification x logical / physical pages). Default 10; [0, 1e6].
+    #[range(min = 0.0, max = 1e6)]
     pub history_drive_writes: f64,
     /// Write mode: the write amplification of consecutive windows of this many drive writes
     /// must agree within `write_tolerance`. Default 0.5; (0, 100].
+    #[range(gt = 0.0, max = 100.0)]
     pub write_window_drive_writes: f64,
     /// Write mode: relative tolerance of the stability test. Default 0.01; (0, 1).
+    #[range(gt = 0.0, lt = 1.0)]
     pub write_tolerance: f64,
     /// Write mode: minimum drive writes of random overwrites after the fill. Default 2;
     /// [0, 1000].
+    #[range(min = 0.0, max = 1000.0)]
     pub write_min_drive_writes: f64,
     /// Write mode: give up waiting for stability after this many drive writes (the result
     /// says whether it was reached). Default 20; >= `write_min_drive_writes`.
+    #[range(min = 0.0, max = 1e4)]
     pub write_max_drive_writes: f64,
     /// Seed of the preconditioned device: the random draws of fast and write modes, the
     /// entries a warm mapping cache starts with, and the GC's random stream (d-choices and
     /// random victims), which the device carries into the run as a snapshot does. Unset
     /// (default): `run.seed`. Sweeps set it so that points on one device start from one state
     /// while their workloads draw from their own seeds; 0..=2^63-1.
+    #[range(min = 0, max = u64::MAX, note = "any 64-bit seed")]
     pub seed: Option<u64>,
 }
 impl Default for PreconditionConfig {

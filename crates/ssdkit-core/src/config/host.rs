@@ -5,6 +5,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use ssdkit_macros::ranges;
 
 /// `host.completion`.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -26,6 +27,7 @@ pub enum CompletionMode {
 }
 
 /// `[host]`.
+#[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct HostConfig {
@@ -34,30 +36,38 @@ pub struct HostConfig {
     pub completion: CompletionMode,
     /// Host CPU cores that service completions; queue (flow) q belongs to core q mod cores.
     /// Default 0: one core per queue. 0..=65535.
+    #[range(min = 0, max = 65535)]
     pub cores: u32,
     /// Interrupt vectors ("interrupt"): queue q signals vector q mod vectors, and vector v
     /// runs on core v mod cores; an ISR scans every queue of its vector. Default 0: one
     /// vector per queue. 0..=2048 (MSI-X).
+    #[range(min = 0, max = 2048)]
     pub vectors: u32,
     /// ISR time per interrupt, microseconds ("interrupt"). Default 1.0 (an assumption:
     /// NVMeSim gives no figure); 0..=1e6.
+    #[range(min = 0.0, max = 1e6)]
     pub isr_us: f64,
     /// ISR time per queue the vector serves (the scan of its completion queue), microseconds
     /// ("interrupt"). Default 0.1 (assumption); 0..=1e6.
+    #[range(min = 0.0, max = 1e6)]
     pub queue_scan_us: f64,
     /// Host time per completion entry (the DPC's work: the entry, its submission entry and
     /// buffers), microseconds ("interrupt" and "polled"). Default 0.5 (assumption); 0..=1e6.
+    #[range(min = 0.0, max = 1e6)]
     pub completion_us: f64,
     /// Time of the poll that finds a completion, microseconds ("polled"). Default 0.2
     /// (assumption); 0..=1e6.
+    #[range(min = 0.0, max = 1e6)]
     pub poll_us: f64,
     /// Interrupt Coalescing aggregation threshold ("interrupt"): completions per interrupt.
     /// Default 1 (an interrupt per completion); 1..=256 (NVMe's 8-bit, 0's based field).
+    #[range(min = 1, max = 256, note = "1: an interrupt per completion")]
     pub coalesce_completions: u32,
     /// Interrupt Coalescing aggregation time ("interrupt"), microseconds: an interrupt goes
     /// this long after the first completion it would carry even when fewer than
     /// `coalesce_completions` are pending. Default 0 (no timer: with a threshold above 1
     /// that is refused, as completions could wait forever); 0..=25500 (NVMe: 100 us units).
+    #[range(min = 0.0, max = 25500.0)]
     pub coalesce_time_us: f64,
 }
 

@@ -1,6 +1,7 @@
 //! Typed configuration, one section per layer. The structs are the single source of truth:
-//! every field carries its unit, default and allowed range in its doc comment (exported to the
-//! JSON Schema), unknown keys are refused, and `validate` runs once at load with messages that
+//! every field carries its unit and default in its doc comment (exported to the JSON Schema)
+//! and its allowed range in `#[range(...)]` (`ranges`: the check, its message and the schema's
+//! bounds), unknown keys are refused, and `validate` runs once at load with messages that
 //! name the key path and the allowed values. This file holds the root `Config`, `[run]` and
 //! loading; the sections live in `device` (host side, flash), `ftl` (FTL, preconditioning) and
 //! `workload` (flows), all re-exported here.
@@ -14,6 +15,7 @@ mod host;
 mod names;
 mod overrides;
 mod presets;
+pub(crate) mod ranges;
 mod settings;
 mod tsu;
 mod validate;
@@ -35,62 +37,78 @@ pub use validate::validate_picked_rounds;
 use crate::error::Error;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use ssdkit_macros::ranges;
 
 /// The whole configuration of one run.
+#[ranges]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Run control: seed and limits.
     #[serde(default)]
+    #[range(nested)]
     pub run: RunConfig,
     /// Rounds of the workload judged by the steady-state criteria of the SNIA Solid State
     /// Storage Performance Test Specification (off unless `enabled`).
     #[serde(default)]
+    #[range(nested)]
     pub steady_state: SteadyStateConfig,
     /// How the host learns of completions (interrupts, polling, or at the completion entry)
     /// and what that costs on its cores.
     #[serde(default)]
+    #[range(nested)]
     pub host: HostConfig,
     /// Host interface logic: NVMe queues and fetch, or a SATA-class link.
     #[serde(default)]
+    #[range(nested)]
     pub interface: InterfaceConfig,
     /// PCIe link between host and device (NVMe only).
     #[serde(default)]
+    #[range(nested)]
     pub pcie: PcieConfig,
     /// DRAM data cache (off unless `mode` is set) and the DRAM it lives in.
     #[serde(default)]
+    #[range(nested)]
     pub cache: CacheConfig,
     /// Flash translation layer: mapping, allocation, garbage collection, wear levelling,
     /// firmware time.
     #[serde(default)]
+    #[range(nested)]
     pub ftl: FtlConfig,
     /// Transaction scheduling unit: the policy at each die and program/erase suspension.
     #[serde(default)]
     pub tsu: TsuConfig,
     /// Device state at time zero: steady state (fast or by writing), filled, or empty.
     #[serde(default)]
+    #[range(nested)]
     pub precondition: PreconditionConfig,
     /// Flash back end: geometry, cell type, array timings and the channel bus.
     #[serde(default)]
+    #[range(nested)]
     pub flash: FlashConfig,
     /// Workload flows; each gets its own submission/completion queue pair. At least one.
     #[serde(default, rename = "flow")]
+    #[range(nested)]
     pub flows: Vec<FlowConfig>,
 }
 
 /// `[run]`
+#[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// Seed from which every random stream of the run derives. Default 1; 0..=2^63-1 (TOML
     /// integers are signed 64-bit).
+    #[range(min = 0, max = u64::MAX, note = "any 64-bit seed")]
     pub seed: u64,
     /// Hard cap on simulated time in milliseconds; 0 means no cap. Default 0; >= 0.
+    #[range(min = 0.0, max = 1e12)]
     pub max_simulated_ms: f64,
     /// Length in milliseconds of the windows of the result's time series (per-flow IOPS,
     /// bandwidth, latency and queue depth; the device's free blocks, GC and write
     /// amplification); 0 records none. Default 0; 0 or [0.000001, 1e12] (1 ns to ~31
     /// years); a run may record at most 10,000,000 windows.
+    #[range(or_zero, min = 1e-6, max = 1e12, note = "or 0 for no time series")]
     pub timeseries_window_ms: f64,
     /// When the run ends: `idle` (default) once every request has completed and the device
     /// has finished the GC and erase work it owes, so that work counts in simulated time,
@@ -134,6 +152,7 @@ impl Default for RunConfig {
 /// Enterprise v1.1 / Client v2.0): over a measurement window of the last five rounds, the
 /// tracking variable's range (max - min) is at most 20 % of its average and the change of its
 /// least-squares line across the window at most 10 % of the average.
+#[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct SteadyStateConfig {
@@ -152,8 +171,10 @@ pub struct SteadyStateConfig {
     /// request. Five rounds must span the device's slow changes: from an empty device, longer
     /// than filling it, or the fresh-out-of-box plateau passes the criteria.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[range(min = 1e-3, max = 1e9, note = "or unset: picked from the run")]
     pub round_ms: Option<f64>,
     /// Most rounds (the PTS: 25); the workload stops after the last. Default 25; 5..=1000000.
+    #[range(min = 5, max = 1_000_000, note = "the measurement window is 5 rounds")]
     pub max_rounds: u32,
     /// Stop the workload at the end of the first round whose window meets both criteria (the
     /// PTS does). Default true; false runs on to `max_rounds` or the workload's own end.

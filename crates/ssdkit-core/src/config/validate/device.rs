@@ -1,7 +1,7 @@
 //! Checks of the device sections: host interface and PCIe link, flash geometry and timing,
 //! FTL and preconditioning.
 
-use super::{float_range, int_range, pow2, unused};
+use super::{float_range, int_range, unused};
 use crate::config::{
     Arbitration, Config, DataPointers, FlashConfig, FtlConfig, GcPolicy, InterfaceConfig,
     InterfaceType, PcieConfig, PreconditionConfig, Settings,
@@ -10,52 +10,6 @@ use crate::config::{
 /// `[interface]`, after refusing the keys of the interface type not selected.
 pub(super) fn validate_interface(i: &InterfaceConfig, p: &PcieConfig) -> Result<(), String> {
     interface_keys_in_use(i, p)?;
-    int_range(
-        "interface.queue_fetch_size",
-        i.queue_fetch_size as u64,
-        1,
-        65535,
-    )?;
-    // Past the most requests the flows may keep in flight a limit could never bind.
-    int_range(
-        "interface.max_inflight_commands",
-        i.max_inflight_commands as u64,
-        0,
-        super::flow::MAX_IN_FLIGHT,
-    )
-    .map_err(|m| format!("{m} (0: no limit)"))?;
-    int_range(
-        "interface.io_queue_depth",
-        i.io_queue_depth as u64,
-        2,
-        65536,
-    )?;
-    int_range("interface.ncq_depth", i.ncq_depth as u64, 1, 32)?;
-    if ![1.5, 3.0, 6.0].contains(&i.sata_gbps) {
-        return Err(format!(
-            "key `interface.sata_gbps` = {} is not a SATA line rate; allowed 1.5, 3 or 6 (Gb/s, SATA revisions 1-3)",
-            i.sata_gbps
-        ));
-    }
-    int_range(
-        "interface.sata_frame_overhead_bytes",
-        i.sata_frame_overhead_bytes as u64,
-        0,
-        1024,
-    )?;
-    int_range(
-        "interface.sata_max_data_fis_bytes",
-        i.sata_max_data_fis_bytes as u64,
-        512,
-        65536,
-    )?;
-    float_range(
-        "interface.sata_processing_delay_us",
-        i.sata_processing_delay_us,
-        0.0,
-        1e6,
-        false,
-    )?;
     validate_data_pointers(i)
 }
 
@@ -78,55 +32,11 @@ fn validate_data_pointers(i: &InterfaceConfig) -> Result<(), String> {
             "applies to `interface.data_pointers` = \"sgl\" only (PRP entries describe memory pages, whatever is contiguous)",
         )?;
     }
-    pow2(
-        "interface.memory_page_bytes",
-        i.memory_page_bytes as u64,
-        4096,
-        1 << 27,
-    )?;
-    pow2(
-        "interface.buffer_extent_bytes",
-        i.buffer_extent_bytes as u64,
-        512,
-        1 << 30,
-    )
+    Ok(())
 }
 
 /// `[pcie]`.
 pub(super) fn validate_pcie(p: &PcieConfig) -> Result<(), String> {
-    int_range("pcie.generation", p.generation as u64, 1, 5)?;
-    if ![1, 2, 4, 8, 12, 16, 32].contains(&p.lanes) {
-        return Err(format!(
-            "key `pcie.lanes` = {} is not a PCIe link width; allowed 1, 2, 4, 8, 12, 16, 32",
-            p.lanes
-        ));
-    }
-    pow2(
-        "pcie.max_payload_bytes",
-        p.max_payload_bytes as u64,
-        128,
-        4096,
-    )?;
-    pow2(
-        "pcie.max_read_request_bytes",
-        p.max_read_request_bytes as u64,
-        128,
-        4096,
-    )?;
-    int_range(
-        "pcie.packet_overhead_bytes",
-        p.packet_overhead_bytes as u64,
-        0,
-        256,
-    )?;
-    int_range("pcie.ack_every_tlps", p.ack_every_tlps as u64, 0, 4096)?;
-    int_range(
-        "pcie.update_fc_every_tlps",
-        p.update_fc_every_tlps as u64,
-        0,
-        4096,
-    )?;
-    int_range("pcie.dllp_bytes", p.dllp_bytes as u64, 1, 64)?;
     if p.ack_every_tlps == 0
         && p.update_fc_every_tlps == 0
         && p.dllp_bytes != PcieConfig::default().dllp_bytes
@@ -143,7 +53,6 @@ pub(super) fn validate_pcie(p: &PcieConfig) -> Result<(), String> {
 /// of pages and cache slots are 64-bit words).
 pub(super) fn validate_sectors(c: &crate::config::Config) -> Result<(), String> {
     let sector = c.interface.sector_bytes as u64;
-    pow2("interface.sector_bytes", sector, 8, 4096)?;
     let page = c.flash.page_size_bytes as u64;
     if sector > page || page / sector > 64 {
         return Err(format!(
@@ -187,18 +96,6 @@ pub(super) fn validate_medium(c: &crate::config::Config) -> Result<(), String> {
 
 /// `[flash]` and `[flash.bus]`, then the total page count.
 pub(super) fn validate_flash(f: &FlashConfig) -> Result<(), String> {
-    int_range("flash.channels", f.channels as u64, 1, 256)?;
-    int_range("flash.chips_per_channel", f.chips_per_channel as u64, 1, 64)?;
-    int_range("flash.dies_per_chip", f.dies_per_chip as u64, 1, 16)?;
-    int_range("flash.planes_per_die", f.planes_per_die as u64, 1, 16)?;
-    int_range(
-        "flash.blocks_per_plane",
-        f.blocks_per_plane as u64,
-        8,
-        1 << 20,
-    )?;
-    int_range("flash.pages_per_block", f.pages_per_block as u64, 4, 65536)?;
-    pow2("flash.page_size_bytes", f.page_size_bytes as u64, 8, 32768)?;
     let bits = f.cell_type.bits();
     for (key, v) in [
         ("flash.read_us", &f.read_us),
@@ -211,61 +108,7 @@ pub(super) fn validate_flash(f: &FlashConfig) -> Result<(), String> {
                 f.cell_type
             ));
         }
-        for (k, x) in v.iter().enumerate() {
-            float_range(&format!("{key}[{k}]"), *x, 0.0, 100_000.0, true)?;
-        }
     }
-    float_range("flash.erase_us", f.erase_us, 0.0, 1_000_000.0, true)?;
-    let b = &f.bus;
-    if b.width_bits != 8 && b.width_bits != 16 {
-        return Err(format!(
-            "key `flash.bus.width_bits` = {} is not allowed; allowed 8, 16",
-            b.width_bits
-        ));
-    }
-    float_range("flash.bus.rate_mts", b.rate_mts, 0.0, 10000.0, true)?;
-    float_range(
-        "flash.bus.cmd_addr_cycle_ns",
-        b.cmd_addr_cycle_ns,
-        0.0,
-        1000.0,
-        false,
-    )?;
-    int_range("flash.bus.read_cmd_cycles", b.read_cmd_cycles as u64, 0, 64)?;
-    int_range(
-        "flash.bus.program_cmd_cycles",
-        b.program_cmd_cycles as u64,
-        0,
-        64,
-    )?;
-    int_range(
-        "flash.bus.erase_cmd_cycles",
-        b.erase_cmd_cycles as u64,
-        0,
-        64,
-    )?;
-    float_range(
-        "flash.bus.channel_switch_read_us",
-        b.channel_switch_read_us,
-        0.0,
-        10000.0,
-        false,
-    )?;
-    float_range(
-        "flash.bus.channel_switch_write_us",
-        b.channel_switch_write_us,
-        0.0,
-        10000.0,
-        false,
-    )?;
-    float_range(
-        "flash.bus.way_switch_us",
-        b.way_switch_us,
-        0.0,
-        10000.0,
-        false,
-    )?;
-
     let total_pages = f.channels as u64
         * f.chips_per_channel as u64
         * f.dies_per_chip as u64
@@ -291,35 +134,12 @@ pub(super) fn validate_ftl(t: &FtlConfig) -> Result<(), String> {
             t.allocation_order
         ));
     }
-    float_range("ftl.spare_factor", t.spare_factor, 0.01, 0.9, false)?;
-    float_range("ftl.gc_threshold", t.gc_threshold, 0.0, 0.5, true)?;
-    float_range(
-        "ftl.gc_hard_threshold",
-        t.gc_hard_threshold,
-        0.0,
-        0.5,
-        false,
-    )?;
     if !t.gc_foreground && t.gc_hard_threshold >= t.gc_threshold {
         return Err(format!(
             "key `ftl.gc_hard_threshold` = {} must be below `ftl.gc_threshold` = {}",
             t.gc_hard_threshold, t.gc_threshold
         ));
     }
-    float_range(
-        "ftl.firmware_request_us",
-        t.firmware_request_us,
-        0.0,
-        10000.0,
-        false,
-    )?;
-    float_range(
-        "ftl.firmware_transaction_us",
-        t.firmware_transaction_us,
-        0.0,
-        10000.0,
-        false,
-    )?;
     Ok(())
 }
 
@@ -362,14 +182,7 @@ pub(super) fn validate_ftl_blocks(c: &Config, s: &Settings) -> Result<(), String
             ),
         )?;
     }
-    if t.gc_preemptible {
-        int_range(
-            "ftl.gc_starvation_limit",
-            t.gc_starvation_limit as u64,
-            1,
-            u32::MAX as u64,
-        )?;
-    } else {
+    if !t.gc_preemptible {
         unused(
             "ftl.gc_starvation_limit",
             t.gc_starvation_limit != dt.gc_starvation_limit,
@@ -377,20 +190,7 @@ pub(super) fn validate_ftl_blocks(c: &Config, s: &Settings) -> Result<(), String
             "applies to preemptible GC only (`ftl.gc_preemptible` = false: GC transactions always go first)",
         )?;
     }
-    if t.wl_static {
-        int_range(
-            "ftl.wl_static_threshold",
-            t.wl_static_threshold as u64,
-            1,
-            u32::MAX as u64,
-        )?;
-        int_range(
-            "ftl.wl_static_interval",
-            t.wl_static_interval as u64,
-            1,
-            u32::MAX as u64,
-        )?;
-    } else {
+    if !t.wl_static {
         let why = "applies to static wear levelling only (`ftl.wl_static` = false)";
         unused(
             "ftl.wl_static_threshold",
@@ -444,7 +244,6 @@ pub(super) fn validate_ftl_blocks(c: &Config, s: &Settings) -> Result<(), String
 
 /// `[precondition]`.
 pub(super) fn validate_precondition(p: &PreconditionConfig) -> Result<(), String> {
-    float_range("precondition.occupancy", p.occupancy, 0.0, 1.0, true)?;
     if p.occupancy < 1.0
         && !matches!(
             p.mode,
@@ -458,40 +257,6 @@ pub(super) fn validate_precondition(p: &PreconditionConfig) -> Result<(), String
             "applies to `precondition.mode` = \"fast\" or \"sequential\" only (`write` fills the whole space, `empty` none of it)",
         )?;
     }
-    float_range(
-        "precondition.history_drive_writes",
-        p.history_drive_writes,
-        0.0,
-        1e6,
-        false,
-    )?;
-    float_range(
-        "precondition.write_window_drive_writes",
-        p.write_window_drive_writes,
-        0.0,
-        100.0,
-        true,
-    )?;
-    float_range(
-        "precondition.write_tolerance",
-        p.write_tolerance,
-        0.0,
-        1.0,
-        true,
-    )?;
-    if p.write_tolerance >= 1.0 {
-        return Err(format!(
-            "key `precondition.write_tolerance` = {} must be below 1",
-            p.write_tolerance
-        ));
-    }
-    float_range(
-        "precondition.write_min_drive_writes",
-        p.write_min_drive_writes,
-        0.0,
-        1000.0,
-        false,
-    )?;
     float_range(
         "precondition.write_max_drive_writes",
         p.write_max_drive_writes,
@@ -534,9 +299,6 @@ pub(super) fn validate_arbitration(i: &InterfaceConfig) -> Result<bool, String> 
         if i.kind == InterfaceType::Sata {
             return Err("key `interface.arbitration` = \"weighted\" needs `interface.type` = \"nvme\" (SATA has one shared queue)".into());
         }
-        int_range("interface.wrr_high", i.wrr_high as u64, 1, 256)?;
-        int_range("interface.wrr_medium", i.wrr_medium as u64, 1, 256)?;
-        int_range("interface.wrr_low", i.wrr_low as u64, 1, 256)?;
     } else {
         let di = InterfaceConfig::default();
         let why =

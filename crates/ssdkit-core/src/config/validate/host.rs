@@ -1,40 +1,11 @@
 //! `[host]`: completion mode, cores, vectors, costs and Interrupt Coalescing.
 
-use super::{float_range, int_range, unused};
+use super::unused;
 use crate::config::{CompletionMode, Config, HostConfig, InterfaceType};
 
 pub(super) fn validate_host(c: &Config) -> Result<(), String> {
     let h = &c.host;
     let d = HostConfig::default();
-    int_range("host.cores", h.cores as u64, 0, 65535)?;
-    int_range("host.vectors", h.vectors as u64, 0, 2048)?;
-    for (key, v) in [
-        ("host.isr_us", h.isr_us),
-        ("host.queue_scan_us", h.queue_scan_us),
-        ("host.completion_us", h.completion_us),
-        ("host.poll_us", h.poll_us),
-    ] {
-        float_range(key, v, 0.0, 1e6, false)?;
-    }
-    if h.coalesce_completions == 0 {
-        return Err(
-            "key `host.coalesce_completions` = 0: the threshold counts completions per interrupt; allowed 1..=256 (1: an interrupt per completion)"
-                .into(),
-        );
-    }
-    int_range(
-        "host.coalesce_completions",
-        h.coalesce_completions as u64,
-        1,
-        256,
-    )?;
-    float_range(
-        "host.coalesce_time_us",
-        h.coalesce_time_us,
-        0.0,
-        25500.0,
-        false,
-    )?;
     let interrupt = h.completion == CompletionMode::Interrupt;
     let polled = h.completion == CompletionMode::Polled;
     let only = |mode: &str| {

@@ -10,7 +10,7 @@ mod host;
 mod pinning;
 mod tsu;
 
-use super::{Config, RunConfig, Settings, SteadyStateConfig};
+use super::{Config, Settings, SteadyStateConfig};
 
 fn int_range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     if v < lo || v > hi {
@@ -32,18 +32,7 @@ fn float_range(key: &str, v: f64, lo: f64, hi: f64, lo_open: bool) -> Result<(),
     Ok(())
 }
 
-fn pow2(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
-    if !v.is_power_of_two() || v < lo || v > hi {
-        return Err(format!(
-            "key `{key}` = {v} must be a power of two in {lo}..={hi}"
-        ));
-    }
-    Ok(())
-}
-
-/// Whole milliseconds in u64 picoseconds (18446744073 ms, about 213 days): bounds every time
-/// setting so that it converts to picoseconds without overflow.
-const END_OF_TIME_MS: u64 = u64::MAX / crate::engine::PS_PER_MS;
+use super::ranges::END_OF_TIME_MS;
 
 /// A key that takes effect only under another setting: its default is accepted (it is what an
 /// unset key holds), any other value would be silently ignored, so it is refused with `why`.
@@ -58,7 +47,9 @@ fn unused(key: &str, set: bool, shown: impl std::fmt::Display, why: &str) -> Res
 /// of the behaviour: with several errors, the one reported must not change from run to run or
 /// release to release.
 pub fn validate(c: &Config) -> Result<(), String> {
-    validate_run(&c.run)?;
+    // Each key's own range first (declared on its field, `ranges`), then the rules that
+    // relate keys, which may rely on the ranges.
+    super::ranges::Ranged::check_ranges(c, "")?;
     validate_steady_state(&c.steady_state)?;
     host::validate_host(c)?;
     device::validate_interface(&c.interface, &c.pcie)?;
@@ -118,17 +109,6 @@ pub fn validate_picked_rounds(c: &Config) -> Result<(), String> {
     ))
 }
 
-/// `[run]`.
-fn validate_run(r: &RunConfig) -> Result<(), String> {
-    float_range("run.max_simulated_ms", r.max_simulated_ms, 0.0, 1e12, false)?;
-    let w = r.timeseries_window_ms;
-    if w != 0.0 {
-        float_range("run.timeseries_window_ms", w, 1e-6, 1e12, false)
-            .map_err(|m| format!("{m} (or 0 for no time series)"))?;
-    }
-    Ok(())
-}
-
 /// `[steady_state]`.
 fn validate_steady_state(s: &SteadyStateConfig) -> Result<(), String> {
     let d = SteadyStateConfig::default();
@@ -152,18 +132,9 @@ fn validate_steady_state(s: &SteadyStateConfig) -> Result<(), String> {
         let track = serde_json::to_string(&s.track).unwrap_or_default();
         return unused("steady_state.track", s.track != d.track, track, why);
     }
-    int_range(
-        "steady_state.max_rounds",
-        s.max_rounds as u64,
-        crate::stats::steady::WINDOW_ROUNDS as u64,
-        1_000_000,
-    )
-    .map_err(|m| format!("{m} (the measurement window is 5 rounds)"))?;
     let Some(round_ms) = s.round_ms else {
         return Ok(()); // picked at run time (stats::steady)
     };
-    float_range("steady_state.round_ms", round_ms, 1e-3, 1e9, false)
-        .map_err(|m| format!("{m} (or unset: picked from the run)"))?;
     let total_ms = round_ms * s.max_rounds as f64;
     if total_ms > END_OF_TIME_MS as f64 {
         return Err(format!(

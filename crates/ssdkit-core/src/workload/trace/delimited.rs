@@ -25,8 +25,8 @@ use crate::config::{DelimitedConfig, TimeUnit};
 use crate::workload::Op;
 
 /// Highest column number a description may name: plenty for real traces, and it bounds the
-/// per-line scratch.
-pub const MAX_COLUMN: u32 = 1024;
+/// per-line scratch (declared with the table's ranges).
+pub const MAX_COLUMN: u32 = crate::config::MAX_TRACE_COLUMN;
 
 /// Checks a `[flow.delimited]` table. The message starts with the key at fault and names what
 /// is allowed; callers prefix the table path.
@@ -40,43 +40,12 @@ pub fn validate_delimited(d: &DelimitedConfig) -> Result<(), String> {
             d.delimiter
         ));
     }
-    for (key, col) in [
-        ("offset_column", d.offset_column),
-        ("size_column", d.size_column),
-        ("op_column", d.op_column),
-    ] {
-        if col < 1 {
-            return Err(format!(
-                "{key}: must be >= 1 (1-based column number; required)"
-            ));
-        }
-    }
-    for (key, col) in [
-        ("time_column", d.time_column),
-        ("offset_column", d.offset_column),
-        ("size_column", d.size_column),
-        ("op_column", d.op_column),
-        ("device_column", d.device_column),
-        ("event_column", d.event_column),
-    ] {
-        if col > MAX_COLUMN {
-            return Err(format!(
-                "{key}: must be <= {MAX_COLUMN} (1-based column number), not {col}"
-            ));
-        }
-    }
-    if d.offset_unit_bytes < 1 {
-        return Err("offset_unit_bytes: must be >= 1 (bytes per unit of the offset column)".into());
-    }
-    if d.size_unit_bytes < 1 {
-        return Err("size_unit_bytes: must be >= 1 (bytes per unit of the size column)".into());
-    }
-    if d.op_write_bit < -1 || d.op_write_bit > 63 {
-        return Err(format!(
-            "op_write_bit: must be -1 (off) or a bit number from 0 to 63, not {}",
-            d.op_write_bit
-        ));
-    }
+    // The keys' own ranges (declared on `DelimitedConfig`), said as "key: value is ...".
+    crate::config::ranges::Ranged::check_ranges(d, "").map_err(|m| {
+        m.strip_prefix("key `")
+            .and_then(|r| r.split_once("` = "))
+            .map_or_else(|| m.clone(), |(k, rest)| format!("{k}: {rest}"))
+    })?;
     if d.op_write_bit >= 0 {
         if !d.read_values.is_empty() {
             return Err("read_values: must be empty when op_write_bit is set \
@@ -624,20 +593,27 @@ mod tests {
             f(&mut c);
             validate_delimited(&c).unwrap_err()
         };
-        assert!(err(&|c| c.offset_column = 0).starts_with("offset_column: must be >= 1"));
-        assert!(err(&|c| c.size_column = 0).starts_with("size_column: must be >= 1"));
-        assert!(err(&|c| c.op_column = 0).starts_with("op_column: must be >= 1"));
-        assert!(err(&|c| c.time_column = 5000).starts_with("time_column: must be <= 1024"));
+        assert!(err(&|c| c.offset_column = 0)
+            .starts_with("offset_column: 0 is out of range; allowed 1..=1024"));
+        assert!(err(&|c| c.size_column = 0)
+            .starts_with("size_column: 0 is out of range; allowed 1..=1024"));
+        assert!(
+            err(&|c| c.op_column = 0).starts_with("op_column: 0 is out of range; allowed 1..=1024")
+        );
+        assert!(err(&|c| c.time_column = 5000)
+            .starts_with("time_column: 5000 is out of range; allowed 0..=1024"));
         assert!(
             err(&|c| c.delimiter = "ab".into()).starts_with("delimiter: must be \"whitespace\"")
         );
         assert!(err(&|c| c.delimiter = "\n".into()).starts_with("delimiter:"));
         assert!(err(&|c| c.delimiter = "é".into()).starts_with("delimiter:"));
         assert!(err(&|c| c.delimiter = String::new()).starts_with("delimiter:"));
-        assert!(err(&|c| c.offset_unit_bytes = 0).starts_with("offset_unit_bytes: must be >= 1"));
-        assert!(err(&|c| c.size_unit_bytes = 0).starts_with("size_unit_bytes: must be >= 1"));
+        assert!(err(&|c| c.offset_unit_bytes = 0)
+            .starts_with("offset_unit_bytes: 0 is out of range; allowed >= 1"));
+        assert!(err(&|c| c.size_unit_bytes = 0)
+            .starts_with("size_unit_bytes: 0 is out of range; allowed >= 1"));
         assert!(err(&|c| c.op_write_bit = 64)
-            .starts_with("op_write_bit: must be -1 (off) or a bit number"));
+            .starts_with("op_write_bit: 64 is out of range; allowed -1..=63 (-1: off"));
         assert!(err(&|c| c.op_write_bit = -2).starts_with("op_write_bit:"));
         assert!(err(&|c| c.op_write_bit = 0)
             .starts_with("read_values: must be empty when op_write_bit"));

@@ -478,7 +478,7 @@ fn delimited_needs_a_valid_table() {
     assert!(matches!(open(None), Err(Error::Config(m)) if m.contains("[flow.delimited]")));
     let bad = DelimitedConfig::default();
     assert!(
-        matches!(open(Some(&bad)), Err(Error::Config(m)) if m.starts_with("delimited.offset_column: must be >= 1"))
+        matches!(open(Some(&bad)), Err(Error::Config(m)) if m.starts_with("delimited.offset_column: 0 is out of range; allowed 1..=1024"))
     );
     let good = DelimitedConfig {
         delimiter: ",".into(),
