@@ -162,7 +162,7 @@ pub fn precondition_to_snapshot_checked(
     output: &Path,
     check: &mut dyn FnMut() -> Result<(), Error>,
 ) -> Result<serde_json::Value, Error> {
-    let mut ftl = crate::ftl::Ftl::new(c, &crate::config::Settings::resolve(c));
+    let mut ftl = crate::ftl::Ftl::new(c, &crate::settings::Settings::resolve(c));
     let mut rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
     let t = Instant::now();
     let bytes = crate::ftl::snapshot::save(&ftl, c, &rec, output)?;
@@ -187,7 +187,7 @@ pub fn precondition_key(c: &Config) -> serde_json::Value {
 /// MQSim importers, which turn percentages of the device into byte ranges).
 pub fn device_info(c: &Config) -> serde_json::Value {
     let f = &c.flash;
-    let logical_pages = crate::config::Settings::resolve(c).logical_pages;
+    let logical_pages = crate::settings::Settings::resolve(c).logical_pages;
     serde_json::json!({
         "capacity_bytes": logical_pages * f.page_size_bytes as u64,
         "logical_pages": logical_pages,

@@ -15,10 +15,11 @@
 //! submission queue does; later submissions wait in the host, their latency counting from
 //! the time they were submitted here, exactly as an open-loop trace flow's do.
 
-use crate::config::{Config, Settings};
+use crate::config::Config;
 use crate::engine::Picoseconds;
 use crate::error::Error;
 use crate::ids::FlowId;
+use crate::settings::Settings;
 use crate::sim::{CompletionRecord, Simulator};
 use crate::workload::flow::Flow;
 use crate::workload::synthetic::HostRequest;

@@ -23,10 +23,15 @@
 //! `sim` owns one of each component, defines the event enum and dispatches events to the
 //! components (`sim::dispatch`, `sim::gc`), and drives runs (`sim::run`: the batch run and the
 //! `step`/`run_until`/`is_idle` primitives). `engine` is the generic event queue (its
-//! entries one integer each), slab and random streams; `config` holds the typed configuration and its
-//! resolution into `config::Settings` (derived values, times in picoseconds), read by every
-//! component; `ids` the index types; `result` the typed result document. Time is `u64` picoseconds; every random stream derives
-//! from the run seed.
+//! entries one integer each), slab and random streams; `config` holds the typed configuration
+//! and its validation; `settings` its resolution (derived values, times in picoseconds), read by
+//! every component; `ids` the index types; `result` the typed result document. Time is `u64`
+//! picoseconds; every random stream derives from the run seed.
+//!
+//! The top-level modules are layers: each uses only those below it, lowest first `engine`,
+//! `ids`, `error`, `config`, `flash`, `settings`, `workload`, `cache`, `tsu`, `result`, `stats`,
+//! `ftl`, `frontend`, `host`, `sim`, `api`, `device` (docs/architecture.md says why; the test
+//! `tests/layers.rs` holds the sources to it).
 
 pub mod api;
 pub mod cache;
@@ -40,6 +45,7 @@ pub mod ftl;
 pub mod host;
 pub mod ids;
 pub mod result;
+pub mod settings;
 pub mod sim;
 pub mod stats;
 pub mod tsu;

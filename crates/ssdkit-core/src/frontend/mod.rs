@@ -6,8 +6,8 @@ mod split;
 
 pub use split::{page_span, split, PageChunk};
 
-use crate::config::Settings;
 use crate::engine::Picoseconds;
+use crate::settings::Settings;
 
 /// The controller CPU: one FIFO resource. A request costs a fixed time plus a time per page
 /// transaction.

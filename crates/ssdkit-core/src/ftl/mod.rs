@@ -34,10 +34,11 @@ mod wear;
 pub use blocks::{BlockState, Stream};
 pub use gc::GcPhase;
 
-use crate::config::{Config, GcPolicy, Placement, Settings};
+use crate::config::{Config, GcPolicy, Placement};
 use crate::engine::{derive_stream, Stream as Rng};
 use crate::flash::Geometry;
 use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
+use crate::settings::Settings;
 use blocks::PlaneState;
 use index::VictimIndex;
 

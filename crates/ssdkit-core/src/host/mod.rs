@@ -8,9 +8,10 @@ pub mod interrupts;
 pub mod link;
 pub mod nvme;
 
-use crate::config::{Config, Settings};
+use crate::config::Config;
 use crate::engine::{Picoseconds, Slab};
 use crate::ids::{FlowId, ReqId};
+use crate::settings::Settings;
 use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
 use link::Link;

@@ -25,13 +25,14 @@ pub use run::{
     WATCHDOG_EVENTS,
 };
 
-use crate::config::{Config, RunEnd, Settings};
+use crate::config::{Config, RunEnd};
 use crate::engine::{EventQueue, Picoseconds};
 use crate::flash::{Backend, Dies};
 use crate::frontend::Firmware;
 use crate::ftl::Ftl;
 use crate::host::Host;
 use crate::ids::{DieId, FlowId, Lpn, Ppn, ReqId, TxId};
+use crate::settings::Settings;
 use crate::stats::steady::Rounds;
 use crate::stats::timeseries::{DeviceSample, Recorder};
 use crate::stats::RwStats;
@@ -576,7 +577,7 @@ impl Simulator {
 /// (command, one page over the bus, the mean array time of the page types).
 fn flin_state(
     c: &crate::config::Config,
-    s: &crate::config::Settings,
+    s: &crate::settings::Settings,
     flows: usize,
 ) -> crate::tsu::policy::flin::Flin {
     let t = &s.timing;
@@ -607,7 +608,7 @@ fn flin_state(
 #[cfg(test)]
 mod tests {
     use super::{Ev, Simulator};
-    use crate::api::{load, Source};
+    use crate::config::Config;
     use crate::engine::Packed;
     use crate::ids::{DieId, FlowId, ReqId, TxId};
 
@@ -693,7 +694,7 @@ mod tests {
         ];
         for (preset, keys, fewer) in cases {
             let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-            let c = load(Source::Preset(preset), &o).unwrap();
+            let c = Config::load_preset(preset, &o).unwrap();
             let run = |at_fetch: bool| {
                 let mut sim = Simulator::new(&c).unwrap();
                 sim.firmware_at_fetch = at_fetch;
@@ -738,7 +739,7 @@ mod tests {
             ][..],
         ] {
             let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-            let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
+            let c = Config::load_preset("mqsim-paper", &o).unwrap();
             let run = |direct: bool| {
                 let mut sim = Simulator::new(&c).unwrap();
                 assert!(sim.direct_reads, "out_of_order without suspension");

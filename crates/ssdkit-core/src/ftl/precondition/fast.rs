@@ -18,11 +18,12 @@
 use super::meanfield::{self, MfPolicy};
 use super::pool::{reserve_level_pages, PoolLevel};
 use super::{Footprint, PRECONDITION_STREAM};
-use crate::config::{Config, GcPolicy, Settings};
+use crate::config::{Config, GcPolicy};
 use crate::engine::{derive_stream, Stream as Rng};
 use crate::error::Error;
 use crate::ftl::pagemap::{Base, FastLayout, HotBlocks};
 use crate::ftl::{BlockState, Ftl};
+use crate::settings::Settings;
 use rand::Rng as _;
 use serde_json::{json, Value};
 use std::collections::HashMap;

@@ -125,7 +125,7 @@ fn pattern_name(c: &Config) -> &'static str {
 /// the pool does not depend on it) leave the key alone. `seed_from` says whether the seed is
 /// `precondition.seed` or the run's.
 pub fn state_key(c: &Config) -> Value {
-    let s = crate::config::Settings::resolve(c);
+    let s = crate::settings::Settings::resolve(c);
     let fp = footprint(c, s.logical_pages);
     let (_, pool) = pool::resolve(c, &s, &fp);
     let page = c.flash.page_size_bytes as u64;
@@ -186,7 +186,7 @@ pub fn run_checked(
     let wall = Instant::now();
     let p = &c.precondition;
     let fp = footprint(c, ftl.logical_pages as u64);
-    let settings = crate::config::Settings::resolve(c);
+    let settings = crate::settings::Settings::resolve(c);
     let (level, pool_rec) = pool::resolve(c, &settings, &fp);
     ftl.set_untimed_pool(level);
     if ftl.in_place() {
@@ -361,7 +361,7 @@ fn write_overwrites(
 /// entries of each partition's flows (their address ranges): what LRU holds under uniform
 /// random lookups. MQSim fills its CMT during preconditioning too. An empty device has no translation page in flash
 /// yet: a first lookup needs no read (MQSim's unallocated translation page).
-fn place_mapping(ftl: &mut Ftl, c: &Config, s: &crate::config::Settings) -> Result<Value, Error> {
+fn place_mapping(ftl: &mut Ftl, c: &Config, s: &crate::settings::Settings) -> Result<Value, Error> {
     let tpages = ftl.translation_pages() as u32;
     for t in 0..tpages {
         let lpn = ftl.tpage_lpn(t);
@@ -378,7 +378,7 @@ fn place_mapping(ftl: &mut Ftl, c: &Config, s: &crate::config::Settings) -> Resu
     let mut warm = 0u64;
     for part in 0..parts {
         // The pages this partition's lookups address: its flow's range, or every flow's.
-        let ranges: Vec<&crate::config::FlowSettings> = if parts == 1 {
+        let ranges: Vec<&crate::settings::FlowSettings> = if parts == 1 {
             s.flows.iter().collect()
         } else {
             vec![&s.flows[part]]

@@ -15,7 +15,8 @@
 
 use super::meanfield::{self, MfPolicy};
 use super::Footprint;
-use crate::config::{Arrival, Config, FlowConfig, FreePool, GcPolicy, Replay, Settings, SizeDist};
+use crate::config::{Arrival, Config, FlowConfig, FreePool, GcPolicy, Replay, SizeDist};
+use crate::settings::Settings;
 use serde_json::{json, Value};
 
 /// The pool a preconditioned state keeps.

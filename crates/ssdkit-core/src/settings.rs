@@ -1,10 +1,13 @@
 //! Settings: the configuration resolved once, at load, into the values components read
 //! (geometry, logical pages, GC reserve and start points in pages, times in picoseconds, the
 //! stripe table, each flow's address range and pinned planes). Derived values are computed
-//! here and nowhere else, so validation, preconditioning, snapshots and the timed simulator
-//! all agree on them.
+//! here and nowhere else, so preconditioning, snapshots and the timed simulator all agree on
+//! them; the sizes in pages and blocks come from `config::Sizes`, which validation checks.
+//!
+//! Above `config` and `flash` (docs/architecture.md): the flash geometry and timing are part
+//! of what a configuration resolves to, and every other layer is built from these settings.
 
-use super::{CmtMode, Config, FlowConfig, InterfaceType};
+use crate::config::{CmtSettings, Config, FlowConfig, InterfaceType, Sizes};
 use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS};
 use crate::flash::{Geometry, Timing};
 
@@ -54,76 +57,13 @@ pub struct Settings {
     pub cmt: Option<CmtSettings>,
 }
 
-/// `[ftl.cmt]` resolved.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CmtSettings {
-    pub entry_bytes: u32,
-    /// Mapping entries in one translation page: page size / entry size.
-    pub entries_per_tpage: u32,
-    /// Translation pages holding the whole map: ceil(logical pages / entries per page).
-    pub translation_pages: u64,
-    /// Entries each LRU partition holds: one partition ("shared") or one per flow.
-    pub partition_entries: Vec<u64>,
-}
-
-impl CmtSettings {
-    fn resolve(c: &Config, geo: &Geometry, logical_pages: u64) -> Option<Self> {
-        let cmt = &c.ftl.cmt;
-        if cmt.mode == CmtMode::Ideal {
-            return None;
-        }
-        let entry_bytes = if cmt.entry_bytes == 0 {
-            super::mqsim_entry_bytes(geo.total_pages(), geo.sectors_per_page)
-        } else {
-            cmt.entry_bytes
-        };
-        let entries_per_tpage = (c.flash.page_size_bytes / entry_bytes).max(1);
-        let total = cmt.capacity_bytes / entry_bytes as u64;
-        let partition_entries = match cmt.mode {
-            CmtMode::PerFlow => {
-                let n = c.flows.len().max(1);
-                (0..n)
-                    .map(|i| {
-                        let share = cmt.shares.get(i).copied().unwrap_or(1.0 / n as f64);
-                        (total as f64 * share).floor() as u64
-                    })
-                    .collect()
-            }
-            _ => vec![total],
-        };
-        Some(Self {
-            entry_bytes,
-            entries_per_tpage,
-            translation_pages: logical_pages.div_ceil(entries_per_tpage as u64),
-            partition_entries,
-        })
-    }
-}
-
 impl Settings {
     pub fn resolve(c: &Config) -> Settings {
         let f = &c.flash;
+        let sizes = Sizes::of(c);
         let geo = Geometry::from_config(c);
-        let physical = geo.total_pages();
-        let logical_pages = (physical as f64 * (1.0 - c.ftl.spare_factor)).floor() as u64;
-        let ppb = f.pages_per_block as u64;
-        let planes = geo.planes() as u64;
-        let share_blocks = logical_pages.div_ceil(planes).div_ceil(ppb);
-        let reserve_blocks = reserve_blocks(c);
-        // Foreground GC starts only when user writes are blocked, which this floor always
-        // admits (`Ftl::gc_wanted` adds the blocked test).
-        let configured = if c.ftl.gc_foreground {
-            0
-        } else {
-            (c.ftl.gc_threshold * f.blocks_per_plane as f64 * ppb as f64).ceil() as u64
-        };
-        // Never later than one block before user writes would have to wait for the reserve,
-        // else a small plane could block its writers without ever starting GC.
-        let gc_start_free_pages = configured.max((reserve_blocks as u64 + 1) * ppb + 1);
-        let gc_background_free_pages =
-            (c.ftl.gc_background_threshold * f.blocks_per_plane as f64 * ppb as f64).ceil() as u64;
         let stripe = stripe_table(&c.ftl.allocation_order, &geo);
-        let capacity_bytes = logical_pages * f.page_size_bytes as u64;
+        let capacity_bytes = sizes.capacity_bytes;
         let flows = c
             .flows
             .iter()
@@ -137,16 +77,15 @@ impl Settings {
                 planes: pinned_planes(fl, &geo, &stripe),
             })
             .collect();
-        let cmt = CmtSettings::resolve(c, &geo, logical_pages);
         Settings {
             geo,
             timing: Timing::from_config(f, c.interface.sector_bytes),
-            logical_pages,
+            logical_pages: sizes.logical_pages,
             capacity_bytes,
-            share_blocks,
-            reserve_blocks,
-            gc_start_free_pages,
-            gc_background_free_pages,
+            share_blocks: sizes.share_blocks,
+            reserve_blocks: sizes.reserve_blocks,
+            gc_start_free_pages: sizes.gc_start_free_pages,
+            gc_background_free_pages: sizes.gc_background_free_pages,
             stripe,
             firmware_request_ps: us_to_ps(c.ftl.firmware_request_us),
             firmware_transaction_ps: us_to_ps(c.ftl.firmware_transaction_us),
@@ -165,18 +104,9 @@ impl Settings {
             },
             sata: c.interface.kind == InterfaceType::Sata,
             flows,
-            cmt,
+            cmt: sizes.cmt,
         }
     }
-}
-
-/// From the hard threshold, never fewer than two blocks so GC always has a block to move
-/// valid pages into.
-fn reserve_blocks(c: &Config) -> u32 {
-    let f = &c.flash;
-    let pages = f.blocks_per_plane as f64 * f.pages_per_block as f64;
-    let blocks = (c.ftl.gc_hard_threshold * pages / f.pages_per_block as f64).ceil() as u32;
-    blocks.max(2)
 }
 
 /// Plane of stripe unit k: `order` (a permutation of "CWDP", fastest-varying first) says
