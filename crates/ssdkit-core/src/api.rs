@@ -2,6 +2,7 @@
 
 use crate::config::{describes_no_device, Config, FLOWS_ONLY_PRESET};
 use crate::error::Error;
+use crate::result::PreconditionRecord;
 use crate::sim::{RunHooks, RunOutput, Simulator};
 use std::path::Path;
 use std::time::Instant;
@@ -138,20 +139,17 @@ pub fn simulator_from_snapshot(c: &Config, snapshot: &Path) -> Result<Simulator,
 pub fn load_snapshot(
     c: &Config,
     snapshot: &Path,
-) -> Result<(crate::ftl::Ftl, serde_json::Value), Error> {
+) -> Result<(crate::ftl::Ftl, PreconditionRecord), Error> {
     let t = Instant::now();
     let (ftl, mut rec) = crate::ftl::snapshot::load(c, snapshot)?;
-    if !rec.is_object() {
-        rec = serde_json::json!({});
-    }
-    rec["snapshot"] = serde_json::json!(snapshot.display().to_string());
-    rec["snapshot_load_s"] = serde_json::json!(t.elapsed().as_secs_f64());
+    rec.snapshot = Some(snapshot.display().to_string());
+    rec.snapshot_load_s = Some(t.elapsed().as_secs_f64());
     Ok((ftl, rec))
 }
 
 /// Preconditions the device of `c` and saves it to `output`. Returns the preconditioning
 /// record with the file size and the time taken to save.
-pub fn precondition_to_snapshot(c: &Config, output: &Path) -> Result<serde_json::Value, Error> {
+pub fn precondition_to_snapshot(c: &Config, output: &Path) -> Result<PreconditionRecord, Error> {
     precondition_to_snapshot_checked(c, output, &mut || Ok(()))
 }
 
@@ -161,14 +159,14 @@ pub fn precondition_to_snapshot_checked(
     c: &Config,
     output: &Path,
     check: &mut dyn FnMut() -> Result<(), Error>,
-) -> Result<serde_json::Value, Error> {
+) -> Result<PreconditionRecord, Error> {
     let mut ftl = crate::ftl::Ftl::new(c, &crate::settings::Settings::resolve(c));
     let mut rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
     let t = Instant::now();
     let bytes = crate::ftl::snapshot::save(&ftl, c, &rec, output)?;
-    rec["snapshot_bytes"] = serde_json::json!(bytes);
-    rec["snapshot_save_s"] = serde_json::json!(t.elapsed().as_secs_f64());
-    rec["snapshot"] = serde_json::json!(output.display().to_string());
+    rec.snapshot_bytes = Some(bytes);
+    rec.snapshot_save_s = Some(t.elapsed().as_secs_f64());
+    rec.snapshot = Some(output.display().to_string());
     Ok(rec)
 }
 

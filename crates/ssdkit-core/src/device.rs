@@ -77,7 +77,7 @@ impl Device {
         c: &Config,
         s: Settings,
         ftl: crate::ftl::Ftl,
-        precondition: serde_json::Value,
+        precondition: crate::result::PreconditionRecord,
     ) -> Self {
         let flows = s
             .flows

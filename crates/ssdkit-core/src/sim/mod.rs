@@ -201,9 +201,9 @@ pub struct Simulator {
     /// Reused buffer of a victim's moves.
     gc_scratch: Vec<(Lpn, Ppn)>,
     /// What preconditioning did (or which snapshot the state came from), for the result.
-    pub(crate) precondition: serde_json::Value,
+    pub(crate) precondition: crate::result::PreconditionRecord,
     /// Where each random stream came from, for the result.
-    pub(crate) random_streams: serde_json::Value,
+    pub(crate) random_streams: crate::result::RandomStreams,
     /// The time series of `run.timeseries_window_ms` (off when 0).
     pub(crate) series: Recorder,
     /// The rounds of `[steady_state]` (off unless enabled).
@@ -288,7 +288,7 @@ impl Simulator {
     pub fn with_ftl(
         c: &Config,
         ftl: Ftl,
-        precondition: serde_json::Value,
+        precondition: crate::result::PreconditionRecord,
     ) -> Result<Self, crate::Error> {
         let s = Settings::resolve(c);
         let flows = Self::make_flows(c, &s)?;
@@ -299,7 +299,7 @@ impl Simulator {
         c: &Config,
         s: Settings,
         mut ftl: Ftl,
-        precondition: serde_json::Value,
+        precondition: crate::result::PreconditionRecord,
         flows: Vec<Flow>,
     ) -> Self {
         ftl.clear_gc_wakes();
@@ -314,16 +314,18 @@ impl Simulator {
         };
         // GC's stream belongs to the device: preconditioning seeds it and the run continues it
         // (from a snapshot too: the snapshot saves it).
-        let random_streams = serde_json::json!({
-            "seed": c.run.seed,
-            "flows": "run.seed (one stream per flow for sizes and addresses, one for arrivals)",
-            "gc_victims": if c.precondition.seed.is_some() {
+        let random_streams = crate::result::RandomStreams {
+            seed: c.run.seed,
+            flows: "run.seed (one stream per flow for sizes and addresses, one for arrivals)"
+                .into(),
+            gc_victims: if c.precondition.seed.is_some() {
                 "precondition.seed (the device's stream, continued from preconditioning)"
             } else {
                 "run.seed (the device's stream, continued from preconditioning)"
-            },
-            "precondition_seed": c.precondition_seed(),
-        });
+            }
+            .into(),
+            precondition_seed: c.precondition_seed(),
+        };
         let start = DeviceSample {
             free_blocks: ftl.total_free_blocks(),
             gc_runs: ftl.stats().gc_runs,
