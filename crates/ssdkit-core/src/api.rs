@@ -160,7 +160,7 @@ pub fn precondition_to_snapshot_checked(
     output: &Path,
     check: &mut dyn FnMut() -> Result<(), Error>,
 ) -> Result<PreconditionRecord, Error> {
-    let mut ftl = crate::ftl::Ftl::new(c, &crate::settings::Settings::resolve(c));
+    let mut ftl = crate::ftl::Ftl::new(&crate::settings::Settings::resolve(c));
     let mut rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
     let t = Instant::now();
     let bytes = crate::ftl::snapshot::save(&ftl, c, &rec, output)?;

@@ -61,7 +61,7 @@ impl Device {
     pub fn new(c: &Config) -> Result<Self, Error> {
         refuse_rounds(c)?;
         let s = Settings::resolve(c);
-        let mut ftl = crate::ftl::Ftl::new(c, &s);
+        let mut ftl = crate::ftl::Ftl::new(&s);
         let rec = crate::ftl::precondition::run(&mut ftl, c)?;
         Ok(Self::assemble(c, s, ftl, rec))
     }

@@ -7,7 +7,10 @@
 //! Above `config` and `flash` (docs/architecture.md): the flash geometry and timing are part
 //! of what a configuration resolves to, and every other layer is built from these settings.
 
-use crate::config::{CmtSettings, Config, FlowConfig, InterfaceType, Sizes};
+use crate::config::{
+    Arbitration, CmtSettings, Config, DataPointers, FlowConfig, GcPolicy, InterfaceType, LinkModel,
+    Medium, Placement, Priority, Sizes,
+};
 use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS};
 use crate::flash::{Geometry, Timing};
 
@@ -55,6 +58,227 @@ pub struct Settings {
     pub flows: Vec<FlowSettings>,
     /// The cached mapping table; None with `ftl.cmt.mode = "ideal"`.
     pub cmt: Option<CmtSettings>,
+    /// The host interface: queues, fetch, data pointers, the link.
+    pub host: HostSettings,
+    /// The FTL's policies.
+    pub ftl: FtlSettings,
+    /// `run.latency_breakdown`: components record where each request's time went.
+    pub latency_breakdown: bool,
+}
+
+/// The FTL's policies (`[ftl]`) and the seed of the device's random stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FtlSettings {
+    pub gc_policy: GcPolicy,
+    /// Candidates of d-choices (`ftl.gc_d`).
+    pub gc_d: u32,
+    /// `ftl.gc_foreground`: GC starts only when user writes are blocked.
+    pub gc_foreground: bool,
+    /// `ftl.gc_refill`: GC refills the free pool to its start threshold.
+    pub gc_refill: bool,
+    pub wl_dynamic: bool,
+    pub wl_static: bool,
+    pub wl_static_threshold: u32,
+    pub wl_static_interval: u32,
+    pub placement: Placement,
+    /// `flash.medium = "in_place"`: pages are overwritten where they are.
+    pub in_place: bool,
+    /// Seed of the device's streams (GC victims): `precondition.seed`, or `run.seed`.
+    pub device_seed: u64,
+}
+
+impl FtlSettings {
+    pub fn resolve(c: &Config) -> Self {
+        let f = &c.ftl;
+        Self {
+            gc_policy: f.gc_policy,
+            gc_d: f.gc_d,
+            gc_foreground: f.gc_foreground,
+            gc_refill: f.gc_refill,
+            wl_dynamic: f.wl_dynamic,
+            wl_static: f.wl_static,
+            wl_static_threshold: f.wl_static_threshold,
+            wl_static_interval: f.wl_static_interval,
+            placement: f.placement,
+            in_place: c.flash.medium == Medium::InPlace,
+            device_seed: c.precondition_seed(),
+        }
+    }
+}
+
+/// The host interface resolved (`[interface]`, `[pcie]`, the flows' priorities).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSettings {
+    /// Device-side queues: one per flow (NVMe), or the one shared NCQ (SATA).
+    pub queues: usize,
+    /// Requests of one queue inside the device at once: `interface.queue_fetch_size` (NVMe,
+    /// MQSim's QueueFetchSize) or `interface.ncq_depth` (SATA).
+    pub fetch_limit: u32,
+    /// Commands inside the device over all queues (`interface.max_inflight_commands`);
+    /// u32::MAX = no limit.
+    pub max_inflight: u32,
+    /// NVMe weighted round robin with urgent class; None = round robin.
+    pub weighted: Option<WeightedArbitration>,
+    /// `interface.pipelined_transfers`.
+    pub pipelined_transfers: bool,
+    /// `interface.data_pointers`, and the sizes its lists are counted in.
+    pub data_pointers: DataPointers,
+    pub memory_page_bytes: u64,
+    pub buffer_extent_bytes: u64,
+    /// Bytes per logical sector.
+    pub sector_bytes: u64,
+    /// Each stage of the SATA host bus adapter (`interface.sata_processing_delay_us`); 0 for
+    /// NVMe.
+    pub hba_ps: Picoseconds,
+    pub link: LinkSettings,
+}
+
+/// `interface.arbitration = "weighted"`: each queue's class and the classes' turns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeightedArbitration {
+    /// Class of each queue: 0 urgent, 1 high, 2 medium, 3 low.
+    pub classes: Vec<u8>,
+    /// Commands per turn of the high, medium and low classes (`interface.wrr_*`).
+    pub weights: [u32; 3],
+}
+
+/// Which wire a link models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkKind {
+    /// PCIe: full duplex, TLPs with header overhead.
+    Pcie,
+    /// SATA: half duplex, FISes with frame overhead.
+    Sata,
+    /// `interface.link_model = "ideal"`: transfers take no time.
+    Ideal,
+}
+
+/// The host link resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkSettings {
+    pub kind: LinkKind,
+    /// Payload bytes per second (1 for the ideal link, which never uses it).
+    pub bytes_per_s: f64,
+    /// Bytes each packet adds to its payload (TLP header, SATA frame).
+    pub overhead_bytes: u64,
+    /// Largest payload of one packet (PCIe max payload size, SATA data FIS).
+    pub max_payload_bytes: u64,
+    /// Largest read request (PCIe max read request size; unbounded for SATA).
+    pub max_read_request_bytes: u64,
+    /// A DLLP (Ack, UpdateFC) per this many TLPs received; 0 = none (PCIe modelled only).
+    pub ack_every_tlps: u64,
+    pub update_fc_every_tlps: u64,
+    pub dllp_bytes: u64,
+}
+
+/// Payload bytes per second of a SATA link of `gbps` line rate: 8b/10b coded, so 150, 300 and
+/// 600 MB/s for SATA 1.5, 3 and 6 Gb/s.
+pub fn sata_bytes_per_s(gbps: f64) -> f64 {
+    gbps * 1e9 * (8.0 / 10.0) / 8.0
+}
+
+/// Payload bytes per second of a PCIe link: lanes x transfer rate x line-code efficiency.
+pub fn pcie_bytes_per_s(generation: u32, lanes: u32) -> f64 {
+    let (gts, eff) = match generation {
+        1 => (2.5e9, 8.0 / 10.0),
+        2 => (5.0e9, 8.0 / 10.0),
+        3 => (8.0e9, 128.0 / 130.0),
+        4 => (16.0e9, 128.0 / 130.0),
+        _ => (32.0e9, 128.0 / 130.0),
+    };
+    lanes as f64 * gts * eff / 8.0
+}
+
+impl LinkSettings {
+    pub fn resolve(c: &Config) -> Self {
+        let i = &c.interface;
+        let dllps = i.link_model != LinkModel::Ideal
+            && i.kind == InterfaceType::Nvme
+            && (c.pcie.ack_every_tlps > 0 || c.pcie.update_fc_every_tlps > 0);
+        let (kind, bytes_per_s, overhead, mps, mrrs) = match (i.link_model, i.kind) {
+            (LinkModel::Ideal, _) => (LinkKind::Ideal, 1.0, 0, 4096, 4096),
+            (_, InterfaceType::Nvme) => (
+                LinkKind::Pcie,
+                pcie_bytes_per_s(c.pcie.generation, c.pcie.lanes),
+                c.pcie.packet_overhead_bytes as u64,
+                c.pcie.max_payload_bytes as u64,
+                c.pcie.max_read_request_bytes as u64,
+            ),
+            (_, InterfaceType::Sata) => (
+                LinkKind::Sata,
+                sata_bytes_per_s(i.sata_gbps),
+                i.sata_frame_overhead_bytes as u64,
+                i.sata_max_data_fis_bytes as u64,
+                u64::MAX,
+            ),
+        };
+        Self {
+            kind,
+            bytes_per_s,
+            overhead_bytes: overhead,
+            max_payload_bytes: mps,
+            max_read_request_bytes: mrrs,
+            ack_every_tlps: if dllps {
+                c.pcie.ack_every_tlps as u64
+            } else {
+                0
+            },
+            update_fc_every_tlps: if dllps {
+                c.pcie.update_fc_every_tlps as u64
+            } else {
+                0
+            },
+            dllp_bytes: c.pcie.dllp_bytes as u64,
+        }
+    }
+}
+
+impl HostSettings {
+    pub fn resolve(c: &Config) -> Self {
+        let i = &c.interface;
+        let sata = i.kind == InterfaceType::Sata;
+        let (queues, fetch_limit) = if sata {
+            (1, i.ncq_depth)
+        } else {
+            (c.flows.len(), i.queue_fetch_size)
+        };
+        let weighted =
+            (i.arbitration == Arbitration::Weighted && queues == c.flows.len()).then(|| {
+                WeightedArbitration {
+                    classes: c
+                        .flows
+                        .iter()
+                        .map(|f| match f.priority {
+                            Priority::Urgent => 0,
+                            Priority::High => 1,
+                            Priority::Medium => 2,
+                            Priority::Low => 3,
+                        })
+                        .collect(),
+                    weights: [i.wrr_high, i.wrr_medium, i.wrr_low],
+                }
+            });
+        Self {
+            queues,
+            fetch_limit,
+            max_inflight: match i.max_inflight_commands {
+                0 => u32::MAX,
+                n => n,
+            },
+            weighted,
+            pipelined_transfers: i.pipelined_transfers,
+            data_pointers: i.data_pointers,
+            memory_page_bytes: i.memory_page_bytes as u64,
+            buffer_extent_bytes: i.buffer_extent_bytes as u64,
+            sector_bytes: i.sector_bytes as u64,
+            hba_ps: if sata {
+                us_to_ps(i.sata_processing_delay_us)
+            } else {
+                0
+            },
+            link: LinkSettings::resolve(c),
+        }
+    }
 }
 
 impl Settings {
@@ -105,6 +329,9 @@ impl Settings {
             sata: c.interface.kind == InterfaceType::Sata,
             flows,
             cmt: sizes.cmt,
+            host: HostSettings::resolve(c),
+            ftl: FtlSettings::resolve(c),
+            latency_breakdown: c.run.latency_breakdown,
         }
     }
 }

@@ -209,3 +209,86 @@ fn the_scanner_sees_grouped_and_inline_paths() {
     let names: Vec<String> = crate_names(&code).into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["config", "flash", "Error", "tsu"]);
 }
+
+/// Layers whose components are built from `settings::Settings` (the configuration resolved
+/// once), never from the raw configuration.
+const BUILT_FROM_SETTINGS: &[&str] = &[
+    "cache", "flash", "frontend", "ftl", "host", "stats", "tsu", "workload",
+];
+
+/// Constructors that still read a configuration section. TODO(issue 32): resolve each into
+/// `Settings` and remove it here; the list may only shrink.
+const NOT_YET: &[&str] = &[
+    "cache/mod.rs",
+    "cache/dram.rs",
+    "host/interrupts.rs",
+    "stats/steady.rs",
+    "tsu/suspension.rs",
+    "workload/flow.rs",
+    "workload/synthetic.rs",
+    "workload/trace/delimited.rs",
+];
+
+/// The parameter list of each `fn new` in `code`.
+fn constructor_params(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("fn new") {
+        let rest = &code[i + "fn new".len()..];
+        let Some(open) = rest.find('(') else { continue };
+        if !rest[..open].trim().is_empty() && !rest[..open].trim().starts_with('<') {
+            continue; // `fn new_x(`
+        }
+        let mut depth = 0;
+        for (j, c) in rest[open..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        out.push(&rest[open + 1..open + j]);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn components_are_built_from_settings_not_the_configuration() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut wrong = Vec::new();
+    for layer in BUILT_FROM_SETTINGS {
+        let mut files = Vec::new();
+        let dir = src.join(layer);
+        if dir.is_dir() {
+            rust_files(&dir, &mut files);
+        } else {
+            files.push(src.join(format!("{layer}.rs")));
+        }
+        files.sort();
+        for f in files {
+            let rel = f.strip_prefix(&src).unwrap().display().to_string();
+            if NOT_YET.contains(&rel.as_str()) {
+                continue;
+            }
+            let code = code_only(&fs::read_to_string(&f).unwrap());
+            for params in constructor_params(&code) {
+                let reads_config = params
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|w| w.ends_with("Config"));
+                if reads_config {
+                    wrong.push(format!("src/{rel}: fn new({})", params.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "constructors that read the raw configuration; build them from settings::Settings \
+         (resolved once, docs/architecture.md):\n{}",
+        wrong.join("\n")
+    );
+}

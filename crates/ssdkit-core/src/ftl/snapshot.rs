@@ -446,7 +446,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
             diffs.join("; ")
         )));
     }
-    let mut ftl = Ftl::unbuilt(c, &Settings::resolve(c));
+    let mut ftl = Ftl::unbuilt(&Settings::resolve(c));
     let g = ftl.geo;
     if header["physical_pages"].as_u64() != Some(g.total_pages())
         || header["blocks"].as_u64() != Some(g.total_blocks() as u64)

@@ -246,7 +246,7 @@ impl Simulator {
         let s = Settings::resolve(c);
         // Open the traces first: a missing file should not cost a preconditioning.
         let flows = Self::make_flows(c, &s)?;
-        let mut ftl = Ftl::new(c, &s);
+        let mut ftl = Ftl::new(&s);
         let rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
         Ok(Self::assemble_with(c, s, ftl, rec, flows))
     }
@@ -363,7 +363,7 @@ impl Simulator {
             halt: false,
             at_last: None,
             q: EventQueue::new(),
-            host: Host::new(c, &s),
+            host: Host::new(&s),
             firmware: Firmware::new(&s),
             backend: Backend::new(geo, s.timing.clone()),
             ftl,
