@@ -22,7 +22,7 @@ fn main() {
         rec.snapshot_bytes.unwrap()
     );
     let t = Instant::now();
-    let (ftl, _) = ssdkit_core::ftl::snapshot::load(&c, &path).unwrap();
+    let (ftl, _) = ssdkit_core::internals::ftl::snapshot::load(&c, &path).unwrap();
     println!(
         "load {:.2} s ({} logical pages)",
         t.elapsed().as_secs_f64(),

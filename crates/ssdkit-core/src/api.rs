@@ -128,7 +128,9 @@ pub fn run_from_snapshot(
 }
 
 /// A simulator over the device state of a snapshot; the result records the file and how
-/// long loading took, next to the preconditioning record saved in it.
+/// long loading took, next to the preconditioning record saved in it. For tests and fuzz
+/// targets: the simulator is not public API.
+#[doc(hidden)]
 pub fn simulator_from_snapshot(c: &Config, snapshot: &Path) -> Result<Simulator, Error> {
     let (ftl, rec) = load_snapshot(c, snapshot)?;
     Simulator::with_ftl(c, ftl, rec)
@@ -136,7 +138,7 @@ pub fn simulator_from_snapshot(c: &Config, snapshot: &Path) -> Result<Simulator,
 
 /// The device state of a snapshot and its record for the result (the file, the load time,
 /// and the preconditioning record saved in it).
-pub fn load_snapshot(
+pub(crate) fn load_snapshot(
     c: &Config,
     snapshot: &Path,
 ) -> Result<(crate::ftl::Ftl, PreconditionRecord), Error> {
@@ -170,7 +172,9 @@ pub fn precondition_to_snapshot_checked(
     Ok(rec)
 }
 
-/// Runs and returns the simulator too, so tests can inspect the final FTL state.
+/// Runs and returns the simulator too, so tests can inspect the final FTL state (the
+/// simulator is not public API).
+#[doc(hidden)]
 pub fn run_keep_state(c: &Config, keep_log: bool) -> Result<(RunOutput, Simulator), Error> {
     Simulator::new(c)?.run(c, false, keep_log)
 }

@@ -33,22 +33,74 @@
 //! `ftl`, `frontend`, `host`, `sim`, `api`, `device` (docs/architecture.md says why; the test
 //! `tests/layers.rs` holds the sources to it).
 
+// The public API: configuration and presets, runs, the step-by-step device, the result
+// document, errors.
 pub mod api;
-pub mod cache;
 pub mod config;
 pub mod device;
-pub mod engine;
 pub mod error;
-pub mod flash;
-pub mod frontend;
-pub mod ftl;
-pub mod host;
-pub mod ids;
 pub mod result;
-pub mod settings;
-pub mod sim;
-pub mod stats;
-pub mod tsu;
-pub mod workload;
 
+pub use api::{load, run, Source};
+pub use device::Device;
 pub use error::Error;
+pub use sim::{CompletionRecord, LogMode, Progress, RunHooks, RunOutput};
+pub use stats::breakdown::{RESPONSE_STEPS, STEP_NAMES};
+pub use workload::Op;
+
+// The layers (docs/architecture.md).
+pub(crate) mod cache;
+pub(crate) mod engine;
+pub(crate) mod flash;
+pub(crate) mod frontend;
+pub(crate) mod ftl;
+pub(crate) mod host;
+pub(crate) mod ids;
+pub(crate) mod settings;
+pub(crate) mod sim;
+pub(crate) mod stats;
+pub(crate) mod tsu;
+pub(crate) mod workload;
+
+/// The layers' own types, for this crate's integration tests, examples and fuzz targets,
+/// which check and measure the inside of the simulator. Not a stable API: bindings and
+/// programs use the modules above.
+#[doc(hidden)]
+pub mod internals {
+    pub mod cache {
+        pub use crate::cache::*;
+    }
+    pub mod engine {
+        pub use crate::engine::*;
+    }
+    pub mod flash {
+        pub use crate::flash::*;
+    }
+    pub mod frontend {
+        pub use crate::frontend::*;
+    }
+    pub mod ftl {
+        pub use crate::ftl::*;
+    }
+    pub mod host {
+        pub use crate::host::*;
+    }
+    pub mod ids {
+        pub use crate::ids::*;
+    }
+    pub mod settings {
+        pub use crate::settings::*;
+    }
+    pub mod sim {
+        pub use crate::sim::*;
+    }
+    pub mod stats {
+        pub use crate::stats::*;
+    }
+    pub mod tsu {
+        pub use crate::tsu::*;
+    }
+    pub mod workload {
+        pub use crate::workload::*;
+    }
+}

@@ -127,6 +127,9 @@ fn imports(src: &Path) -> Vec<(String, String, String, usize)> {
     let mut edges = Vec::new();
     for f in files {
         let rel = f.strip_prefix(src).unwrap();
+        if rel == Path::new("lib.rs") {
+            continue; // the root declares and re-exports every module
+        }
         let first = rel
             .components()
             .next()
@@ -290,5 +293,24 @@ fn components_are_built_from_settings_not_the_configuration() {
         "constructors that read the raw configuration; build them from settings::Settings \
          (resolved once, docs/architecture.md):\n{}",
         wrong.join("\n")
+    );
+}
+
+/// The public API is configuration, runs, the device, the result and errors; the layers are
+/// `pub(crate)`, reached from tests only through the hidden `internals` module.
+#[test]
+fn only_the_public_api_is_public() {
+    let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs");
+    let code = code_only(&fs::read_to_string(lib).unwrap());
+    // Declarations at the root only (the modules inside `internals` are indented).
+    let mut public: Vec<&str> = code
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches([';', '{', ' ']))
+        .collect();
+    public.sort_unstable();
+    assert_eq!(
+        public,
+        ["api", "config", "device", "error", "internals", "result"]
     );
 }

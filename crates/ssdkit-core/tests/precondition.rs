@@ -11,9 +11,9 @@ use common::*;
 use serde_json::Value;
 use ssdkit_core::api::{self, load, Source};
 use ssdkit_core::config::{Config, PreconditionMode};
-use ssdkit_core::ftl::BlockState;
-use ssdkit_core::ftl::{precondition, snapshot, Ftl};
-use ssdkit_core::ids::BlockId;
+use ssdkit_core::internals::ftl::BlockState;
+use ssdkit_core::internals::ftl::{precondition, snapshot, Ftl};
+use ssdkit_core::internals::ids::BlockId;
 use ssdkit_core::result::PreconditionRecord;
 
 /// 4 planes of 256 blocks of 64 pages of 4 KiB: 256 MiB, small enough to write for real. A bare
@@ -455,8 +455,8 @@ fn the_state_key_decides_the_preconditioned_state() {
 /// loads to the same state, and both copies go on alike.
 #[test]
 fn a_snapshot_of_a_device_that_ran_is_that_device() {
-    use ssdkit_core::ftl::gc::write_now;
-    use ssdkit_core::ids::Lpn;
+    use ssdkit_core::internals::ftl::gc::write_now;
+    use ssdkit_core::internals::ids::Lpn;
     let dir = std::env::temp_dir().join(format!("ssdkit-snap-ran-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for mode in ["fast", "write", "sequential"] {

@@ -5,8 +5,8 @@ mod common;
 
 use common::TINY;
 use ssdkit_core::api::{run, run_with};
+use ssdkit_core::internals::sim::{CompletionRecord, LogMode, Progress, RunHooks};
 use ssdkit_core::result::RunResult;
-use ssdkit_core::sim::{CompletionRecord, LogMode, Progress, RunHooks};
 use ssdkit_core::Error;
 
 fn cfg(extra: &[&str]) -> ssdkit_core::config::Config {
