@@ -9,6 +9,6 @@ fuzz_target!(|data: &[u8]| {
     ssdkit_fuzz::drain(data, TraceFormat::Disksim, None);
     ssdkit_fuzz::drain(data, TraceFormat::DisksimPages, None);
     for line in data.split(|&b| b == b'\n') {
-        ssdkit_core::workload::trace::check_fast_paths(line);
+        ssdkit_core::internals::workload::trace::check_fast_paths(line);
     }
 });

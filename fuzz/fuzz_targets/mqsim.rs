@@ -8,6 +8,6 @@ use ssdkit_core::config::TraceFormat;
 fuzz_target!(|data: &[u8]| {
     ssdkit_fuzz::drain(data, TraceFormat::Mqsim, None);
     for line in data.split(|&b| b == b'\n') {
-        ssdkit_core::workload::trace::check_fast_paths(line);
+        ssdkit_core::internals::workload::trace::check_fast_paths(line);
     }
 });

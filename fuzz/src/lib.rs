@@ -4,7 +4,7 @@
 use std::io::Cursor;
 
 use ssdkit_core::config::{DelimitedConfig, TimeUnit, TraceFormat};
-use ssdkit_core::workload::trace::{validate_delimited, TraceReader};
+use ssdkit_core::internals::workload::trace::{validate_delimited, TraceReader};
 use ssdkit_core::Error;
 
 /// True for gzip or zstd input. The per-format targets leave those to `detect`: a few bytes of

@@ -21,8 +21,8 @@
 
 use ssdkit_core::api::{load, Source};
 use ssdkit_core::device::{Completion, Device};
-use ssdkit_core::workload::Op;
 use ssdkit_core::Error;
+use ssdkit_core::Op;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::ffi::{CStr, CString};

@@ -6,7 +6,7 @@
 use ssdkit::*;
 use ssdkit_core::api::{load, precondition_to_snapshot, Source};
 use ssdkit_core::device::{Completion, Device};
-use ssdkit_core::workload::Op;
+use ssdkit_core::internals::workload::Op;
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_int};
 use std::ptr;

@@ -17,12 +17,12 @@ fn main() {
     let rec = precondition_to_snapshot(&c, &path).unwrap();
     println!(
         "precondition {:.2} s, save {:.2} s, {} bytes",
-        rec["wall_time_s"].as_f64().unwrap(),
-        rec["snapshot_save_s"].as_f64().unwrap(),
-        rec["snapshot_bytes"]
+        rec.wall_time_s,
+        rec.snapshot_save_s.unwrap(),
+        rec.snapshot_bytes.unwrap()
     );
     let t = Instant::now();
-    let (ftl, _) = ssdkit_core::ftl::snapshot::load(&c, &path).unwrap();
+    let (ftl, _) = ssdkit_core::internals::ftl::snapshot::load(&c, &path).unwrap();
     println!(
         "load {:.2} s ({} logical pages)",
         t.elapsed().as_secs_f64(),

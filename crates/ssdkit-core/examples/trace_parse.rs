@@ -18,8 +18,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use ssdkit_core::config::TraceFormat;
-use ssdkit_core::workload::trace::{format_name, parse_format_name, TraceReader, FORMAT_NAMES};
-use ssdkit_core::workload::Op;
+use ssdkit_core::internals::workload::trace::{
+    format_name, parse_format_name, TraceReader, FORMAT_NAMES,
+};
+use ssdkit_core::internals::workload::Op;
 
 fn usage() -> ExitCode {
     eprintln!(

@@ -2,6 +2,7 @@
 
 use crate::config::{describes_no_device, Config, FLOWS_ONLY_PRESET};
 use crate::error::Error;
+use crate::result::PreconditionRecord;
 use crate::sim::{RunHooks, RunOutput, Simulator};
 use std::path::Path;
 use std::time::Instant;
@@ -127,7 +128,9 @@ pub fn run_from_snapshot(
 }
 
 /// A simulator over the device state of a snapshot; the result records the file and how
-/// long loading took, next to the preconditioning record saved in it.
+/// long loading took, next to the preconditioning record saved in it. For tests and fuzz
+/// targets: the simulator is not public API.
+#[doc(hidden)]
 pub fn simulator_from_snapshot(c: &Config, snapshot: &Path) -> Result<Simulator, Error> {
     let (ftl, rec) = load_snapshot(c, snapshot)?;
     Simulator::with_ftl(c, ftl, rec)
@@ -135,23 +138,20 @@ pub fn simulator_from_snapshot(c: &Config, snapshot: &Path) -> Result<Simulator,
 
 /// The device state of a snapshot and its record for the result (the file, the load time,
 /// and the preconditioning record saved in it).
-pub fn load_snapshot(
+pub(crate) fn load_snapshot(
     c: &Config,
     snapshot: &Path,
-) -> Result<(crate::ftl::Ftl, serde_json::Value), Error> {
+) -> Result<(crate::ftl::Ftl, PreconditionRecord), Error> {
     let t = Instant::now();
     let (ftl, mut rec) = crate::ftl::snapshot::load(c, snapshot)?;
-    if !rec.is_object() {
-        rec = serde_json::json!({});
-    }
-    rec["snapshot"] = serde_json::json!(snapshot.display().to_string());
-    rec["snapshot_load_s"] = serde_json::json!(t.elapsed().as_secs_f64());
+    rec.snapshot = Some(snapshot.display().to_string());
+    rec.snapshot_load_s = Some(t.elapsed().as_secs_f64());
     Ok((ftl, rec))
 }
 
 /// Preconditions the device of `c` and saves it to `output`. Returns the preconditioning
 /// record with the file size and the time taken to save.
-pub fn precondition_to_snapshot(c: &Config, output: &Path) -> Result<serde_json::Value, Error> {
+pub fn precondition_to_snapshot(c: &Config, output: &Path) -> Result<PreconditionRecord, Error> {
     precondition_to_snapshot_checked(c, output, &mut || Ok(()))
 }
 
@@ -161,18 +161,20 @@ pub fn precondition_to_snapshot_checked(
     c: &Config,
     output: &Path,
     check: &mut dyn FnMut() -> Result<(), Error>,
-) -> Result<serde_json::Value, Error> {
-    let mut ftl = crate::ftl::Ftl::new(c, &crate::config::Settings::resolve(c));
+) -> Result<PreconditionRecord, Error> {
+    let mut ftl = crate::ftl::Ftl::new(&crate::settings::Settings::resolve(c));
     let mut rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
     let t = Instant::now();
     let bytes = crate::ftl::snapshot::save(&ftl, c, &rec, output)?;
-    rec["snapshot_bytes"] = serde_json::json!(bytes);
-    rec["snapshot_save_s"] = serde_json::json!(t.elapsed().as_secs_f64());
-    rec["snapshot"] = serde_json::json!(output.display().to_string());
+    rec.snapshot_bytes = Some(bytes);
+    rec.snapshot_save_s = Some(t.elapsed().as_secs_f64());
+    rec.snapshot = Some(output.display().to_string());
     Ok(rec)
 }
 
-/// Runs and returns the simulator too, so tests can inspect the final FTL state.
+/// Runs and returns the simulator too, so tests can inspect the final FTL state (the
+/// simulator is not public API).
+#[doc(hidden)]
 pub fn run_keep_state(c: &Config, keep_log: bool) -> Result<(RunOutput, Simulator), Error> {
     Simulator::new(c)?.run(c, false, keep_log)
 }
@@ -187,7 +189,7 @@ pub fn precondition_key(c: &Config) -> serde_json::Value {
 /// MQSim importers, which turn percentages of the device into byte ranges).
 pub fn device_info(c: &Config) -> serde_json::Value {
     let f = &c.flash;
-    let logical_pages = crate::config::Settings::resolve(c).logical_pages;
+    let logical_pages = crate::settings::Settings::resolve(c).logical_pages;
     serde_json::json!({
         "capacity_bytes": logical_pages * f.page_size_bytes as u64,
         "logical_pages": logical_pages,

@@ -15,10 +15,11 @@
 //! submission queue does; later submissions wait in the host, their latency counting from
 //! the time they were submitted here, exactly as an open-loop trace flow's do.
 
-use crate::config::{Config, Settings};
+use crate::config::Config;
 use crate::engine::Picoseconds;
 use crate::error::Error;
 use crate::ids::FlowId;
+use crate::settings::Settings;
 use crate::sim::{CompletionRecord, Simulator};
 use crate::workload::flow::Flow;
 use crate::workload::synthetic::HostRequest;
@@ -60,7 +61,7 @@ impl Device {
     pub fn new(c: &Config) -> Result<Self, Error> {
         refuse_rounds(c)?;
         let s = Settings::resolve(c);
-        let mut ftl = crate::ftl::Ftl::new(c, &s);
+        let mut ftl = crate::ftl::Ftl::new(&s);
         let rec = crate::ftl::precondition::run(&mut ftl, c)?;
         Ok(Self::assemble(c, s, ftl, rec))
     }
@@ -76,7 +77,7 @@ impl Device {
         c: &Config,
         s: Settings,
         ftl: crate::ftl::Ftl,
-        precondition: serde_json::Value,
+        precondition: crate::result::PreconditionRecord,
     ) -> Self {
         let flows = s
             .flows

@@ -23,26 +23,84 @@
 //! `sim` owns one of each component, defines the event enum and dispatches events to the
 //! components (`sim::dispatch`, `sim::gc`), and drives runs (`sim::run`: the batch run and the
 //! `step`/`run_until`/`is_idle` primitives). `engine` is the generic event queue (its
-//! entries one integer each), slab and random streams; `config` holds the typed configuration and its
-//! resolution into `config::Settings` (derived values, times in picoseconds), read by every
-//! component; `ids` the index types; `result` the typed result document. Time is `u64` picoseconds; every random stream derives
-//! from the run seed.
+//! entries one integer each), slab and random streams; `config` holds the typed configuration
+//! and its validation; `settings` its resolution (derived values, times in picoseconds), read by
+//! every component; `ids` the index types; `result` the typed result document. Time is `u64`
+//! picoseconds; every random stream derives from the run seed.
+//!
+//! The top-level modules are layers: each uses only those below it, lowest first `engine`,
+//! `ids`, `error`, `config`, `flash`, `settings`, `workload`, `cache`, `tsu`, `result`, `stats`,
+//! `ftl`, `frontend`, `host`, `sim`, `api`, `device` (docs/architecture.md says why; the test
+//! `tests/layers.rs` holds the sources to it).
 
+// The public API: configuration and presets, runs, the step-by-step device, the result
+// document, errors.
 pub mod api;
-pub mod cache;
 pub mod config;
 pub mod device;
-pub mod engine;
 pub mod error;
-pub mod flash;
-pub mod frontend;
-pub mod ftl;
-pub mod host;
-pub mod ids;
 pub mod result;
-pub mod sim;
-pub mod stats;
-pub mod tsu;
-pub mod workload;
 
+pub use api::{load, run, Source};
+pub use device::Device;
 pub use error::Error;
+pub use sim::{CompletionRecord, LogMode, Progress, RunHooks, RunOutput};
+pub use stats::breakdown::{RESPONSE_STEPS, STEP_NAMES};
+pub use workload::Op;
+
+// The layers (docs/architecture.md).
+pub(crate) mod cache;
+pub(crate) mod engine;
+pub(crate) mod flash;
+pub(crate) mod frontend;
+pub(crate) mod ftl;
+pub(crate) mod host;
+pub(crate) mod ids;
+pub(crate) mod settings;
+pub(crate) mod sim;
+pub(crate) mod stats;
+pub(crate) mod tsu;
+pub(crate) mod workload;
+
+/// The layers' own types, for this crate's integration tests, examples and fuzz targets,
+/// which check and measure the inside of the simulator. Not a stable API: bindings and
+/// programs use the modules above.
+#[doc(hidden)]
+pub mod internals {
+    pub mod cache {
+        pub use crate::cache::*;
+    }
+    pub mod engine {
+        pub use crate::engine::*;
+    }
+    pub mod flash {
+        pub use crate::flash::*;
+    }
+    pub mod frontend {
+        pub use crate::frontend::*;
+    }
+    pub mod ftl {
+        pub use crate::ftl::*;
+    }
+    pub mod host {
+        pub use crate::host::*;
+    }
+    pub mod ids {
+        pub use crate::ids::*;
+    }
+    pub mod settings {
+        pub use crate::settings::*;
+    }
+    pub mod sim {
+        pub use crate::sim::*;
+    }
+    pub mod stats {
+        pub use crate::stats::*;
+    }
+    pub mod tsu {
+        pub use crate::tsu::*;
+    }
+    pub mod workload {
+        pub use crate::workload::*;
+    }
+}

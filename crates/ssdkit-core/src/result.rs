@@ -108,9 +108,9 @@ pub struct DeviceResult {
     pub latency_breakdown: Option<BreakdownResult>,
     /// How the device was brought to its starting state; the keys depend on the mode
     /// (docs/results.md).
-    pub precondition: Value,
+    pub precondition: PreconditionRecord,
     /// Where each random stream came from.
-    pub random_streams: Value,
+    pub random_streams: RandomStreams,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -709,6 +709,203 @@ pub enum RoundsEnd {
     Workload,
     /// `run.max_simulated_ms` cut the run short.
     TimeCap,
+}
+
+/// `device.precondition`: how the device got its starting state (`[precondition]`, or the
+/// record saved in the snapshot the run started from; docs/results.md). Which keys are present
+/// depends on the mode; they serialise in this order whatever the mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PreconditionRecord {
+    /// `precondition.mode`: fast, write, sequential or empty.
+    pub mode: crate::config::PreconditionMode,
+    /// "in_place" on a medium written in place (`flash.medium`), where every mode but empty
+    /// maps the first `occupancy` of the logical pages and nothing else is recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub medium: Option<crate::config::Medium>,
+    /// Mode fast: the analytical model used, e.g. "mean-field greedy (Van Houdt 2013)".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Mode fast: the model's steady-state write amplification for the footprint (1.0
+    /// without random writes; null where the model has none).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "null_as_nan"
+    )]
+    pub predicted_write_amplification: Option<f64>,
+    /// Mode fast: the GC start threshold per plane, pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_start_free_pages: Option<u64>,
+    /// Mode fast: the GC reserve per plane, blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserve_blocks: Option<u32>,
+    /// Mode fast: pages of footprint data (valid counts drawn from the model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_pages: Option<u64>,
+    /// Mode fast: pages outside the footprint, in fully valid blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_pages: Option<u64>,
+    /// Modes fast and sequential (and any mode in place): `precondition.occupancy`, the
+    /// fraction of logical pages mapped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occupancy: Option<f64>,
+    /// Mode fast: the assumed history behind the erase counts, drive writes
+    /// (`precondition.history_drive_writes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_drive_writes: Option<f64>,
+    /// Mode fast: the mean erase count that history gives the cycling blocks.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "null_as_nan"
+    )]
+    pub mean_erase_count: Option<f64>,
+    /// Mode write: `precondition.write_window_drive_writes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_drive_writes: Option<f64>,
+    /// Mode write: `precondition.write_tolerance`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+    /// Mode write: `precondition.write_min_drive_writes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_drive_writes: Option<f64>,
+    /// Mode write: `precondition.write_max_drive_writes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_drive_writes: Option<f64>,
+    /// Mode write: the overwrites done, in footprints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive_writes: Option<f64>,
+    /// Mode write: two consecutive windows agreed within `tolerance` before
+    /// `max_drive_writes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stable: Option<bool>,
+    /// Mode write: the write amplification of the last window.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "null_as_nan"
+    )]
+    pub write_amplification: Option<f64>,
+    /// Mode write: the write amplification of every window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_write_amplification: Option<Vec<f64>>,
+    /// Modes fast, write and sequential: flows pinned to a subset of the planes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_flows: Option<u64>,
+    /// Modes fast and write: the free pool built (`precondition.free_pool`, docs/ftl.md):
+    /// "reserve" or "gc_start".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_pool: Option<String>,
+    /// Modes fast and write, with `free_pool = "auto"`: why that pool was chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_pool_auto: Option<String>,
+    /// Modes fast and write: mean free pages per plane in the state built (free blocks and
+    /// the unwritten part of open blocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_pages_per_plane: Option<f64>,
+    /// Modes fast and write: `precondition.pattern`: auto, uniform or sequential.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Modes fast and write: pages in `footprint`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint_pages: Option<u64>,
+    /// Modes fast and write: the logical page ranges `[first, end)` written at random (the
+    /// hot data); empty when no flow writes at random.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint: Option<Vec<[u64; 2]>>,
+    /// Modes fast and write: `ftl.gc_policy` the state was built for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc_policy: Option<crate::config::GcPolicy>,
+    /// With a cached mapping table, every mode but empty: the translation pages written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmt: Option<PreconditionCmt>,
+    /// Wall time of preconditioning itself (not building the device, not saving), seconds.
+    pub wall_time_s: f64,
+    /// `ssdkit precondition`: the size of the snapshot written, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_bytes: Option<u64>,
+    /// `ssdkit precondition`: wall time to write the snapshot, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_save_s: Option<f64>,
+    /// The snapshot file written (`ssdkit precondition`) or the run started from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+    /// A run from a snapshot: wall time to read, check and load it, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_load_s: Option<f64>,
+}
+
+impl PreconditionRecord {
+    /// The record of `mode` with none of the keys that depend on it.
+    pub fn of(mode: crate::config::PreconditionMode) -> Self {
+        Self {
+            mode,
+            medium: None,
+            model: None,
+            predicted_write_amplification: None,
+            gc_start_free_pages: None,
+            reserve_blocks: None,
+            hot_pages: None,
+            cold_pages: None,
+            occupancy: None,
+            history_drive_writes: None,
+            mean_erase_count: None,
+            window_drive_writes: None,
+            tolerance: None,
+            min_drive_writes: None,
+            max_drive_writes: None,
+            drive_writes: None,
+            stable: None,
+            write_amplification: None,
+            window_write_amplification: None,
+            pinned_flows: None,
+            free_pool: None,
+            free_pool_auto: None,
+            free_pages_per_plane: None,
+            pattern: None,
+            footprint_pages: None,
+            footprint: None,
+            gc_policy: None,
+            cmt: None,
+            wall_time_s: 0.0,
+            snapshot_bytes: None,
+            snapshot_save_s: None,
+            snapshot: None,
+            snapshot_load_s: None,
+        }
+    }
+}
+
+/// `device.precondition.cmt`: the cached mapping table's translation pages, written to flash
+/// by preconditioning, and those it left in the cache.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PreconditionCmt {
+    /// Translation pages of the whole map, all written.
+    pub translation_pages: u64,
+    /// Translation pages the cache starts with (clean): what LRU holds under uniform random
+    /// lookups of each partition's flows.
+    pub warm_translation_pages: u64,
+}
+
+/// JSON writes a ratio that is not a number (0/0, an infinite prediction) as null: read it
+/// back as NaN, which writes as null again.
+fn null_as_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(Some(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN)))
+}
+
+/// `device.random_streams`: where each random stream of the run came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RandomStreams {
+    /// `run.seed`.
+    pub seed: u64,
+    /// What the flows' streams derive from (one stream per flow for sizes and addresses, one
+    /// for arrivals).
+    pub flows: String,
+    /// What the GC victim choice's stream derives from: the device's stream, continued from
+    /// preconditioning.
+    pub gc_victims: String,
+    /// The seed of the device's streams: `precondition.seed`, or `run.seed` without it.
+    pub precondition_seed: u64,
 }
 
 /// JSON Schema of the result document, for `docs/result.schema.json`.

@@ -18,7 +18,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 use ssdkit_core::api::{load, run_keep_state, Source};
 use ssdkit_core::config::Config;
-use ssdkit_core::workload::Op;
+use ssdkit_core::internals::workload::Op;
 
 /// PCIe 3.0 link times, as tests/latency_sum_of_parts.rs computes them.
 struct Link {
@@ -460,7 +460,7 @@ fn conservation(
         for lpn in x.offset_bytes / 4096..=(x.offset_bytes + x.bytes - 1) / 4096 {
             assert!(
                 sim.ftl
-                    .translate(ssdkit_core::ids::Lpn(lpn as u32))
+                    .translate(ssdkit_core::internals::ids::Lpn(lpn as u32))
                     .is_some(),
                 "page {lpn} was written and is not mapped"
             );

@@ -4,7 +4,7 @@
 
 use ssdkit_core::api::{load, run, Source};
 use ssdkit_core::device::Device;
-use ssdkit_core::workload::Op;
+use ssdkit_core::internals::workload::Op;
 use ssdkit_core::Error;
 
 const DEVICE: &str = r#"

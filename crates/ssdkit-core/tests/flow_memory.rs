@@ -3,7 +3,7 @@
 //! allocator over runs of many one-request flows.
 
 use ssdkit_core::config::Config;
-use ssdkit_core::sim::Simulator;
+use ssdkit_core::internals::sim::Simulator;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 

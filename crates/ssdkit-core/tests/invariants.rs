@@ -13,8 +13,8 @@
 
 use proptest::prelude::*;
 use ssdkit_core::api::{load, run_keep_state, Source};
-use ssdkit_core::ftl::NONE;
-use ssdkit_core::sim::Simulator;
+use ssdkit_core::internals::ftl::NONE;
+use ssdkit_core::internals::sim::Simulator;
 use std::collections::HashSet;
 
 const SMALL: &str = r#"
@@ -295,7 +295,7 @@ fn config(
 }
 
 fn check(c: &ssdkit_core::config::Config) {
-    use ssdkit_core::workload::Op;
+    use ssdkit_core::internals::workload::Op;
     let initially_mapped = c.precondition.mode != ssdkit_core::config::PreconditionMode::Empty;
     let sim = Simulator::new(c).unwrap_or_else(|e| panic!("{e}"));
     let erases_before = sim.ftl.erase_counts().to_vec();
@@ -334,7 +334,7 @@ fn check(c: &ssdkit_core::config::Config) {
             "completion before submission: {rec:?}"
         );
         let steps = rec.steps.as_ref().expect("breakdown on");
-        let sum: u64 = steps[..ssdkit_core::stats::breakdown::RESPONSE_STEPS]
+        let sum: u64 = steps[..ssdkit_core::internals::stats::breakdown::RESPONSE_STEPS]
             .iter()
             .sum();
         assert_eq!(

@@ -50,7 +50,7 @@ fn a_64_tib_device_costs_memory_where_pages_change() {
     };
     let c = file(&["flow.0.requests=2000"]).unwrap();
     let pages = 4_294_705_152u64;
-    let sim = ssdkit_core::sim::Simulator::new(&c).unwrap();
+    let sim = ssdkit_core::internals::sim::Simulator::new(&c).unwrap();
     assert_eq!(sim.ftl.geometry().total_pages(), pages);
     let preconditioned = sim.ftl.map_change_bytes();
     // Directories: 4 bytes per 64 logical pages (L2P) and per 1,024 physical pages (P2L).

@@ -8,8 +8,8 @@ use common::pcie::Parts;
 use common::*;
 use ssdkit_core::api::run;
 use ssdkit_core::config::Config;
-use ssdkit_core::sim::CompletionRecord;
-use ssdkit_core::stats::breakdown::{Step, RESPONSE_STEPS, STEP_NAMES};
+use ssdkit_core::internals::sim::CompletionRecord;
+use ssdkit_core::internals::stats::breakdown::{Step, RESPONSE_STEPS, STEP_NAMES};
 
 fn logged(c: &Config) -> (serde_json::Value, Vec<CompletionRecord>) {
     let out = run(c, false, true).unwrap_or_else(|e| panic!("{e}"));

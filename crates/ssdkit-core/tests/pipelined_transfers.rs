@@ -12,7 +12,7 @@ mod common;
 use common::x25m::{fis_us, link_mb_per_s, sata_us};
 use common::*;
 use ssdkit_core::config::Config;
-use ssdkit_core::host::link::{SATA_COMMAND_FIS, SATA_REG_D2H_FIS, SATA_SDB_FIS};
+use ssdkit_core::internals::host::link::{SATA_COMMAND_FIS, SATA_REG_D2H_FIS, SATA_SDB_FIS};
 
 fn two_pages(write: bool, pipelined: bool, extra: &[&str]) -> Config {
     let mut o = vec![

@@ -10,10 +10,11 @@ mod common;
 use common::*;
 use serde_json::Value;
 use ssdkit_core::api::{self, load, Source};
-use ssdkit_core::config::Config;
-use ssdkit_core::ftl::BlockState;
-use ssdkit_core::ftl::{precondition, snapshot, Ftl};
-use ssdkit_core::ids::BlockId;
+use ssdkit_core::config::{Config, PreconditionMode};
+use ssdkit_core::internals::ftl::BlockState;
+use ssdkit_core::internals::ftl::{precondition, snapshot, Ftl};
+use ssdkit_core::internals::ids::BlockId;
+use ssdkit_core::result::PreconditionRecord;
 
 /// 4 planes of 256 blocks of 64 pages of 4 KiB: 256 MiB, small enough to write for real. A bare
 /// controller (no write cache: 256 MiB of it would hold the whole device; the whole map in DRAM).
@@ -97,7 +98,7 @@ fn fast_and_write_preconditioning_agree() {
         let write_rec = precondition::run(&mut write, &write_c).unwrap();
         fast.check_invariants().unwrap();
         write.check_invariants().unwrap();
-        assert_eq!(write_rec["stable"], Value::Bool(true), "{write_rec}");
+        assert_eq!(write_rec.stable, Some(true), "{write_rec:?}");
         let hf = valid_histogram(&fast);
         let hw = valid_histogram(&write);
         let tv: f64 = hf.iter().zip(&hw).map(|(a, b)| (a - b).abs()).sum::<f64>() / 2.0;
@@ -105,8 +106,8 @@ fn fast_and_write_preconditioning_agree() {
             "{policy}, pool at {pool}: valid pages per closed block: mean fast {:.2}, write {:.2}; TV distance {tv:.4}; WA predicted {:.3}, write-mode {:.3}",
             mean_of(&hf),
             mean_of(&hw),
-            fast_rec["predicted_write_amplification"],
-            write_rec["write_amplification"]
+            fast_rec.predicted_write_amplification.unwrap(),
+            write_rec.write_amplification.unwrap()
         );
         assert!(
             tv < 0.10,
@@ -181,7 +182,7 @@ fn snapshot_round_trip_and_bad_files() {
     let path = dir.join("dev.snap");
     let c = small(&["flow.0.requests=20000", "ftl.gc_policy=fifo"]);
     let rec = api::precondition_to_snapshot(&c, &path).unwrap();
-    assert_eq!(rec["mode"], "fast");
+    assert_eq!(rec.mode, PreconditionMode::Fast);
     let direct = run_cfg(&c);
     let from_snap = api::run_from_snapshot(&c, &path, false, false)
         .unwrap()
@@ -296,7 +297,7 @@ fn occupancy_maps_that_fraction_of_the_logical_space() {
         let logical = ftl.logical_pages();
         let mapped = ftl.l2p_table().iter().filter(|&&p| p != u32::MAX).count() as u64;
         assert_eq!(mapped, (logical as f64 * 0.5).round() as u64, "{mode}");
-        assert_eq!(rec["occupancy"], 0.5);
+        assert_eq!(rec.occupancy, Some(0.5));
         // 20,000 uniform random page reads: each finds its page unmapped with probability
         // 1/2; 4 standard deviations is 283.
         let r = run_cfg(&small(&[
@@ -311,8 +312,9 @@ fn occupancy_maps_that_fraction_of_the_logical_space() {
     let wa = |occ: &str| {
         let c = small(&["precondition.mode=fast", occ]);
         let mut ftl = Ftl::from_config(&c);
-        precondition::run(&mut ftl, &c).unwrap()["predicted_write_amplification"]
-            .as_f64()
+        precondition::run(&mut ftl, &c)
+            .unwrap()
+            .predicted_write_amplification
             .unwrap()
     };
     let (full, half) = (
@@ -453,8 +455,8 @@ fn the_state_key_decides_the_preconditioned_state() {
 /// loads to the same state, and both copies go on alike.
 #[test]
 fn a_snapshot_of_a_device_that_ran_is_that_device() {
-    use ssdkit_core::ftl::gc::write_now;
-    use ssdkit_core::ids::Lpn;
+    use ssdkit_core::internals::ftl::gc::write_now;
+    use ssdkit_core::internals::ids::Lpn;
     let dir = std::env::temp_dir().join(format!("ssdkit-snap-ran-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for mode in ["fast", "write", "sequential"] {
@@ -476,7 +478,8 @@ fn a_snapshot_of_a_device_that_ran_is_that_device() {
         writes(&mut ftl, &mut x, n / 3);
         assert!(ftl.stats().gc_runs > 0, "{mode}: GC moved pages");
         let path = dir.join(format!("{mode}.snap"));
-        snapshot::save(&ftl, &c, &serde_json::json!({}), &path).unwrap();
+        let rec = PreconditionRecord::of(PreconditionMode::Empty);
+        snapshot::save(&ftl, &c, &rec, &path).unwrap();
         let (mut loaded, _) = snapshot::load(&c, &path).unwrap();
         loaded.check_invariants().unwrap();
         // The untimed writer's free-pool level is preconditioning's, not the device's (a run

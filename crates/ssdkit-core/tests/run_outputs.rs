@@ -5,8 +5,8 @@ mod common;
 
 use common::TINY;
 use ssdkit_core::api::{run, run_with};
+use ssdkit_core::internals::sim::{CompletionRecord, LogMode, Progress, RunHooks};
 use ssdkit_core::result::RunResult;
-use ssdkit_core::sim::{CompletionRecord, LogMode, Progress, RunHooks};
 use ssdkit_core::Error;
 
 fn cfg(extra: &[&str]) -> ssdkit_core::config::Config {
@@ -77,7 +77,7 @@ fn recording_a_time_series_changes_nothing_else() {
         r.requests_per_wall_s = 0.0;
         r.config.run.timeseries_window_ms = 0.0;
         r.config_hash.clear();
-        r.device.precondition = serde_json::Value::Null;
+        r.device.precondition.wall_time_s = 0.0;
     }
     assert_eq!(off, on);
 }

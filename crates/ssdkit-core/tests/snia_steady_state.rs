@@ -7,8 +7,8 @@ mod common;
 
 use common::{preset, run_cfg};
 use ssdkit_core::config::Config;
+use ssdkit_core::internals::stats::steady::{check_window, first_steady_round};
 use ssdkit_core::result::{RoundsEnd, RunResult, SteadyState};
-use ssdkit_core::stats::steady::{check_window, first_steady_round};
 
 // ----- the criteria -----
 

@@ -14,10 +14,10 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use ssdkit_core::api::{load, Source};
 use ssdkit_core::config::Config;
-use ssdkit_core::ftl::gc::write_now;
-use ssdkit_core::ftl::precondition;
-use ssdkit_core::ftl::Ftl;
-use ssdkit_core::ids::{Lpn, PlaneId};
+use ssdkit_core::internals::ftl::gc::write_now;
+use ssdkit_core::internals::ftl::precondition;
+use ssdkit_core::internals::ftl::Ftl;
+use ssdkit_core::internals::ids::{Lpn, PlaneId};
 
 /// Principal branch of Lambert W by Halley's method; written here, apart from the
 /// simulator's own copy, so the expectation does not come from the code under test.

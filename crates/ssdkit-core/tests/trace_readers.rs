@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use ssdkit_core::config::TraceFormat;
-use ssdkit_core::workload::trace::TraceReader;
-use ssdkit_core::workload::Op;
+use ssdkit_core::internals::workload::trace::TraceReader;
+use ssdkit_core::internals::workload::Op;
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/traces");
 

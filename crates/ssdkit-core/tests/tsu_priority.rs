@@ -6,7 +6,7 @@ mod common;
 use ssdkit_core::api::{load, Source};
 use ssdkit_core::config::Config;
 use ssdkit_core::device::Device;
-use ssdkit_core::workload::Op;
+use ssdkit_core::internals::workload::Op;
 
 const US: u64 = 1_000_000;
 

@@ -3,8 +3,8 @@
 mod common;
 use ssdkit_core::api::{load, run, Source};
 use ssdkit_core::device::Device;
+use ssdkit_core::internals::workload::Op;
 use ssdkit_core::result::RunResult;
-use ssdkit_core::workload::Op;
 
 use common::ONE_DIE;
 

@@ -5,7 +5,7 @@
 use serde_json::Value;
 use ssdkit_core::api::run_keep_state;
 use ssdkit_core::config::Config;
-use ssdkit_core::sim::CompletionRecord;
+use ssdkit_core::internals::sim::CompletionRecord;
 
 /// A small device (4 planes, 4 KiB pages, 512 KiB blocks) so runs are quick, with `flows`
 /// appended as TOML.
@@ -355,14 +355,14 @@ requests = 2000
 "#);
     let (out, sim) = run_keep_state(&c, false).unwrap();
     assert_eq!(out.result["flows"][0]["completed"].as_u64(), Some(2000));
-    let geo = ssdkit_core::flash::Geometry::from_config(&c);
+    let geo = ssdkit_core::internals::flash::Geometry::from_config(&c);
     let allowed = geo.plane_id(1, 0, 0, 0);
     let mut mapped = 0;
     for &ppa in sim
         .ftl
         .l2p_table()
         .iter()
-        .filter(|&&p| p != ssdkit_core::ftl::NONE)
+        .filter(|&&p| p != ssdkit_core::internals::ftl::NONE)
     {
         assert_eq!(geo.plane_of_ppa(ppa), allowed);
         mapped += 1;
@@ -397,15 +397,15 @@ range_bytes = 20480000
 requests = 2000
 "#
         ));
-        let sim = ssdkit_core::sim::Simulator::new(&c).unwrap();
+        let sim = ssdkit_core::internals::sim::Simulator::new(&c).unwrap();
         sim.ftl.check_invariants().unwrap();
-        let geo = ssdkit_core::flash::Geometry::from_config(&c);
+        let geo = ssdkit_core::internals::flash::Geometry::from_config(&c);
         let page = c.flash.page_size_bytes as u64;
         let l2p = sim.ftl.l2p_table();
         let channel_of = |ppa: u32| geo.channel_of_die(geo.plane_of_ppa(ppa) / geo.planes_per_die);
         let mut others = [0u64; 2];
         for (lpn, &ppa) in l2p.iter().enumerate() {
-            if ppa == ssdkit_core::ftl::NONE {
+            if ppa == ssdkit_core::internals::ftl::NONE {
                 continue;
             }
             let at = lpn as u64 * page;
@@ -419,7 +419,10 @@ requests = 2000
             }
         }
         assert!(others[0] > 0 && others[1] > 0, "{mode}: {others:?}");
-        let mapped = l2p.iter().filter(|&&p| p != ssdkit_core::ftl::NONE).count();
+        let mapped = l2p
+            .iter()
+            .filter(|&&p| p != ssdkit_core::internals::ftl::NONE)
+            .count();
         assert_eq!(
             mapped as f64,
             (sim.ftl.logical_pages() as f64 * occupancy).round(),
@@ -465,7 +468,7 @@ requests = 100
 "#
         );
         let c = cfg(&text);
-        let e = ssdkit_core::sim::Simulator::new(&c)
+        let e = ssdkit_core::internals::sim::Simulator::new(&c)
             .err()
             .unwrap_or_else(|| panic!("{mode}: must be refused"))
             .to_string();

@@ -19,7 +19,7 @@ mod common;
 use common::x25m::{eq_6_7, fis_us, sata_us};
 use common::*;
 use ssdkit_core::config::Config;
-use ssdkit_core::host::link::{
+use ssdkit_core::internals::host::link::{
     SATA_COMMAND_FIS, SATA_DATA_FIS_HEADER, SATA_DMA_SETUP_FIS, SATA_REG_D2H_FIS, SATA_SDB_FIS,
 };
 

@@ -22,9 +22,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyDict, PyList, PyString, PyTuple};
 use ssdkit_core::api;
 use ssdkit_core::device::Device;
-use ssdkit_core::sim::CompletionRecord;
-use ssdkit_core::workload::Op;
+use ssdkit_core::CompletionRecord;
 use ssdkit_core::Error;
+use ssdkit_core::Op;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
@@ -338,7 +338,7 @@ pub(crate) fn columns<'py>(
     d.set_item("op", ops)?;
     // With `run.latency_breakdown`: each response-time step as `<step>_ps` (uint64).
     if recs.first().is_some_and(|r| r.steps.is_some()) {
-        use ssdkit_core::stats::breakdown::{RESPONSE_STEPS, STEP_NAMES};
+        use ssdkit_core::{RESPONSE_STEPS, STEP_NAMES};
         for (k, name) in STEP_NAMES.iter().enumerate().take(RESPONSE_STEPS) {
             let buf = PyByteArray::new_with(py, recs.len() * 8, |out| {
                 for (chunk, r) in out.chunks_exact_mut(8).zip(recs) {

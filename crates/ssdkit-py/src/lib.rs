@@ -185,8 +185,8 @@ fn run_hooked(
     overrides: Vec<String>,
     snapshot: Option<std::path::PathBuf>,
     opts: Hooked,
-) -> PyResult<(String, Vec<ssdkit_core::sim::CompletionRecord>)> {
-    use ssdkit_core::sim::{CompletionRecord, LogMode, Progress, RunHooks};
+) -> PyResult<(String, Vec<ssdkit_core::CompletionRecord>)> {
+    use ssdkit_core::{CompletionRecord, LogMode, Progress, RunHooks};
     use std::cell::RefCell;
     let (outcome, raised) = guarded(py, move || {
         let raised: RefCell<Option<PyErr>> = RefCell::new(None);
@@ -264,7 +264,7 @@ fn run_alone(
     overrides: Vec<String>,
     snapshot: Option<std::path::PathBuf>,
 ) -> PyResult<Vec<(usize, String, u64, f64)>> {
-    use ssdkit_core::sim::{Progress, RunHooks};
+    use ssdkit_core::{Progress, RunHooks};
     use std::cell::RefCell;
     let src = source(&toml_text, &origin, &preset)?;
     let (outcome, raised) = guarded(py, move || {
@@ -442,8 +442,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // log's `<step>_ps` columns.
     m.add(
         "BREAKDOWN_STEPS",
-        ssdkit_core::stats::breakdown::STEP_NAMES[..ssdkit_core::stats::breakdown::RESPONSE_STEPS]
-            .to_vec(),
+        ssdkit_core::STEP_NAMES[..ssdkit_core::RESPONSE_STEPS].to_vec(),
     )?;
     m.add("SsdkitError", py.get_type::<SsdkitError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;

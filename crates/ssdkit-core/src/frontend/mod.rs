@@ -6,9 +6,9 @@ mod split;
 
 pub use split::{page_span, split, PageChunk};
 
-use crate::config::Settings;
 use crate::engine::Picoseconds;
 use crate::ids::ReqId;
+use crate::settings::Settings;
 
 /// The controller CPU: one FIFO resource. A request costs a fixed time plus a time per page
 /// transaction. It also tracks each request's transactions until the last has finished.
@@ -67,8 +67,8 @@ mod tests {
     /// A request ends with the last of its parts, whatever other requests do meanwhile.
     #[test]
     fn a_request_ends_with_its_last_part() {
-        let c = crate::api::load(crate::api::Source::Preset("mqsim-paper"), &[]).unwrap();
-        let mut f = Firmware::new(&crate::config::Settings::resolve(&c));
+        let c = crate::config::Config::load_preset("mqsim-paper", &[]).unwrap();
+        let mut f = Firmware::new(&crate::settings::Settings::resolve(&c));
         f.expect_parts(ReqId(5), 3);
         f.expect_parts(ReqId(0), 1);
         assert!(!f.part_done(ReqId(5)));

@@ -34,10 +34,11 @@ mod wear;
 pub use blocks::{BlockState, Stream};
 pub use gc::GcPhase;
 
-use crate::config::{Config, GcPolicy, Placement, Settings};
+use crate::config::{Config, GcPolicy, Placement};
 use crate::engine::{derive_stream, Stream as Rng};
 use crate::flash::Geometry;
 use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
+use crate::settings::Settings;
 use blocks::PlaneState;
 use index::VictimIndex;
 
@@ -128,15 +129,16 @@ pub struct Ftl {
 
 impl Ftl {
     /// An erased device: nothing mapped, every block free. Preconditioning fills it.
-    pub fn new(c: &Config, s: &Settings) -> Self {
-        let mut ftl = Self::unbuilt(c, s);
+    pub fn new(s: &Settings) -> Self {
+        let mut ftl = Self::unbuilt(s);
         ftl.rebuild_planes();
         ftl
     }
 
     /// The arrays of an erased device without its planes' pools and indexes, for a snapshot
     /// to fill and then build (`rebuild_index`).
-    pub(super) fn unbuilt(c: &Config, s: &Settings) -> Self {
+    pub(super) fn unbuilt(s: &Settings) -> Self {
+        let f = &s.ftl;
         let geo = s.geo;
         let logical_pages = s.logical_pages as u32;
         let nblocks = geo.total_blocks() as usize;
@@ -155,23 +157,23 @@ impl Ftl {
             close_stamp: vec![0; nblocks],
             mod_stamp: vec![0; nblocks],
             clock: 0,
-            gc_policy: c.ftl.gc_policy,
-            gc_d: c.ftl.gc_d,
-            gc_rng: derive_stream(c.precondition_seed(), GC_STREAM),
-            wl_dynamic: c.ftl.wl_dynamic,
-            wl_static: c.ftl.wl_static,
-            wl_static_threshold: c.ftl.wl_static_threshold,
-            wl_static_interval: c.ftl.wl_static_interval,
+            gc_policy: f.gc_policy,
+            gc_d: f.gc_d,
+            gc_rng: derive_stream(f.device_seed, GC_STREAM),
+            wl_dynamic: f.wl_dynamic,
+            wl_static: f.wl_static,
+            wl_static_threshold: f.wl_static_threshold,
+            wl_static_interval: f.wl_static_interval,
             planes: Vec::with_capacity(geo.planes() as usize),
-            index: VictimIndex::new(&geo, c.ftl.gc_policy, c.ftl.wl_static),
+            index: VictimIndex::new(&geo, f.gc_policy, f.wl_static),
             stripe: s.stripe.clone(),
-            placement: c.ftl.placement,
+            placement: f.placement,
             rr_cursor: 0,
             reserve_blocks: s.reserve_blocks,
             gc_start_free_pages: s.gc_start_free_pages,
-            gc_trigger: if c.ftl.gc_foreground {
+            gc_trigger: if f.gc_foreground {
                 gc::Trigger::Foreground
-            } else if c.ftl.gc_refill {
+            } else if f.gc_refill {
                 gc::Trigger::Refill
             } else {
                 gc::Trigger::PerBlock
@@ -188,7 +190,7 @@ impl Ftl {
                 )
             }),
             partial: Default::default(),
-            in_place: c.flash.medium == crate::config::Medium::InPlace,
+            in_place: f.in_place,
         };
         if ftl.in_place {
             ftl.written.fill(geo.pages_per_block);
@@ -199,7 +201,7 @@ impl Ftl {
 
     /// An erased device for a configuration (resolving its settings).
     pub fn from_config(c: &Config) -> Self {
-        Self::new(c, &Settings::resolve(c))
+        Self::new(&Settings::resolve(c))
     }
 
     pub fn geometry(&self) -> &Geometry {

@@ -33,8 +33,9 @@ use super::gc::GcPhase;
 use super::pagemap::{Base, Table};
 use super::{BlockState, Ftl, NONE};
 use crate::config::Config;
-use crate::config::Settings;
 use crate::error::Error;
+use crate::result::PreconditionRecord;
+use crate::settings::Settings;
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -128,7 +129,12 @@ impl<W: Write> CrcWriter<W> {
 /// never leaves a half-written snapshot; through a symlink, its target is replaced. An existing
 /// device, pipe or socket is written in place: renaming over `/dev/null` would replace the
 /// device node. Returns the number of bytes written.
-pub fn save(ftl: &Ftl, c: &Config, precondition: &Value, path: &Path) -> Result<u64, Error> {
+pub fn save(
+    ftl: &Ftl,
+    c: &Config,
+    precondition: &PreconditionRecord,
+    path: &Path,
+) -> Result<u64, Error> {
     if ftl.planes.iter().any(|p| p.gc != GcPhase::Idle) {
         return Err(Error::Simulation(
             "snapshot requested while garbage collection is in flight".into(),
@@ -198,7 +204,7 @@ impl<W: Write> Write for Counted<W> {
 fn write_file(
     ftl: &Ftl,
     c: &Config,
-    precondition: &Value,
+    precondition: &PreconditionRecord,
     file: File,
     path: &Path,
 ) -> Result<u64, Error> {
@@ -379,7 +385,7 @@ impl<R: Read> CrcReader<R> {
 /// another version, damaged (checksum), truncated, or taken on a device that differs from
 /// `c` in any key of `device_keys` (the message names each differing key). Returns the FTL
 /// and the snapshot's preconditioning record.
-pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
+pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error> {
     let origin = path.display().to_string();
     let bad = |m: String| Error::Io(format!("{origin}: {m}"));
     // Opening a directory succeeds on Unix; its first read fails, which would read as a
@@ -440,7 +446,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
             diffs.join("; ")
         )));
     }
-    let mut ftl = Ftl::unbuilt(c, &Settings::resolve(c));
+    let mut ftl = Ftl::unbuilt(&Settings::resolve(c));
     let g = ftl.geo;
     if header["physical_pages"].as_u64() != Some(g.total_pages())
         || header["blocks"].as_u64() != Some(g.total_blocks() as u64)
@@ -719,6 +725,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
             }
         }
     }
-    let rec = header["precondition"].clone();
+    let rec = serde_json::from_value(header["precondition"].clone())
+        .map_err(|e| bad(format!("snapshot header: preconditioning record: {e}")))?;
     Ok((ftl, rec))
 }

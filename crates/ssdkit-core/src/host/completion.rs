@@ -156,18 +156,18 @@ impl HostSide {
 #[cfg(test)]
 mod tests {
     use super::{HostSide, Wake};
-    use crate::api::{load, Source};
-    use crate::config::{Config, Settings};
+    use crate::config::Config;
     use crate::engine::us_to_ps;
     use crate::host::interrupts::Pending;
     use crate::host::Host;
     use crate::ids::FlowId;
+    use crate::settings::Settings;
     use crate::workload::Op;
 
     fn setup(keys: &[&str]) -> (Config, Host, HostSide) {
         let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-        let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
-        let host = Host::new(&c, &Settings::resolve(&c));
+        let c = Config::load_preset("mqsim-paper", &o).unwrap();
+        let host = Host::new(&Settings::resolve(&c));
         let side = HostSide::new(&c);
         (c, host, side)
     }

@@ -1,6 +1,6 @@
-use crate::config::{Config, InterfaceType, LinkModel};
 use crate::engine::{Picoseconds, PS_PER_S};
 use crate::host::nvme::PointerList;
+pub use crate::settings::{pcie_bytes_per_s, sata_bytes_per_s, LinkSettings};
 
 /// Bytes of an NVMe submission queue entry and completion queue entry.
 pub const SQE_BYTES: u64 = 64;
@@ -21,12 +21,7 @@ pub const SATA_SDB_FIS: u64 = 8;
 
 const FP_SHIFT: u32 = 16;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Pcie,
-    Sata,
-    Ideal,
-}
+use crate::settings::LinkKind as Kind;
 
 /// A host link as FIFO resources, one per direction for PCIe (full duplex) and one shared for
 /// SATA (half duplex). A message of several packets occupies its direction back to back;
@@ -63,68 +58,24 @@ enum Dir {
     Up,
 }
 
-/// Payload bytes per second of a SATA link of `gbps` line rate: 8b/10b coded, so 150, 300 and
-/// 600 MB/s for SATA 1.5, 3 and 6 Gb/s.
-pub fn sata_bytes_per_s(gbps: f64) -> f64 {
-    gbps * 1e9 * (8.0 / 10.0) / 8.0
-}
-
-/// Payload bytes per second of a PCIe link: lanes x transfer rate x line-code efficiency.
-pub fn pcie_bytes_per_s(generation: u32, lanes: u32) -> f64 {
-    let (gts, eff) = match generation {
-        1 => (2.5e9, 8.0 / 10.0),
-        2 => (5.0e9, 8.0 / 10.0),
-        3 => (8.0e9, 128.0 / 130.0),
-        4 => (16.0e9, 128.0 / 130.0),
-        _ => (32.0e9, 128.0 / 130.0),
-    };
-    lanes as f64 * gts * eff / 8.0
-}
-
 impl Link {
-    pub fn new(c: &Config) -> Self {
-        let dllps = c.interface.link_model != LinkModel::Ideal
-            && c.interface.kind == InterfaceType::Nvme
-            && (c.pcie.ack_every_tlps > 0 || c.pcie.update_fc_every_tlps > 0);
-        let (kind, rate, overhead, mps, mrrs) = match (c.interface.link_model, c.interface.kind) {
-            (LinkModel::Ideal, _) => (Kind::Ideal, 1.0, 0, 4096, 4096),
-            (_, InterfaceType::Nvme) => (
-                Kind::Pcie,
-                pcie_bytes_per_s(c.pcie.generation, c.pcie.lanes),
-                c.pcie.packet_overhead_bytes as u64,
-                c.pcie.max_payload_bytes as u64,
-                c.pcie.max_read_request_bytes as u64,
-            ),
-            (_, InterfaceType::Sata) => (
-                Kind::Sata,
-                sata_bytes_per_s(c.interface.sata_gbps),
-                c.interface.sata_frame_overhead_bytes as u64,
-                c.interface.sata_max_data_fis_bytes as u64,
-                u64::MAX,
-            ),
-        };
+    pub fn new(l: &LinkSettings) -> Self {
+        let kind = l.kind;
         Self {
             kind,
-            ps_per_byte_fp: (PS_PER_S as f64 / rate * (1u64 << FP_SHIFT) as f64).round() as u64,
-            overhead,
-            max_payload: mps,
-            max_read_request: mrrs,
+            ps_per_byte_fp: (PS_PER_S as f64 / l.bytes_per_s * (1u64 << FP_SHIFT) as f64).round()
+                as u64,
+            overhead: l.overhead_bytes,
+            max_payload: l.max_payload_bytes,
+            max_read_request: l.max_read_request_bytes,
             down_free: 0,
             up_free: 0,
             bytes_down: 0,
             bytes_up: 0,
-            ack_every: if dllps {
-                c.pcie.ack_every_tlps as u64
-            } else {
-                0
-            },
-            fc_every: if dllps {
-                c.pcie.update_fc_every_tlps as u64
-            } else {
-                0
-            },
+            ack_every: l.ack_every_tlps,
+            fc_every: l.update_fc_every_tlps,
             dllp_ps: 0,
-            dllp_bytes: c.pcie.dllp_bytes as u64,
+            dllp_bytes: l.dllp_bytes,
             tlps_down: 0,
             tlps_up: 0,
             dllps: 0,
@@ -363,6 +314,7 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Config, InterfaceType};
 
     #[test]
     fn gen3_x4_rate() {
@@ -376,7 +328,7 @@ mod tests {
             flows: vec![Default::default()],
             ..Default::default()
         };
-        let mut l = Link::new(&c);
+        let mut l = Link::new(&LinkSettings::resolve(&c));
         let a = l.doorbell(0);
         let b = l.doorbell(0);
         assert!(
@@ -398,7 +350,7 @@ mod tests {
         };
         c.interface.kind = InterfaceType::Sata;
         let bytes = u32::MAX as u64 * 512;
-        let mut l = Link::new(&c);
+        let mut l = Link::new(&LinkSettings::resolve(&c));
         let t = l.fetch_write_data(0, bytes);
         let fis = c.interface.sata_max_data_fis_bytes as u64;
         let fises = bytes.div_ceil(fis);
@@ -412,7 +364,7 @@ mod tests {
         assert!((7.0e15..8.0e15).contains(&(t as f64)), "{t}");
         // The same over PCIe, where the reads of write data are 2^32 request packets.
         c.interface.kind = InterfaceType::Nvme;
-        let mut p = Link::new(&c);
+        let mut p = Link::new(&LinkSettings::resolve(&c));
         let t2 = p.fetch_write_data(0, bytes);
         let mrrs = c.pcie.max_read_request_bytes as u64;
         let up = p.wire_ps(p.overhead) * bytes.div_ceil(mrrs);

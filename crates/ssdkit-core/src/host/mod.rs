@@ -11,9 +11,9 @@ pub mod interrupts;
 pub mod link;
 pub mod nvme;
 
-use crate::config::{Config, Settings};
 use crate::engine::{Picoseconds, Slab};
 use crate::ids::{FlowId, ReqId};
+use crate::settings::Settings;
 use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
 use link::Link;
@@ -85,30 +85,22 @@ pub struct CompleteSplit {
 }
 
 impl Host {
-    pub fn new(c: &Config, s: &Settings) -> Self {
-        let (queues, limit) = if s.sata {
-            (1, c.interface.ncq_depth)
-        } else {
-            (c.flows.len(), c.interface.queue_fetch_size)
-        };
+    pub fn new(s: &Settings) -> Self {
+        let h = &s.host;
         Self {
-            link: Link::new(c),
-            fetch: FetchUnit::new(queues, limit, &c.interface, &c.flows),
+            link: Link::new(&h.link),
+            fetch: FetchUnit::new(h),
             sata: s.sata,
-            pipelined: c.interface.pipelined_transfers,
-            pointers: DataPointerModel::new(&c.interface),
-            sector_bytes: c.interface.sector_bytes as u64,
+            pipelined: h.pipelined_transfers,
+            pointers: DataPointerModel::new(h),
+            sector_bytes: h.sector_bytes,
             reqs: Slab::new(),
-            hba_ps: if s.sata {
-                crate::engine::us_to_ps(c.interface.sata_processing_delay_us)
-            } else {
-                0
-            },
+            hba_ps: h.hba_ps,
             hba_submit_free: 0,
             hba_complete_free: 0,
             last_submit: SubmitSplit::default(),
             last_complete: CompleteSplit::default(),
-            record: c.run.latency_breakdown,
+            record: s.latency_breakdown,
         }
     }
 

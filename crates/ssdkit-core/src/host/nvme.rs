@@ -1,4 +1,5 @@
-use crate::config::{Arbitration, DataPointers, FlowConfig, InterfaceConfig, Priority};
+use crate::config::DataPointers;
+use crate::settings::HostSettings;
 use std::collections::VecDeque;
 
 /// Host submission queues as the device sees them, and the request fetch unit.
@@ -38,37 +39,29 @@ struct WeightedState {
 }
 
 impl FetchUnit {
-    pub fn new(queues: usize, fetch_limit: u32, i: &InterfaceConfig, flows: &[FlowConfig]) -> Self {
-        let classes =
-            (i.arbitration == Arbitration::Weighted && queues == flows.len()).then(|| {
-                let mut members: [Vec<usize>; 4] = Default::default();
-                for (q, f) in flows.iter().enumerate() {
-                    let c = match f.priority {
-                        Priority::Urgent => 0,
-                        Priority::High => 1,
-                        Priority::Medium => 2,
-                        Priority::Low => 3,
-                    };
-                    members[c].push(q);
-                }
-                Box::new(WeightedState {
-                    members,
-                    cursor: [0; 4],
-                    weight: [0, i.wrr_high, i.wrr_medium, i.wrr_low],
-                    turn: 1,
-                    credit: i.wrr_high,
-                })
-            });
+    pub fn new(h: &HostSettings) -> Self {
+        let queues = h.queues;
+        let classes = h.weighted.as_ref().map(|w| {
+            let mut members: [Vec<usize>; 4] = Default::default();
+            for (q, &c) in w.classes.iter().enumerate() {
+                members[c as usize].push(q);
+            }
+            let [high, medium, low] = w.weights;
+            Box::new(WeightedState {
+                members,
+                cursor: [0; 4],
+                weight: [0, high, medium, low],
+                turn: 1,
+                credit: high,
+            })
+        });
         Self {
             visible: vec![VecDeque::new(); queues],
             in_device: vec![0; queues],
             max_in_device: vec![0; queues],
-            fetch_limit,
+            fetch_limit: h.fetch_limit,
             inflight: 0,
-            max_inflight: match i.max_inflight_commands {
-                0 => u32::MAX,
-                n => n,
-            },
+            max_inflight: h.max_inflight,
             rr: 0,
             waiting: 0,
             classes,
@@ -171,11 +164,26 @@ impl FetchUnit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Arbitration, Config, FlowConfig, InterfaceConfig, Priority};
+
+    /// A fetch unit of `queues` queues and `limit` per queue for these keys.
+    fn unit(queues: usize, limit: u32, i: &InterfaceConfig, flows: &[FlowConfig]) -> FetchUnit {
+        let c = Config {
+            interface: i.clone(),
+            flows: flows.to_vec(),
+            ..Config::default()
+        };
+        FetchUnit::new(&HostSettings {
+            queues,
+            fetch_limit: limit,
+            ..HostSettings::resolve(&c)
+        })
+    }
 
     #[test]
     fn round_robin_and_limit() {
         let flows = vec![FlowConfig::default(); 2];
-        let mut f = FetchUnit::new(2, 2, &InterfaceConfig::default(), &flows);
+        let mut f = unit(2, 2, &InterfaceConfig::default(), &flows);
         for r in 0..4 {
             f.announce(0, r);
         }
@@ -199,7 +207,7 @@ mod tests {
             arbitration: Arbitration::Weighted,
             ..InterfaceConfig::default()
         };
-        let mut f = FetchUnit::new(4, 1000, &i, &flows);
+        let mut f = unit(4, 1000, &i, &flows);
         for q in 0..4 {
             for r in 0..20 {
                 f.announce(q, (q * 100 + r) as u32);
@@ -218,7 +226,7 @@ mod tests {
             max_inflight_commands: 3,
             ..InterfaceConfig::default()
         };
-        let mut f = FetchUnit::new(2, 512, &i, &flows);
+        let mut f = unit(2, 512, &i, &flows);
         for r in 0..4 {
             f.announce(0, r);
             f.announce(1, 10 + r);
@@ -246,7 +254,7 @@ mod tests {
             max_inflight_commands: 8,
             ..InterfaceConfig::default()
         };
-        let mut f = FetchUnit::new(4, 512, &i, &flows);
+        let mut f = unit(4, 512, &i, &flows);
         let depth = [2usize, 100, 100, 100];
         let mut next = 0u32;
         for (q, &d) in depth.iter().enumerate() {
@@ -321,11 +329,11 @@ impl PointerList {
 }
 
 impl DataPointerModel {
-    pub fn new(i: &InterfaceConfig) -> Self {
+    pub fn new(h: &HostSettings) -> Self {
         Self {
-            mode: i.data_pointers,
-            page: i.memory_page_bytes as u64,
-            extent: i.buffer_extent_bytes as u64,
+            mode: h.data_pointers,
+            page: h.memory_page_bytes,
+            extent: h.buffer_extent_bytes,
         }
     }
 
@@ -374,13 +382,18 @@ impl DataPointerModel {
 #[cfg(test)]
 mod pointer_tests {
     use super::*;
+    use crate::config::{Config, InterfaceConfig};
 
     fn model(mode: DataPointers, extent: u32) -> DataPointerModel {
-        DataPointerModel::new(&InterfaceConfig {
-            data_pointers: mode,
-            buffer_extent_bytes: extent,
-            ..Default::default()
-        })
+        let c = Config {
+            interface: InterfaceConfig {
+                data_pointers: mode,
+                buffer_extent_bytes: extent,
+                ..Default::default()
+            },
+            ..Config::default()
+        };
+        DataPointerModel::new(&HostSettings::resolve(&c))
     }
 
     #[test]

@@ -25,13 +25,14 @@ pub use run::{
     WATCHDOG_EVENTS,
 };
 
-use crate::config::{Config, RunEnd, Settings};
+use crate::config::{Config, RunEnd};
 use crate::engine::{EventQueue, Picoseconds};
 use crate::flash::{Backend, Dies};
 use crate::frontend::Firmware;
 use crate::ftl::Ftl;
 use crate::host::Host;
 use crate::ids::{DieId, FlowId, Lpn, Ppn, ReqId, TxId};
+use crate::settings::Settings;
 use crate::stats::steady::Rounds;
 use crate::stats::timeseries::{DeviceSample, Recorder};
 use crate::stats::RwStats;
@@ -200,9 +201,9 @@ pub struct Simulator {
     /// Reused buffer of a victim's moves.
     gc_scratch: Vec<(Lpn, Ppn)>,
     /// What preconditioning did (or which snapshot the state came from), for the result.
-    pub(crate) precondition: serde_json::Value,
+    pub(crate) precondition: crate::result::PreconditionRecord,
     /// Where each random stream came from, for the result.
-    pub(crate) random_streams: serde_json::Value,
+    pub(crate) random_streams: crate::result::RandomStreams,
     /// The time series of `run.timeseries_window_ms` (off when 0).
     pub(crate) series: Recorder,
     /// The rounds of `[steady_state]` (off unless enabled).
@@ -245,7 +246,7 @@ impl Simulator {
         let s = Settings::resolve(c);
         // Open the traces first: a missing file should not cost a preconditioning.
         let flows = Self::make_flows(c, &s)?;
-        let mut ftl = Ftl::new(c, &s);
+        let mut ftl = Ftl::new(&s);
         let rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
         Ok(Self::assemble_with(c, s, ftl, rec, flows))
     }
@@ -287,7 +288,7 @@ impl Simulator {
     pub fn with_ftl(
         c: &Config,
         ftl: Ftl,
-        precondition: serde_json::Value,
+        precondition: crate::result::PreconditionRecord,
     ) -> Result<Self, crate::Error> {
         let s = Settings::resolve(c);
         let flows = Self::make_flows(c, &s)?;
@@ -298,7 +299,7 @@ impl Simulator {
         c: &Config,
         s: Settings,
         mut ftl: Ftl,
-        precondition: serde_json::Value,
+        precondition: crate::result::PreconditionRecord,
         flows: Vec<Flow>,
     ) -> Self {
         ftl.clear_gc_wakes();
@@ -313,16 +314,18 @@ impl Simulator {
         };
         // GC's stream belongs to the device: preconditioning seeds it and the run continues it
         // (from a snapshot too: the snapshot saves it).
-        let random_streams = serde_json::json!({
-            "seed": c.run.seed,
-            "flows": "run.seed (one stream per flow for sizes and addresses, one for arrivals)",
-            "gc_victims": if c.precondition.seed.is_some() {
+        let random_streams = crate::result::RandomStreams {
+            seed: c.run.seed,
+            flows: "run.seed (one stream per flow for sizes and addresses, one for arrivals)"
+                .into(),
+            gc_victims: if c.precondition.seed.is_some() {
                 "precondition.seed (the device's stream, continued from preconditioning)"
             } else {
                 "run.seed (the device's stream, continued from preconditioning)"
-            },
-            "precondition_seed": c.precondition_seed(),
-        });
+            }
+            .into(),
+            precondition_seed: c.precondition_seed(),
+        };
         let start = DeviceSample {
             free_blocks: ftl.total_free_blocks(),
             gc_runs: ftl.stats().gc_runs,
@@ -360,7 +363,7 @@ impl Simulator {
             halt: false,
             at_last: None,
             q: EventQueue::new(),
-            host: Host::new(c, &s),
+            host: Host::new(&s),
             firmware: Firmware::new(&s),
             backend: Backend::new(geo, s.timing.clone()),
             ftl,
@@ -578,7 +581,7 @@ impl Simulator {
 /// (command, one page over the bus, the mean array time of the page types).
 fn flin_state(
     c: &crate::config::Config,
-    s: &crate::config::Settings,
+    s: &crate::settings::Settings,
     flows: usize,
 ) -> crate::tsu::policy::flin::Flin {
     let t = &s.timing;
@@ -609,7 +612,7 @@ fn flin_state(
 #[cfg(test)]
 mod tests {
     use super::{Ev, Simulator};
-    use crate::api::{load, Source};
+    use crate::config::Config;
     use crate::engine::Packed;
     use crate::ids::{DieId, FlowId, ReqId, TxId};
 
@@ -695,7 +698,7 @@ mod tests {
         ];
         for (preset, keys, fewer) in cases {
             let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-            let c = load(Source::Preset(preset), &o).unwrap();
+            let c = Config::load_preset(preset, &o).unwrap();
             let run = |at_fetch: bool| {
                 let mut sim = Simulator::new(&c).unwrap();
                 sim.firmware_at_fetch = at_fetch;
@@ -740,7 +743,7 @@ mod tests {
             ][..],
         ] {
             let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-            let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
+            let c = Config::load_preset("mqsim-paper", &o).unwrap();
             let run = |direct: bool| {
                 let mut sim = Simulator::new(&c).unwrap();
                 assert!(sim.direct_reads, "out_of_order without suspension");

@@ -27,15 +27,12 @@ use crate::result::{
     RoundFlow, RoundPick, RoundsEnd, SteadyRound, SteadyState, SteadyVerdict, WindowCheck,
 };
 
-/// Rounds in the measurement window (the PTS's five).
-pub const WINDOW_ROUNDS: usize = 5;
+/// Defined with `[steady_state]`, whose validation needs them.
+pub use crate::config::{PICK_REQUESTS, WINDOW_ROUNDS};
 /// Largest data excursion, as a fraction of the window's average.
 pub const DATA_EXCURSION_LIMIT: f64 = 0.20;
 /// Largest slope excursion, as a fraction of the window's average.
 pub const SLOPE_EXCURSION_LIMIT: f64 = 0.10;
-/// Requests a picked round length holds at the rate it was picked at: the IOPS of a round of
-/// 1,000 requests varies by a few per cent from chance alone, far inside the 20 % allowed.
-pub const PICK_REQUESTS: u64 = 1_000;
 /// A complete round of a picked length with fewer requests lengthens the rounds.
 pub const MIN_ROUND_REQUESTS: u64 = 250;
 /// Longest round picked: `steady_state.round_ms`'s largest value, 1e9 ms.

@@ -97,7 +97,11 @@ pub fn assert_all_equal_to(lat: &[u64], expected_us: f64, what: &str) {
 
 /// Mean latency in microseconds of the requests of `log` (in completion order) between the
 /// fractions `from` and `to` of the run.
-pub fn window_mean_us(log: &[ssdkit_core::sim::CompletionRecord], from: f64, to: f64) -> f64 {
+pub fn window_mean_us(
+    log: &[ssdkit_core::internals::sim::CompletionRecord],
+    from: f64,
+    to: f64,
+) -> f64 {
     let n = log.len();
     let w = &log[(from * n as f64) as usize..(to * n as f64) as usize];
     w.iter()

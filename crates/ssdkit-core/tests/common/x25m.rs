@@ -2,7 +2,7 @@
 //! SSDs), computed from a configuration: shared by the `x25m` checks.
 
 use ssdkit_core::config::Config;
-use ssdkit_core::host::link::{SATA_DATA_FIS_HEADER, SATA_DMA_SETUP_FIS};
+use ssdkit_core::internals::host::link::{SATA_DATA_FIS_HEADER, SATA_DMA_SETUP_FIS};
 
 /// Eq. 1-7: latency of one request of `n_page` pages, microseconds.
 pub fn eq_6_7(c: &Config, n_page: u64, write: bool) -> f64 {

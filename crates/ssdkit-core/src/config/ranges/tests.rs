@@ -379,11 +379,11 @@ fn messages_say_the_range_in_the_keys_own_terms() {
     );
 }
 
-/// The declaration repeats the length of the steady-state window (config imports no layer):
-/// keep them equal.
+/// The declaration repeats the length of the steady-state window (the attribute takes a
+/// literal): keep them equal.
 #[test]
 fn max_rounds_declares_the_window() {
     let r = crate::config::__range_SteadyStateConfig_max_rounds();
-    let w = crate::stats::steady::WINDOW_ROUNDS as i128;
+    let w = crate::config::WINDOW_ROUNDS as i128;
     assert_eq!(r.lo, Some((super::Limit::Int(w), false)));
 }

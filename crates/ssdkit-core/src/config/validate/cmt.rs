@@ -42,7 +42,7 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
             dram.saturating_sub(data)
         ));
     }
-    let s = crate::config::Settings::resolve(c);
+    let s = crate::config::Sizes::of(c);
     let cmt = s.cmt.as_ref().expect("a cached mode resolves its settings");
     // The cache holds whole translation pages (a miss brings in every entry of its page).
     let page_of_entries = cmt.entries_per_tpage as u64 * cmt.entry_bytes as u64;
@@ -97,14 +97,14 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
 /// while it writes them. Names the largest entry size that fits.
 fn translation_pages_fit(
     c: &Config,
-    s: &crate::config::Settings,
+    s: &crate::config::Sizes,
     cmt: &crate::config::CmtSettings,
 ) -> Result<(), String> {
     let f = &c.flash;
     if f.medium != crate::config::Medium::Nand {
         return Ok(());
     }
-    let planes = s.geo.planes() as u64;
+    let planes = s.planes;
     let ppb = f.pages_per_block as u64;
     let keep = s.reserve_blocks as u64 + 2;
     let Some(most_blocks) = (f.blocks_per_plane as u64).checked_sub(keep + 1) else {

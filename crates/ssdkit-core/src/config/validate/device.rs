@@ -4,7 +4,7 @@
 use super::{float_range, int_range, unused};
 use crate::config::{
     Arbitration, Config, DataPointers, FlashConfig, FtlConfig, GcPolicy, InterfaceConfig,
-    InterfaceType, PcieConfig, PreconditionConfig, Settings,
+    InterfaceType, PcieConfig, PreconditionConfig, Sizes,
 };
 
 /// `[interface]`, after refusing the keys of the interface type not selected.
@@ -145,7 +145,7 @@ pub(super) fn validate_ftl(t: &FtlConfig) -> Result<(), String> {
 
 /// `[ftl]` keys checked against the blocks per plane: the spare factor, then the keys of
 /// each GC and wear-levelling policy.
-pub(super) fn validate_ftl_blocks(c: &Config, s: &Settings) -> Result<(), String> {
+pub(super) fn validate_ftl_blocks(c: &Config, s: &Sizes) -> Result<(), String> {
     let f = &c.flash;
     let t = &c.ftl;
     // Each plane must keep, beside its logical share, the GC reserve plus one open block for
@@ -270,7 +270,7 @@ pub(super) fn validate_precondition(p: &PreconditionConfig) -> Result<(), String
 
 /// Whether `ftl.gc_threshold` leaves room for the logical data. It is checked after
 /// `[precondition]` to keep the order in which errors are reported.
-pub(super) fn validate_gc_start(c: &Config, s: &Settings) -> Result<(), String> {
+pub(super) fn validate_gc_start(c: &Config, s: &Sizes) -> Result<(), String> {
     let f = &c.flash;
     let t = &c.ftl;
     if f.medium == crate::config::Medium::InPlace {

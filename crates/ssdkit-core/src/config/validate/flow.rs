@@ -187,7 +187,7 @@ fn validate_flow(
                     key("trace_format")
                 ))
             }
-            (Some(dl), _) => crate::workload::trace::validate_delimited(dl)
+            (Some(dl), _) => super::validate_delimited(dl)
                 .map_err(|m| format!("key `{}.{m}", key("delimited")).replacen(": ", "`: ", 1))?,
             _ => {}
         }
@@ -409,7 +409,7 @@ fn validate_flow(
 
 #[cfg(test)]
 mod tests {
-    use crate::api::{load, Source};
+    use crate::config::Config;
 
     /// 257 flows of 65535 requests each exceed the requests a run may keep in flight; 256 fit.
     #[test]
@@ -418,7 +418,7 @@ mod tests {
             "interface.io_queue_depth=65536".to_string(),
             "flow.0.queue_depth=65535".to_string(),
         ];
-        let mut c = load(Source::Preset("mqsim-paper"), &o).expect("preset");
+        let mut c = Config::load_preset("mqsim-paper", &o).expect("preset");
         c.interface.io_queue_depth = 65536;
         let one = c.flows[0].clone();
         c.flows = vec![one; 256];

@@ -4,13 +4,16 @@
 
 mod cache;
 mod cmt;
+mod delimited;
 mod device;
 mod flow;
 mod host;
 mod pinning;
 mod tsu;
 
-use super::{Config, Settings, SteadyStateConfig};
+pub use delimited::{validate_delimited, MAX_COLUMN};
+
+use super::{Config, Sizes, SteadyStateConfig};
 
 fn int_range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     if v < lo || v > hi {
@@ -58,8 +61,8 @@ pub fn validate(c: &Config) -> Result<(), String> {
     device::validate_sectors(c)?;
     device::validate_medium(c)?;
     device::validate_ftl(&c.ftl)?;
-    // `Settings::resolve` relies on the range checks above.
-    let s = Settings::resolve(c);
+    // `Sizes::of` relies on the range checks above.
+    let s = Sizes::of(c);
     device::validate_ftl_blocks(c, &s)?;
     device::validate_precondition(&c.precondition)?;
     device::validate_gc_start(c, &s)?;
@@ -79,7 +82,7 @@ pub fn validate(c: &Config) -> Result<(), String> {
 /// refuses them before it starts, with the figures that would work. (Not part of `validate`:
 /// a step-by-step Device refuses rounds altogether, and says so.)
 pub fn validate_picked_rounds(c: &Config) -> Result<(), String> {
-    use crate::stats::steady::{PICK_REQUESTS, WINDOW_ROUNDS};
+    use crate::config::{PICK_REQUESTS, WINDOW_ROUNDS};
     if !c.steady_state.enabled || c.steady_state.round_ms.is_some() {
         return Ok(());
     }

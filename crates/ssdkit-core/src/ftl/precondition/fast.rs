@@ -18,13 +18,14 @@
 use super::meanfield::{self, MfPolicy};
 use super::pool::{reserve_level_pages, PoolLevel};
 use super::{Footprint, PRECONDITION_STREAM};
-use crate::config::{Config, GcPolicy, Settings};
+use crate::config::{Config, GcPolicy};
 use crate::engine::{derive_stream, Stream as Rng};
 use crate::error::Error;
 use crate::ftl::pagemap::{Base, FastLayout, HotBlocks};
 use crate::ftl::{BlockState, Ftl};
+use crate::result::PreconditionRecord;
+use crate::settings::Settings;
 use rand::Rng as _;
-use serde_json::{json, Value};
 use std::collections::HashMap;
 
 fn model(policy: GcPolicy, d: u32) -> (MfPolicy, &'static str) {
@@ -208,7 +209,7 @@ pub fn run(
     level: PoolLevel,
     s: &Settings,
     pinned: &[Pinned],
-) -> Result<Value, Error> {
+) -> Result<PreconditionRecord, Error> {
     let g = ftl.geo;
     let planes = g.planes();
     let ppb = g.pages_per_block;
@@ -472,18 +473,18 @@ pub fn run(
             || ftl.mapped_pages() == ftl.logical_pages()
     );
     ftl.rebuild_planes();
-    Ok(json!({
-        "mode": "fast",
-        "model": model_name,
-        "predicted_write_amplification": predicted_wa,
-        "gc_start_free_pages": ftl.gc_start_free_pages,
-        "reserve_blocks": ftl.reserve_blocks,
-        "hot_pages": hot_total,
-        "cold_pages": cold_total,
-        "occupancy": c.precondition.occupancy,
-        "history_drive_writes": hist,
-        "mean_erase_count": mean_erase,
-    }))
+    Ok(PreconditionRecord {
+        model: Some(model_name.to_string()),
+        predicted_write_amplification: Some(predicted_wa),
+        gc_start_free_pages: Some(ftl.gc_start_free_pages),
+        reserve_blocks: Some(ftl.reserve_blocks),
+        hot_pages: Some(hot_total),
+        cold_pages: Some(cold_total),
+        occupancy: Some(c.precondition.occupancy),
+        history_drive_writes: Some(hist),
+        mean_erase_count: Some(mean_erase),
+        ..PreconditionRecord::of(crate::config::PreconditionMode::Fast)
+    })
 }
 
 /// Phase 2 with pinned flows, in logical order so L2P is written sequentially and each plane's

@@ -18,6 +18,7 @@ use super::Ftl;
 use crate::config::{AddressPattern, Config, PreconditionMode, PreconditionPattern};
 use crate::engine::derive_stream;
 use crate::error::Error;
+use crate::result::{PreconditionCmt, PreconditionRecord};
 use rand::Rng;
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -56,12 +57,8 @@ impl Footprint {
         self.intervals.iter().any(|&(a, b)| lpa >= a && lpa < b)
     }
 
-    pub fn describe(&self) -> Value {
-        json!(self
-            .intervals
-            .iter()
-            .map(|&(a, b)| json!([a, b]))
-            .collect::<Vec<_>>())
+    pub fn describe(&self) -> Vec<[u64; 2]> {
+        self.intervals.iter().map(|&(a, b)| [a, b]).collect()
     }
 }
 
@@ -125,7 +122,7 @@ fn pattern_name(c: &Config) -> &'static str {
 /// the pool does not depend on it) leave the key alone. `seed_from` says whether the seed is
 /// `precondition.seed` or the run's.
 pub fn state_key(c: &Config) -> Value {
-    let s = crate::config::Settings::resolve(c);
+    let s = crate::settings::Settings::resolve(c);
     let fp = footprint(c, s.logical_pages);
     let (_, pool) = pool::resolve(c, &s, &fp);
     let page = c.flash.page_size_bytes as u64;
@@ -171,7 +168,7 @@ pub fn state_key(c: &Config) -> Value {
 
 /// Brings an erased `ftl` to the configured initial state and returns the record of what was
 /// done (it goes into the result). Statistics start from zero afterwards; erase counts stay.
-pub fn run(ftl: &mut Ftl, c: &Config) -> Result<Value, Error> {
+pub fn run(ftl: &mut Ftl, c: &Config) -> Result<PreconditionRecord, Error> {
     run_checked(ftl, c, &mut || Ok(()))
 }
 
@@ -182,11 +179,11 @@ pub fn run_checked(
     ftl: &mut Ftl,
     c: &Config,
     check: &mut dyn FnMut() -> Result<(), Error>,
-) -> Result<Value, Error> {
+) -> Result<PreconditionRecord, Error> {
     let wall = Instant::now();
     let p = &c.precondition;
     let fp = footprint(c, ftl.logical_pages as u64);
-    let settings = crate::config::Settings::resolve(c);
+    let settings = crate::settings::Settings::resolve(c);
     let (level, pool_rec) = pool::resolve(c, &settings, &fp);
     ftl.set_untimed_pool(level);
     if ftl.in_place() {
@@ -201,12 +198,12 @@ pub fn run_checked(
         ftl.fill_in_place(occupancy);
         ftl.rebuild_planes();
         ftl.stats = Default::default();
-        return Ok(json!({
-            "mode": serde_json::to_value(p.mode).expect("enum serialises"),
-            "medium": "in_place",
-            "occupancy": occupancy,
-            "wall_time_s": wall.elapsed().as_secs_f64(),
-        }));
+        return Ok(PreconditionRecord {
+            medium: Some(crate::config::Medium::InPlace),
+            occupancy: Some(occupancy),
+            wall_time_s: wall.elapsed().as_secs_f64(),
+            ..PreconditionRecord::of(p.mode)
+        });
     }
     // Pinned flows' logical pages go to their own planes (their writes could not move them).
     let page = ftl.geo.page_size as u64;
@@ -222,7 +219,7 @@ pub fn run_checked(
     let mut rec = match p.mode {
         PreconditionMode::Empty => {
             ftl.rebuild_planes();
-            json!({"mode": "empty"})
+            PreconditionRecord::of(PreconditionMode::Empty)
         }
         PreconditionMode::Sequential => {
             if pinned.is_empty() {
@@ -232,7 +229,11 @@ pub fn run_checked(
                     .map_err(|m| Error::Config(format!("precondition: {m}")))?;
             }
             ftl.rebuild_planes();
-            json!({"mode": "sequential", "occupancy": p.occupancy, "pinned_flows": pinned.len()})
+            PreconditionRecord {
+                occupancy: Some(p.occupancy),
+                pinned_flows: Some(pinned.len() as u64),
+                ..PreconditionRecord::of(PreconditionMode::Sequential)
+            }
         }
         PreconditionMode::Write => {
             if pinned.is_empty() {
@@ -243,29 +244,28 @@ pub fn run_checked(
             }
             ftl.rebuild_planes();
             let mut rec = write_overwrites(ftl, c, &fp, &pinned, check)?;
-            rec["pinned_flows"] = json!(pinned.len());
+            rec.pinned_flows = Some(pinned.len() as u64);
             rec
         }
         PreconditionMode::Fast => {
             let mut rec = fast::run(ftl, c, &fp, level, &settings, &pinned)?;
-            rec["pinned_flows"] = json!(pinned.len());
+            rec.pinned_flows = Some(pinned.len() as u64);
             rec
         }
     };
     if p.mode == PreconditionMode::Fast || p.mode == PreconditionMode::Write {
-        for (k, v) in pool_rec.as_object().expect("an object") {
-            rec[k] = v.clone();
-        }
-        rec["free_pages_per_plane"] = json!(free_pages_per_plane(ftl));
-        rec["pattern"] = json!(pattern_name(c));
-        rec["footprint_pages"] = json!(fp.pages());
-        rec["footprint"] = fp.describe();
-        rec["gc_policy"] = serde_json::to_value(c.ftl.gc_policy).expect("enum serialises");
+        rec.free_pool = Some(pool_rec.free_pool);
+        rec.free_pool_auto = pool_rec.free_pool_auto;
+        rec.free_pages_per_plane = Some(free_pages_per_plane(ftl));
+        rec.pattern = Some(pattern_name(c).to_string());
+        rec.footprint_pages = Some(fp.pages());
+        rec.footprint = Some(fp.describe());
+        rec.gc_policy = Some(c.ftl.gc_policy);
     }
     if ftl.cmt.is_some() && p.mode != PreconditionMode::Empty {
-        rec["cmt"] = place_mapping(ftl, c, &settings)?;
+        rec.cmt = Some(place_mapping(ftl, c, &settings)?);
     }
-    rec["wall_time_s"] = json!(wall.elapsed().as_secs_f64());
+    rec.wall_time_s = wall.elapsed().as_secs_f64();
     ftl.stats = Default::default();
     Ok(rec)
 }
@@ -287,20 +287,20 @@ fn write_overwrites(
     fp: &Footprint,
     pinned: &[fast::Pinned],
     check: &mut dyn FnMut() -> Result<(), Error>,
-) -> Result<Value, Error> {
+) -> Result<PreconditionRecord, Error> {
     let p = &c.precondition;
     let n = fp.pages();
-    let mut rec = json!({
-        "mode": "write",
-        "window_drive_writes": p.write_window_drive_writes,
-        "tolerance": p.write_tolerance,
-        "min_drive_writes": p.write_min_drive_writes,
-        "max_drive_writes": p.write_max_drive_writes,
-    });
+    let mut rec = PreconditionRecord {
+        window_drive_writes: Some(p.write_window_drive_writes),
+        tolerance: Some(p.write_tolerance),
+        min_drive_writes: Some(p.write_min_drive_writes),
+        max_drive_writes: Some(p.write_max_drive_writes),
+        ..PreconditionRecord::of(PreconditionMode::Write)
+    };
     if n == 0 {
-        rec["drive_writes"] = json!(0.0);
-        rec["stable"] = json!(true);
-        rec["write_amplification"] = json!(1.0);
+        rec.drive_writes = Some(0.0);
+        rec.stable = Some(true);
+        rec.write_amplification = Some(1.0);
         return Ok(rec);
     }
     let mut rng = derive_stream(c.precondition_seed(), PRECONDITION_STREAM);
@@ -347,10 +347,10 @@ fn write_overwrites(
             break;
         }
     }
-    rec["drive_writes"] = json!(written as f64 / n as f64);
-    rec["stable"] = json!(stable);
-    rec["write_amplification"] = json!(was.last().copied().unwrap_or(1.0));
-    rec["window_write_amplification"] = json!(was);
+    rec.drive_writes = Some(written as f64 / n as f64);
+    rec.stable = Some(stable);
+    rec.write_amplification = Some(was.last().copied().unwrap_or(1.0));
+    rec.window_write_amplification = Some(was);
     Ok(rec)
 }
 
@@ -361,7 +361,11 @@ fn write_overwrites(
 /// entries of each partition's flows (their address ranges): what LRU holds under uniform
 /// random lookups. MQSim fills its CMT during preconditioning too. An empty device has no translation page in flash
 /// yet: a first lookup needs no read (MQSim's unallocated translation page).
-fn place_mapping(ftl: &mut Ftl, c: &Config, s: &crate::config::Settings) -> Result<Value, Error> {
+fn place_mapping(
+    ftl: &mut Ftl,
+    c: &Config,
+    s: &crate::settings::Settings,
+) -> Result<PreconditionCmt, Error> {
     let tpages = ftl.translation_pages() as u32;
     for t in 0..tpages {
         let lpn = ftl.tpage_lpn(t);
@@ -378,7 +382,7 @@ fn place_mapping(ftl: &mut Ftl, c: &Config, s: &crate::config::Settings) -> Resu
     let mut warm = 0u64;
     for part in 0..parts {
         // The pages this partition's lookups address: its flow's range, or every flow's.
-        let ranges: Vec<&crate::config::FlowSettings> = if parts == 1 {
+        let ranges: Vec<&crate::settings::FlowSettings> = if parts == 1 {
             s.flows.iter().collect()
         } else {
             vec![&s.flows[part]]
@@ -418,8 +422,8 @@ fn place_mapping(ftl: &mut Ftl, c: &Config, s: &crate::config::Settings) -> Resu
         }
         warm += pages.len().min(cap) as u64;
     }
-    Ok(json!({
-        "translation_pages": tpages,
-        "warm_translation_pages": warm,
-    }))
+    Ok(PreconditionCmt {
+        translation_pages: tpages as u64,
+        warm_translation_pages: warm,
+    })
 }

@@ -15,8 +15,8 @@
 
 use super::meanfield::{self, MfPolicy};
 use super::Footprint;
-use crate::config::{Arrival, Config, FlowConfig, FreePool, GcPolicy, Replay, Settings, SizeDist};
-use serde_json::{json, Value};
+use crate::config::{Arrival, Config, FlowConfig, FreePool, GcPolicy, Replay, SizeDist};
+use crate::settings::Settings;
 
 /// The pool a preconditioned state keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,10 +104,37 @@ fn offered_write_pages_per_s(f: &FlowConfig, c: &Config, s: &Settings) -> f64 {
 }
 
 /// The level to build, and the record of why (it goes into the result).
-pub fn resolve(c: &Config, s: &Settings, fp: &Footprint) -> (PoolLevel, Value) {
+/// The free pool chosen and why, for the preconditioning record (and the state key).
+#[derive(serde::Serialize)]
+pub struct PoolRecord {
+    pub free_pool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_pool_auto: Option<String>,
+}
+
+impl PoolRecord {
+    fn new(level: PoolLevel, why: Option<String>) -> Self {
+        Self {
+            free_pool: level.name().to_string(),
+            free_pool_auto: why,
+        }
+    }
+}
+
+pub fn resolve(c: &Config, s: &Settings, fp: &Footprint) -> (PoolLevel, PoolRecord) {
     match c.precondition.free_pool {
-        FreePool::Reserve => return (PoolLevel::Reserve, json!({"free_pool": "reserve"})),
-        FreePool::GcStart => return (PoolLevel::GcStart, json!({"free_pool": "gc_start"})),
+        FreePool::Reserve => {
+            return (
+                PoolLevel::Reserve,
+                PoolRecord::new(PoolLevel::Reserve, None),
+            )
+        }
+        FreePool::GcStart => {
+            return (
+                PoolLevel::GcStart,
+                PoolRecord::new(PoolLevel::GcStart, None),
+            )
+        }
         FreePool::Auto => {}
     }
     if !c.ftl.gc_refill || c.ftl.gc_foreground {
@@ -120,7 +147,7 @@ pub fn resolve(c: &Config, s: &Settings, fp: &Footprint) -> (PoolLevel, Value) {
         };
         return (
             PoolLevel::Reserve,
-            json!({"free_pool": "reserve", "free_pool_auto": why}),
+            PoolRecord::new(PoolLevel::Reserve, Some(why.to_string())),
         );
     }
     let g = s.geo;
@@ -166,11 +193,5 @@ pub fn resolve(c: &Config, s: &Settings, fp: &Footprint) -> (PoolLevel, Value) {
     let why = format!(
         "ftl.gc_refill: the flows offer up to {offered:.0} write pages/s; at the GC start threshold (WA {wa:.2}) the back end sustains {sustained:.0}"
     );
-    (
-        level,
-        json!({
-            "free_pool": level.name(),
-            "free_pool_auto": why,
-        }),
-    )
+    (level, PoolRecord::new(level, Some(why)))
 }
