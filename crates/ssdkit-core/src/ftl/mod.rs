@@ -88,7 +88,6 @@ pub struct Ftl {
     /// Page programs so far (user and GC): the FTL's notion of time for GC policies.
     clock: u64,
     gc_policy: GcPolicy,
-    gc_d: u32,
     gc_rng: Rng,
     wl_dynamic: bool,
     wl_static: bool,
@@ -156,7 +155,6 @@ impl Ftl {
             mod_stamp: vec![0; nblocks],
             clock: 0,
             gc_policy: c.ftl.gc_policy,
-            gc_d: c.ftl.gc_d,
             gc_rng: derive_stream(c.precondition_seed(), GC_STREAM),
             wl_dynamic: c.ftl.wl_dynamic,
             wl_static: c.ftl.wl_static,

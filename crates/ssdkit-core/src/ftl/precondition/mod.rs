@@ -260,7 +260,7 @@ pub fn run_checked(
         rec["pattern"] = json!(pattern_name(c));
         rec["footprint_pages"] = json!(fp.pages());
         rec["footprint"] = fp.describe();
-        rec["gc_policy"] = serde_json::to_value(c.ftl.gc_policy).expect("enum serialises");
+        rec["gc_policy"] = json!(c.ftl.gc_policy.name());
     }
     if ftl.cmt.is_some() && p.mode != PreconditionMode::Empty {
         rec["cmt"] = place_mapping(ftl, c, &settings)?;

@@ -1,6 +1,8 @@
 //! Scheduling policies (`tsu.policy`), one file each: which queued user transaction a free
-//! die starts next. `gc` decides where garbage collection goes among them (`ftl.gc_*`), the
-//! same for every policy except FLIN, which also charges GC to the writing flows.
+//! die starts next, as the steps of `plan.rs`. `gc` decides where garbage collection goes
+//! among them (`ftl.gc_*`), the same for every policy except FLIN, which also charges GC to
+//! the writing flows. A policy is a variant of the configuration's `TsuPolicy`, which carries
+//! its parameters; its file holds its code and state, and `Tsu::user_steps` calls it.
 //!
 //! | policy | file | source |
 //! |---|---|---|
@@ -17,36 +19,3 @@ pub mod priority;
 
 pub use gc::{Choice, SchedulingPolicy};
 pub use priority::ClassTurns;
-
-/// `tsu.policy` as the simulator runs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UserPolicy {
-    Fifo,
-    OutOfOrder,
-    PriorityOutOfOrder,
-    Flin,
-}
-
-impl UserPolicy {
-    pub fn from_config(p: crate::config::TsuPolicy) -> Self {
-        use crate::config::TsuPolicy as P;
-        match p {
-            P::Fifo => UserPolicy::Fifo,
-            P::OutOfOrder => UserPolicy::OutOfOrder,
-            P::PriorityOutOfOrder => UserPolicy::PriorityOutOfOrder,
-            P::Flin => UserPolicy::Flin,
-        }
-    }
-
-    /// Whether user transactions queue per NVMe priority class (urgent, high, medium, low).
-    pub fn classes(self) -> bool {
-        matches!(self, UserPolicy::PriorityOutOfOrder | UserPolicy::Flin)
-    }
-}
-
-/// Which kind of user transaction a free die tries first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum First {
-    Reads,
-    Writes,
-}
