@@ -648,7 +648,7 @@ impl Simulator {
     }
 
     /// Runs the TSU's steps in order until one starts.
-    #[inline]
+    #[inline(always)]
     fn run_steps(&mut self, die: DieId, steps: &[Attempt]) -> bool {
         for &step in steps {
             let started = match step {
@@ -670,13 +670,12 @@ impl Simulator {
     }
 
     fn start_reads(&mut self, die: DieId, class: usize) -> bool {
-        let Some(b) = self.tsu.take_reads(die, class) else {
+        let mut batch = [TxId::NONE; MAX_BATCH];
+        let Some((page, n)) = self.tsu.take_reads(die, class, &mut batch) else {
             return false;
         };
-        let t = self
-            .backend
-            .start_read(self.q.now(), die.0, b.page, b.n as u32);
-        self.begin(die, b.txs(), t);
+        let t = self.backend.start_read(self.q.now(), die.0, page, n as u32);
+        self.begin(die, &batch[..n], t);
         true
     }
 
@@ -755,10 +754,11 @@ impl Simulator {
                 .ftl
                 .next_page_offset(PlaneId(first + l as u32), Stream::User);
         }
-        let Some(b) = self.tsu.take_writes(die, class, &offsets) else {
+        let mut batch = [TxId::NONE; MAX_BATCH];
+        let Some((page, n)) = self.tsu.take_writes(die, class, &offsets, &mut batch) else {
             return false;
         };
-        let batch = b.txs();
+        let batch = &batch[..n];
         for &t in batch {
             let tx = *self.tsu.get(t);
             if self.owners.is_some() && tx.kind != TxKind::MappingWrite {
@@ -775,7 +775,7 @@ impl Simulator {
         }
         let t = self
             .backend
-            .start_program(self.q.now(), die.0, b.page, b.n as u32);
+            .start_program(self.q.now(), die.0, page, n as u32);
         self.begin(die, batch, t);
         true
     }

@@ -102,9 +102,9 @@ pub struct Tsu {
     txs: Slab<Tx>,
     queues: Vec<DieQueues>,
     /// Where GC goes among user work (`ftl.gc_preemptible`).
-    pub policy: SchedulingPolicy,
+    policy: SchedulingPolicy,
     /// `tsu.policy`, with its parameters.
-    pub user: TsuPolicy,
+    user: TsuPolicy,
     /// The policy queues user transactions per NVMe priority class.
     classes: bool,
     geo: Geometry,

@@ -5,7 +5,6 @@
 //! the flash and books the events; a step can fail only where another layer decides (a
 //! write's planes wait at their GC reserve, a GC operation turns out stale).
 
-use super::policy::{fifo, out_of_order, priority};
 use super::{Choice, Tsu, TxKind};
 use crate::config::TsuPolicy;
 use crate::flash::MAX_BATCH;
@@ -32,40 +31,28 @@ pub struct Attempts {
 }
 
 impl Attempts {
-    #[inline]
-    fn new() -> Self {
+    #[inline(always)]
+    pub(super) fn new() -> Self {
         Self {
             steps: [Attempt::Gc; 8],
             n: 0,
         }
     }
-    #[inline]
+    #[inline(always)]
     pub(super) fn push(&mut self, s: Attempt) {
         self.steps[self.n as usize] = s;
         self.n += 1;
     }
-    #[inline]
+    #[inline(always)]
     pub fn as_slice(&self) -> &[Attempt] {
         &self.steps[..self.n as usize]
     }
 }
 
-/// A batch of transactions a die starts at one page offset.
-#[derive(Debug, Clone, Copy)]
-pub struct Batch {
-    /// Page offset in the block (reads: of the pages read; programs: of the pages to be
-    /// allocated, one per plane).
-    pub page: u32,
-    pub n: usize,
-    pub txs: [TxId; MAX_BATCH],
-}
-
-impl Batch {
-    #[inline]
-    pub fn txs(&self) -> &[TxId] {
-        &self.txs[..self.n]
-    }
-}
+/// A batch of transactions a die starts: the page offset in the block (reads: of the pages
+/// read; programs: of the pages to be allocated, one per plane) and how many of the
+/// caller's `[TxId; MAX_BATCH]` it filled.
+pub type Batch = (u32, usize);
 
 impl Tsu {
     /// Whether GC transactions wait at `die`.
@@ -97,15 +84,10 @@ impl Tsu {
     }
 
     /// The user work a free die tries, in order, as `tsu.policy` says (`policy/`).
-    #[inline]
+    #[inline(always)]
     pub fn user_steps(&mut self, die: DieId, now: u64) -> Attempts {
         let mut s = Attempts::new();
-        match self.user {
-            TsuPolicy::OutOfOrder {} => out_of_order::steps(self, die, &mut s),
-            TsuPolicy::Fifo {} => fifo::steps(self, die, &mut s),
-            TsuPolicy::PriorityOutOfOrder(_) => priority::steps(self, die, &mut s),
-            TsuPolicy::Flin(_) => self.flin_steps(die, now, &mut s),
-        }
+        super::policy::steps(self, die, now, &mut s);
         s
     }
 
@@ -129,7 +111,7 @@ impl Tsu {
     }
 
     /// A translation-page read or a user read of class 0 waits.
-    #[inline]
+    #[inline(always)]
     pub(super) fn reads_waiting(&self, die: DieId) -> bool {
         let q = &self.queues[die.idx()];
         !q.mapping_reads.is_empty() || q.class_reads(0) > 0
@@ -189,40 +171,40 @@ impl Tsu {
     /// transactions wait for it), else the oldest (FLIN: first in its order) user read of
     /// `class` with, multi-plane, reads of the same page offset on other planes among the
     /// first 4 x planes queued.
-    pub fn take_reads(&mut self, die: DieId, class: usize) -> Option<Batch> {
+    pub fn take_reads(
+        &mut self,
+        die: DieId,
+        class: usize,
+        out: &mut [TxId; MAX_BATCH],
+    ) -> Option<Batch> {
         let geo = self.geo;
         let q = &mut self.queues[die.idx()];
-        let mut b = Batch {
-            page: 0,
-            n: 1,
-            txs: [TxId::NONE; MAX_BATCH],
-        };
         if let Some(t) = q.mapping_reads.pop_front() {
-            b.page = geo.page_in_block(self.txs.get(t.0).ppn.0);
-            b.txs[0] = t;
-            return Some(b);
+            out[0] = t;
+            return Some((geo.page_in_block(self.txs.get(t.0).ppn.0), 1));
         }
         let t0 = q.pop_read(class)?;
         let tx0 = *self.txs.get(t0.0);
-        b.page = geo.page_in_block(tx0.ppn.0);
-        b.txs[0] = t0;
+        let page = geo.page_in_block(tx0.ppn.0);
+        out[0] = t0;
+        let mut n = 1;
         if self.multiplane {
             let ppd = geo.planes_per_die as usize;
             let mut used: u32 = 1 << geo.plane_in_die(tx0.plane.0);
             let mut i = 0;
-            while i < q.class_reads(class).min(4 * ppd) && b.n < ppd {
+            while i < q.class_reads(class).min(4 * ppd) && n < ppd {
                 let tx = *self.txs.get(q.read_at(class, i).0);
                 let bit = 1 << geo.plane_in_die(tx.plane.0);
-                if used & bit == 0 && geo.page_in_block(tx.ppn.0) == b.page {
+                if used & bit == 0 && geo.page_in_block(tx.ppn.0) == page {
                     used |= bit;
-                    b.txs[b.n] = q.remove_read(class, i);
-                    b.n += 1;
+                    out[n] = q.remove_read(class, i);
+                    n += 1;
                 } else {
                     i += 1;
                 }
             }
         }
-        Some(b)
+        Some((page, n))
     }
 
     /// Takes the writes a die programs now: the earliest queued write of `class` whose plane
@@ -234,29 +216,26 @@ impl Tsu {
         die: DieId,
         class: usize,
         offsets: &[Option<u32>; MAX_BATCH],
+        out: &mut [TxId; MAX_BATCH],
     ) -> Option<Batch> {
         let ppd = self.geo.planes_per_die;
         let q = &mut self.queues[die.idx()];
         let t0 = q.pop_first_write(class, |l| offsets[l].is_some())?;
         let local = self.txs.get(t0.0).plane.0 % ppd;
         let page = offsets[local as usize].expect("checked above");
-        let mut b = Batch {
-            page,
-            n: 1,
-            txs: [TxId::NONE; MAX_BATCH],
-        };
-        b.txs[0] = t0;
+        out[0] = t0;
+        let mut n = 1;
         if self.multiplane {
-            b.n += q.take_write_partners(
+            n += q.take_write_partners(
                 class,
                 1 << local,
                 4 * ppd as usize,
                 ppd as usize,
                 |l| offsets[l] == Some(page),
-                &mut b.txs[1..],
+                &mut out[1..],
             );
         }
-        Some(b)
+        Some((page, n))
     }
 
     /// Takes every user write queued at `die` for the planes (local indices) that `stuck`

@@ -9,7 +9,7 @@ use crate::tsu::{Attempt, Attempts, Tsu};
 
 /// Writes first when the oldest queued write arrived before the oldest queued read; then
 /// the other kind.
-#[inline]
+#[inline(always)]
 pub(in crate::tsu) fn steps(tsu: &Tsu, die: DieId, s: &mut Attempts) {
     let writes = Attempt::Writes {
         class: 0,

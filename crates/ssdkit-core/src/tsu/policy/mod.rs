@@ -2,7 +2,9 @@
 //! die starts next, as the steps of `plan.rs`. `gc` decides where garbage collection goes
 //! among them (`ftl.gc_*`), the same for every policy except FLIN, which also charges GC to
 //! the writing flows. A policy is a variant of the configuration's `TsuPolicy`, which carries
-//! its parameters; its file holds its code and state, and `Tsu::user_steps` calls it.
+//! its parameters; its file holds its code and state, and `steps` below calls it. Adding a
+//! policy: its file here, its `mod` line and arm in `steps`, its variant (and parameter
+//! struct) in `TsuPolicy` (config/tsu.rs), and docs/tsu.md.
 //!
 //! | policy | file | source |
 //! |---|---|---|
@@ -19,3 +21,19 @@ pub mod priority;
 
 pub use gc::{Choice, SchedulingPolicy};
 pub use priority::ClassTurns;
+
+use crate::config::TsuPolicy;
+use crate::ids::DieId;
+use crate::tsu::{Attempts, Tsu};
+
+/// The user work a free die tries, in order: each policy's `steps` (enum dispatch, no trait
+/// objects: this runs at every free die).
+#[inline(always)]
+pub(in crate::tsu) fn steps(tsu: &mut Tsu, die: DieId, now: u64, s: &mut Attempts) {
+    match tsu.user {
+        TsuPolicy::OutOfOrder {} => out_of_order::steps(tsu, die, s),
+        TsuPolicy::Fifo {} => fifo::steps(tsu, die, s),
+        TsuPolicy::PriorityOutOfOrder(_) => priority::steps(tsu, die, s),
+        TsuPolicy::Flin(_) => tsu.flin_steps(die, now, s),
+    }
+}

@@ -10,7 +10,7 @@ use crate::ids::DieId;
 use crate::tsu::{Attempt, Attempts, Tsu};
 
 /// Reads if any wait, else writes.
-#[inline]
+#[inline(always)]
 pub(in crate::tsu) fn steps(tsu: &Tsu, die: DieId, s: &mut Attempts) {
     if tsu.reads_waiting(die) {
         s.push(Attempt::Reads(0));
