@@ -762,9 +762,8 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
     if pol == "GREEDY":
         ftl["gc_policy"] = "greedy"
     elif pol == "RGA":
-        ftl["gc_policy"] = "d_choices"
-        ftl["gc_d"] = max(1, int(math.log2(blocks)))
-        conv.sources["ftl.gc_d"] = f"<{p_pol[1]}> = RGA: MQSim's set size log2(Block_No_Per_Plane)"
+        ftl["gc_policy"] = {"type": "d_choices", "d": max(1, int(math.log2(blocks)))}
+        conv.sources["ftl.gc_policy.d"] = f"<{p_pol[1]}> = RGA: MQSim's set size log2(Block_No_Per_Plane)"
     elif pol == "RANDOM":
         ftl["gc_policy"] = "random"
     elif pol == "FIFO":

@@ -182,12 +182,14 @@ def devices(config: Any, overrides: Mapping[str, Any], pts: Sequence[Point], see
 #: A core message about a key the configuration does not have, rather than a bad value: serde's
 #: unknown field (naming the key, or its first unknown section), or an override whose path does
 #: not fit the configuration's shape.
-_UNKNOWN_KEY = re.compile(r"key `(?P<key>[^`]+)`: unknown field|^override `(?P<path>[^=`]+)=")
+_UNKNOWN_KEY = re.compile(
+    r"key `(?P<key>[^`]+)`: unknown field|key `(?P<moved>[^`]+)` moved |^override `(?P<path>[^=`]+)="
+)
 
 
 def _unknown_key(msg: str) -> str | None:
     m = _UNKNOWN_KEY.search(msg)
-    return None if m is None else (m.group("key") or m.group("path"))
+    return None if m is None else (m.group("key") or m.group("moved") or m.group("path"))
 
 
 def _trace_files(resolved: str) -> list[Any]:

@@ -142,7 +142,7 @@ def test_device_equals_the_mqsim_paper_preset():
             continue
         assert get(got, key) == get(want, key), key
     # MQSim-specific settings the preset leaves at ssdkit's defaults.
-    assert got["ftl"]["gc_policy"] == "d_choices" and got["ftl"]["gc_d"] == 11  # RGA, log2(2048)
+    assert got["ftl"]["gc_policy"] == {"type": "d_choices", "d": 11}  # RGA, log2(2048)
     assert got["ftl"]["gc_preemptible"] is False and got["ftl"]["gc_copyback"] is False
     # Enabled_Preconditioning = false: MQSim starts empty and maps a page on its first read.
     assert got["precondition"]["mode"] == "empty"
@@ -266,7 +266,7 @@ def test_flin_maps_to_ssdkits_flin(tmp_path):
     assert "arbitration" not in sc.doc["interface"]
     lines = "\n".join(e.line() for e in sc.unmapped)
     assert 'Transaction_Scheduling_Policy = FLIN: converted to tsu.policy = "flin"' in lines
-    assert resolved(sc.toml)["tsu"]["policy"] == "flin"
+    assert resolved(sc.toml)["tsu"]["policy"]["type"] == "flin"
 
 
 def test_suspension_keys_map_to_tsu(tmp_path):
@@ -491,7 +491,7 @@ def test_mqsim_device_with_fio_flows(tmp_path):
     p = cli("run", "--mqsim", SSDCONFIG, "--fio", str(job), "--set", SMALL[0], "--json", "--no-progress")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
-    assert doc["flows"][0]["completed"] == 500 and doc["config"]["ftl"]["gc_policy"] == "d_choices"
+    assert doc["flows"][0]["completed"] == 500 and doc["config"]["ftl"]["gc_policy"] == {"type": "d_choices", "d": 11}
 
 
 def test_validate_names_the_mqsim_element(tmp_path):

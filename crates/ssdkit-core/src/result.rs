@@ -815,7 +815,7 @@ pub struct PreconditionRecord {
     pub footprint: Option<Vec<[u64; 2]>>,
     /// Modes fast and write: `ftl.gc_policy` the state was built for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gc_policy: Option<crate::config::GcPolicy>,
+    pub gc_policy: Option<String>,
     /// With a cached mapping table, every mode but empty: the translation pages written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmt: Option<PreconditionCmt>,

@@ -70,8 +70,6 @@ pub struct Settings {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FtlSettings {
     pub gc_policy: GcPolicy,
-    /// Candidates of d-choices (`ftl.gc_d`).
-    pub gc_d: u32,
     /// `ftl.gc_foreground`: GC starts only when user writes are blocked.
     pub gc_foreground: bool,
     /// `ftl.gc_refill`: GC refills the free pool to its start threshold.
@@ -92,7 +90,6 @@ impl FtlSettings {
         let f = &c.ftl;
         Self {
             gc_policy: f.gc_policy,
-            gc_d: f.gc_d,
             gc_foreground: f.gc_foreground,
             gc_refill: f.gc_refill,
             wl_dynamic: f.wl_dynamic,

@@ -154,7 +154,7 @@ fn defaults_of_unused_features_are_not_validated() {
         &["ftl.spare_factor=0.2", "ftl.gc_threshold=0.1"],
     );
     assert!(!c.ftl.gc_background);
-    // A plane of 12 blocks has fewer than the default gc_d = 10 candidates, which only
+    // A plane of 12 blocks has fewer than the default d = 10 candidates, which only
     // d_choices uses.
     let small = [
         "flash.blocks_per_plane=12",
@@ -165,8 +165,8 @@ fn defaults_of_unused_features_are_not_validated() {
     let mut dc = small.to_vec();
     dc.push("ftl.gc_policy=d_choices");
     let e = preset_err("mqsim-paper", &dc);
-    assert!(e.contains("ftl.gc_d"), "{e}");
-    dc.push("ftl.gc_d=4");
+    assert!(e.contains("ftl.gc_policy.d"), "{e}");
+    dc.push("ftl.gc_policy.d=4");
     preset_ok("mqsim-paper", &dc);
     // The background threshold is still checked when background GC is on: it must be above
     // the GC reserve (0.005 of the blocks).
@@ -185,9 +185,24 @@ fn defaults_of_unused_features_are_not_validated() {
 
 #[test]
 fn set_keys_of_unused_features_are_refused() {
+    // The victim policy's parameter is in its table: the old key names it, and another
+    // policy has no such parameter.
     let e = preset_err("mqsim-paper", &["ftl.gc_d=5"]);
     assert!(
-        e.contains("key `ftl.gc_d` = 5") && e.contains("\"d_choices\" only"),
+        e.contains("key `ftl.gc_d` moved") && e.contains("{ type = \"d_choices\", d = 10 }"),
+        "{e}"
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &["ftl.gc_policy=greedy", "ftl.gc_policy.d=5"],
+    );
+    assert!(
+        e.contains("key `ftl.gc_policy`") && e.contains("unknown field `d`"),
+        "{e}"
+    );
+    let e = preset_err("mqsim-paper", &["ftl.gc_policy.d=5"]);
+    assert!(
+        e.contains("key `ftl.gc_policy`") && e.contains("missing field `type`"),
         "{e}"
     );
     let e = preset_err("mqsim-paper", &["ftl.gc_background_threshold=0.1"]);
@@ -212,7 +227,6 @@ fn set_keys_of_unused_features_are_refused() {
     preset_ok(
         "mqsim-paper",
         &[
-            "ftl.gc_d=10",
             "ftl.gc_background_threshold=0.06",
             "ftl.wl_static_threshold=100",
             "ftl.wl_static_interval=16",
@@ -222,7 +236,7 @@ fn set_keys_of_unused_features_are_refused() {
         "mqsim-paper",
         &[
             "ftl.gc_policy=d_choices",
-            "ftl.gc_d=5",
+            "ftl.gc_policy.d=5",
             "ftl.wl_static=true",
             "ftl.wl_static_threshold=5",
             "ftl.wl_static_interval=4",

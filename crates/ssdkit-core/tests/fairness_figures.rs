@@ -108,7 +108,7 @@ fn figure_8_backend_contention_slows_the_light_flow() {
 }
 
 /// Figure 8's other half: the fairness-aware policy (FLIN, ISCA 2018) on the same runs. With
-/// an intensity threshold between the two flows' rates (`tsu.flin_alpha_read_bytes` = 4 MiB
+/// an intensity threshold between the two flows' rates (`tsu.policy.alpha_read_bytes` = 4 MiB
 /// per 10 ms: Flow-1 brings each die about 3 reads per epoch, Flow-2 about 40, the threshold
 /// is 8), Flow-1's reads go ahead of Flow-2's queue at each die, so its slowdown falls to
 /// what the channel's own contention leaves and F rises, while Flow-2 barely pays and WS
@@ -118,7 +118,7 @@ fn figure_8_backend_contention_slows_the_light_flow() {
 #[test]
 fn figure_8_flin_keeps_fairness() {
     println!("Figure 8, FLIN: Flow-1 QD2 beside Flow-2 at QD n, random 8 KiB reads");
-    let alpha = "tsu.flin_alpha_read_bytes=4194304";
+    let alpha = "tsu.policy.alpha_read_bytes=4194304";
     let mut rows = Vec::new();
     for qd in [2, 16, 64, 256] {
         let o = backend(qd, &[]);

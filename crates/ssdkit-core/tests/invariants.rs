@@ -220,7 +220,7 @@ fn config(
     // A feature's parameters only with the feature: set while it is off, they are refused
     // as keys that would be ignored.
     if f.policy == "d_choices" {
-        o.push("ftl.gc_d=3".into());
+        o.push("ftl.gc_policy.d=3".into());
     }
     if f.cmt > 0 {
         // MQSim's 4-byte entries: 1024 per translation page, two pages, room for one (per

@@ -257,8 +257,14 @@ fn bad_thresholds_and_d_are_refused_with_the_key() {
     };
     bad(&["ftl.gc_threshold=0.2"], "ftl.gc_threshold");
     bad(&["ftl.spare_factor=0.02"], "`ftl.spare_factor` = 0.02");
-    bad(&["ftl.gc_policy=d_choices", "ftl.gc_d=5000"], "ftl.gc_d");
-    bad(&["ftl.gc_d=0"], "ftl.gc_d");
+    bad(
+        &["ftl.gc_policy=d_choices", "ftl.gc_policy.d=5000"],
+        "ftl.gc_policy.d",
+    );
+    bad(
+        &["ftl.gc_policy.type=d_choices", "ftl.gc_policy.d=0"],
+        "ftl.gc_policy.d",
+    );
     bad(
         &["ftl.gc_background=true", "ftl.gc_background_threshold=0.11"],
         "ftl.gc_background_threshold",

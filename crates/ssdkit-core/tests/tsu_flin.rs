@@ -158,8 +158,8 @@ fn every_part_of_the_path_runs_deterministically() {
     );
 }
 
-/// FLIN's keys need its policy; out-of-range values and unknown policies are refused with
-/// the key and the allowed values.
+/// FLIN's parameters live in its policy's table; out-of-range values, parameters of another
+/// policy, old flat keys and unknown policies are refused with the key and the allowed values.
 #[test]
 fn flin_settings_are_checked() {
     let err = |o: &[&str]| {
@@ -168,28 +168,51 @@ fn flin_settings_are_checked() {
             .expect_err("refused")
             .to_string()
     };
+    // The old flat keys name where they moved.
     let e = err(&["tsu.flin_alpha_read_bytes=4194304"]);
     assert!(
-        e.contains("key `tsu.flin_alpha_read_bytes` = 4194304") && e.contains("\"flin\" only"),
+        e.contains("key `tsu.flin_alpha_read_bytes` moved") && e.contains("alpha_read_bytes = "),
         "{e}"
     );
-    let e = err(&["tsu.policy=\"flin\"", "tsu.flin_fairness_threshold=1.5"]);
+    let e = err(&["tsu.policy=\"flin\"", "tsu.flin_epoch_us=5000"]);
     assert!(
-        e.contains("tsu.flin_fairness_threshold") && e.contains("1]"),
+        e.contains("`tsu.flin_epoch_us` moved") && e.contains("epoch_us ="),
         "{e}"
     );
-    let e = err(&["tsu.policy=\"flin\"", "tsu.flin_epoch_us=0"]);
-    assert!(e.contains("tsu.flin_epoch_us"), "{e}");
+    // A parameter of FLIN under another policy is an unknown field of that policy.
+    let e = err(&[
+        "tsu.policy.type=\"out_of_order\"",
+        "tsu.policy.epoch_us=5000",
+    ]);
+    assert!(e.contains("tsu.policy") && e.contains("epoch_us"), "{e}");
+    let e = err(&["tsu.policy=\"flin\"", "tsu.policy.fairness_threshold=1.5"]);
+    assert!(
+        e.contains("key `tsu.policy.fairness_threshold` = 1.5") && e.contains("1]"),
+        "{e}"
+    );
+    let e = err(&["tsu.policy=\"flin\"", "tsu.policy.epoch_us=0"]);
+    assert!(e.contains("tsu.policy.epoch_us"), "{e}");
     let e = err(&["tsu.policy=\"flim\""]);
+    assert!(
+        e.contains("flin") && e.contains("tsu.policy") && e.contains("priority_out_of_order"),
+        "{e}"
+    );
+    let e = err(&["tsu.policy.type=\"flim\""]);
     assert!(e.contains("flin") && e.contains("tsu.policy"), "{e}");
     // Priorities act at the die queues under FLIN, and its weights apply.
     let o: Vec<String> = [
         "tsu.policy=\"flin\"",
         "flow.0.priority=\"high\"",
-        "tsu.weight_high=8",
-        "tsu.flin_alpha_write_bytes=65536",
+        "tsu.policy.weight_high=8",
+        "tsu.policy.alpha_write_bytes=65536",
     ]
     .map(String::from)
     .to_vec();
-    load(Source::Preset("mqsim-paper"), &o).unwrap();
+    let c = load(Source::Preset("mqsim-paper"), &o).unwrap();
+    let want = ssdkit_core::config::FlinConfig {
+        weight_high: 8,
+        alpha_write_bytes: 65536,
+        ..Default::default()
+    };
+    assert_eq!(c.tsu.policy, ssdkit_core::config::TsuPolicy::Flin(want));
 }

@@ -105,13 +105,21 @@ fn priority_settings_need_their_policy() {
             .expect_err("refused")
             .to_string()
     };
+    // The old flat key names the table it moved into.
     let e = err(&["tsu.weight_high=8"]);
     assert!(
-        e.contains("key `tsu.weight_high` = 8") && e.contains("\"priority_out_of_order\""),
+        e.contains("key `tsu.weight_high` moved")
+            && e.contains("type = \"priority_out_of_order\", weight_high = 4"),
         "{e}"
     );
-    let e = err(&["tsu.policy=\"priority_out_of_order\"", "tsu.weight_low=0"]);
-    assert!(e.contains("key `tsu.weight_low` = 0"), "{e}");
+    // The weights are parameters of the policies with classes only.
+    let e = err(&["tsu.policy.type=\"fifo\"", "tsu.policy.weight_high=8"]);
+    assert!(e.contains("tsu.policy") && e.contains("weight_high"), "{e}");
+    let e = err(&[
+        "tsu.policy=\"priority_out_of_order\"",
+        "tsu.policy.weight_low=0",
+    ]);
+    assert!(e.contains("key `tsu.policy.weight_low` = 0"), "{e}");
     // A priority needs a policy or an arbitration that uses it.
     let e = err(&["flow.0.priority=\"high\""]);
     assert!(e.contains("priority_out_of_order"), "{e}");

@@ -92,11 +92,53 @@ const TABLES: [&str; 10] = [
 
 /// Keys that moved to another place, with what to write instead: an old configuration gets a
 /// message that says how to update it rather than "unknown field".
-const MOVED: [(&str, &str, &str); 1] = [(
-    "ftl",
-    "user_order",
-    "moved to `tsu.policy` (`reads_first` is \"out_of_order\", `arrival` is \"fifo\")",
-)];
+const MOVED: [(&str, &str, &str); 9] = [
+    (
+        "ftl",
+        "user_order",
+        "moved to `tsu.policy` (`reads_first` is \"out_of_order\", `arrival` is \"fifo\")",
+    ),
+    (
+        "ftl",
+        "gc_d",
+        "moved into the policy's table as `d`: `ftl.gc_policy = { type = \"d_choices\", d = 10 }`",
+    ),
+    (
+        "tsu",
+        "weight_high",
+        "moved into the policy's table: `tsu.policy = { type = \"priority_out_of_order\", weight_high = 4, weight_medium = 2, weight_low = 1 }` (or `type = \"flin\"`)",
+    ),
+    (
+        "tsu",
+        "weight_medium",
+        "moved into the policy's table: `tsu.policy = { type = \"priority_out_of_order\", weight_high = 4, weight_medium = 2, weight_low = 1 }` (or `type = \"flin\"`)",
+    ),
+    (
+        "tsu",
+        "weight_low",
+        "moved into the policy's table: `tsu.policy = { type = \"priority_out_of_order\", weight_high = 4, weight_medium = 2, weight_low = 1 }` (or `type = \"flin\"`)",
+    ),
+    (
+        "tsu",
+        "flin_epoch_us",
+        "moved into the policy's table as `epoch_us`: `tsu.policy = { type = \"flin\", epoch_us = 10000 }`",
+    ),
+    (
+        "tsu",
+        "flin_alpha_read_bytes",
+        "moved into the policy's table as `alpha_read_bytes`: `tsu.policy = { type = \"flin\", alpha_read_bytes = 33554432 }`",
+    ),
+    (
+        "tsu",
+        "flin_alpha_write_bytes",
+        "moved into the policy's table as `alpha_write_bytes`: `tsu.policy = { type = \"flin\", alpha_write_bytes = 262144 }`",
+    ),
+    (
+        "tsu",
+        "flin_fairness_threshold",
+        "moved into the policy's table as `fairness_threshold`: `tsu.policy = { type = \"flin\", fairness_threshold = 0.6 }`",
+    ),
+];
 
 pub(super) fn check_shapes(root: &Value) -> Result<(), String> {
     let array_not_table = |key: &str| {

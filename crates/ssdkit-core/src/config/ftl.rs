@@ -16,20 +16,46 @@ pub enum Placement {
     Dynamic,
 }
 
+/// `ftl.gc_policy`: the garbage-collection victim policy, one variant per policy carrying
+/// its own parameters. A table tagged by `type`
+/// (`ftl.gc_policy = { type = "d_choices", d = 10 }`) or the bare name for the policy with
+/// its default parameters (`ftl.gc_policy = "d_choices"`).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum GcPolicy {
     /// The closed block with the fewest valid pages in the plane.
-    Greedy,
+    Greedy {},
     /// A uniformly random closed block.
-    Random,
-    /// Randomized greedy: the fewest valid pages among `gc_d` closed blocks drawn at random.
-    DChoices,
+    Random {},
+    /// Randomized greedy: the fewest valid pages among `d` closed blocks drawn at random.
+    DChoices {
+        /// Candidates drawn. Default 10; 1..=blocks per plane minus the GC reserve and the
+        /// 2 open blocks.
+        #[serde(default = "default_gc_d")]
+        d: u32,
+    },
     /// The block closed longest ago (LRU/FIFO cleaning).
-    Fifo,
+    Fifo {},
     /// Highest age x (1 - u) / 2u (Rosenblum and Ousterhout), u = valid fraction, age = page
     /// writes since the block last changed.
-    CostBenefit,
+    CostBenefit {},
+}
+
+fn default_gc_d() -> u32 {
+    10
+}
+
+impl Default for GcPolicy {
+    fn default() -> Self {
+        GcPolicy::Greedy {}
+    }
+}
+
+impl GcPolicy {
+    /// The policy's name, its `type`.
+    pub fn name(&self) -> String {
+        super::tagged::type_name(self)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -58,11 +84,12 @@ pub struct FtlConfig {
     /// Spare factor (physical - logical) / physical. Default 0.07; [0.01, 0.9].
     #[range(min = 0.01, max = 0.9)]
     pub spare_factor: f64,
-    /// Garbage-collection victim policy: "greedy", "random", "d_choices", "fifo" or
-    /// "cost_benefit". Default "greedy".
+    /// Garbage-collection victim policy, a table tagged by `type` with the policy's
+    /// parameters, or its name alone for its defaults: "greedy", "random", "d_choices"
+    /// (`d`, the candidates drawn: default 10), "fifo" or "cost_benefit". Default "greedy".
+    #[serde(deserialize_with = "super::tagged::name_or_table")]
+    #[schemars(schema_with = "super::tagged::schema::<GcPolicy>")]
     pub gc_policy: GcPolicy,
-    /// Candidates drawn by "d_choices". Default 10; 1..=blocks per plane minus the GC reserve.
-    pub gc_d: u32,
     /// GC start threshold: while a plane's free pages are below this fraction of its pages,
     /// each block a write frontier opens starts a collection (one victim) if none runs in the
     /// plane, as MQSim's GC_Exec_Threshold does; with `gc_refill`, GC instead collects victim
@@ -147,8 +174,7 @@ impl Default for FtlConfig {
             allocation_order: "CWDP".into(),
             placement: Placement::Static,
             spare_factor: 0.07,
-            gc_policy: GcPolicy::Greedy,
-            gc_d: 10,
+            gc_policy: GcPolicy::default(),
             gc_threshold: 0.05,
             gc_hard_threshold: 0.005,
             gc_background: false,

@@ -17,6 +17,7 @@ mod overrides;
 mod presets;
 pub(crate) mod ranges;
 mod sizes;
+mod tagged;
 mod tsu;
 mod validate;
 mod workload;
@@ -365,11 +366,26 @@ pub fn describes_no_device(text: &str) -> bool {
 /// `top` over `under`: tables merge key by key, anything else (arrays of tables such as
 /// `flow` included) replaces.
 fn merge(under: &mut toml::Value, top: toml::Value) {
+    merge_at(under, top, "")
+}
+
+fn merge_at(under: &mut toml::Value, top: toml::Value, path: &str) {
     match (under, top) {
         (toml::Value::Table(u), toml::Value::Table(t)) => {
             for (k, v) in t {
+                let here = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                // A policy's parameters over the same policy given by name keep its type.
+                if let Some(slot) = u.get_mut(&k) {
+                    if v.as_table().is_some_and(|t| !t.contains_key("type")) {
+                        overrides::expand_policy_name(slot, &here);
+                    }
+                }
                 match u.get_mut(&k) {
-                    Some(slot) if slot.is_table() && v.is_table() => merge(slot, v),
+                    Some(slot) if slot.is_table() && v.is_table() => merge_at(slot, v, &here),
                     _ => {
                         u.insert(k, v);
                     }

@@ -21,6 +21,8 @@ pub fn apply_override(root: &mut Value, spec: &str) -> Result<(), Error> {
     for (i, seg) in segs.iter().enumerate() {
         let last = i + 1 == segs.len();
         let here = segs[..=i].join(".");
+        // A policy given by name is the table of that type: a parameter set over it keeps it.
+        expand_policy_name(cur, &segs[..i].join("."));
         cur = match cur {
             Value::Table(t) => {
                 if last {
@@ -69,6 +71,19 @@ pub fn apply_override(root: &mut Value, spec: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// Turns a policy written by name (`tsu.policy = "flin"`) into its table
+/// (`{ type = "flin" }`) at a key that holds a tagged policy, so that its parameters can be
+/// set over it.
+pub(super) fn expand_policy_name(v: &mut Value, key: &str) {
+    if let Value::String(name) = v {
+        if super::tagged::TAGGED_KEYS.contains(&key) {
+            let mut t = toml::map::Map::new();
+            t.insert("type".into(), Value::String(std::mem::take(name)));
+            *v = Value::Table(t);
+        }
+    }
+}
+
 fn parse_value(raw: &str) -> Value {
     #[derive(serde::Deserialize)]
     struct Wrap {
@@ -99,5 +114,17 @@ mod tests {
         assert!(apply_override(&mut v, "flow.5.x=1").is_err());
         assert!(apply_override(&mut v, "flash.channels.x=1").is_err());
         assert!(apply_override(&mut v, "novalue").is_err());
+    }
+
+    /// A parameter set over a policy given by name keeps the policy; elsewhere a string
+    /// stays a value.
+    #[test]
+    fn a_policy_parameter_over_its_name() {
+        let mut v: Value = toml::from_str("[tsu]\npolicy = \"flin\"\n").unwrap();
+        apply_override(&mut v, "tsu.policy.weight_high=8").unwrap();
+        assert_eq!(v["tsu"]["policy"]["type"].as_str(), Some("flin"));
+        assert_eq!(v["tsu"]["policy"]["weight_high"].as_integer(), Some(8));
+        apply_override(&mut v, "ftl.placement=dynamic").unwrap();
+        assert!(apply_override(&mut v, "ftl.placement.x=1").is_err());
     }
 }

@@ -6,29 +6,122 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// `tsu.policy`.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
+/// `tsu.policy`: the scheduling policy at each die, one variant per policy carrying its own
+/// parameters. Written as a table tagged by `type`
+/// (`tsu.policy = { type = "flin", epoch_us = 5000 }`) or as the bare name for the policy
+/// with its default parameters (`tsu.policy = "flin"`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TsuPolicy {
     /// User reads and writes in the order they reached the die (a write whose plane is at
     /// its GC reserve does not hold back later operations), as classic simulators and simple
     /// firmware do.
-    Fifo,
+    Fifo {},
     /// A queued read goes before any queued write (MQSim's OUT_OF_ORDER): reads are short and
     /// a host waits on them.
-    #[default]
-    OutOfOrder,
+    OutOfOrder {},
     /// Out of order, with the NVMe priority class of each flow carried to the die queues
     /// (MQSim's PRIORITY_OUT_OF_ORDER): reads before writes; among reads (and among writes),
     /// urgent first, then high, medium and low in turns of `weight_high`, `weight_medium`,
     /// `weight_low` operations.
-    PriorityOutOfOrder,
+    PriorityOutOfOrder(ClassWeights),
     /// Fairness-aware scheduling in the manner of FLIN (Tavakkol et al., ISCA 2018; MQSim
     /// names it but cannot run it): per-flow intensity per epoch, queues reordered so that
     /// low-intensity flows go first and slowdowns stay even, priority classes served in
     /// turns as "priority_out_of_order", and the read or the write whose wait is longer for
     /// its service time served first, with GC charged to the flows that write.
-    Flin,
+    Flin(FlinConfig),
+}
+
+impl Default for TsuPolicy {
+    fn default() -> Self {
+        TsuPolicy::OutOfOrder {}
+    }
+}
+
+impl TsuPolicy {
+    /// Operations per turn for the high, medium and low priority classes, for a policy that
+    /// queues user transactions per NVMe priority class; None for one that does not.
+    pub fn class_weights(&self) -> Option<[u32; 3]> {
+        match self {
+            TsuPolicy::PriorityOutOfOrder(w) => {
+                Some([w.weight_high, w.weight_medium, w.weight_low])
+            }
+            TsuPolicy::Flin(f) => Some([f.weight_high, f.weight_medium, f.weight_low]),
+            TsuPolicy::Fifo {} | TsuPolicy::OutOfOrder {} => None,
+        }
+    }
+
+    /// The policy's name, its `type`.
+    pub fn name(&self) -> String {
+        super::tagged::type_name(self)
+    }
+}
+
+/// `tsu.policy = { type = "priority_out_of_order", ... }`: operations a die gives each
+/// priority class per turn (urgent always goes first).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClassWeights {
+    /// Operations a die gives the high class per turn. Default 4 (MQSim's weight for HIGH);
+    /// 1..=256.
+    pub weight_high: u32,
+    /// Operations per turn for medium. Default 2; 1..=256.
+    pub weight_medium: u32,
+    /// Operations per turn for low. Default 1; 1..=256.
+    pub weight_low: u32,
+}
+
+impl Default for ClassWeights {
+    fn default() -> Self {
+        Self {
+            weight_high: 4,
+            weight_medium: 2,
+            weight_low: 1,
+        }
+    }
+}
+
+/// `tsu.policy = { type = "flin", ... }`: FLIN's constants (MQSim's TSU_FLIN by default) and
+/// the turns of its priority classes.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FlinConfig {
+    /// Length of an epoch of intensity counting, microseconds. Default 10000 (10 ms, as the
+    /// FLIN paper and MQSim's TSU_FLIN); 1..=1e7.
+    pub epoch_us: f64,
+    /// Bytes of reads per epoch, over the whole device, from which a flow is high-intensity
+    /// (each die's share: divided by the dies and the page size, at least one page). Default
+    /// 33554432 (32 MiB, MQSim's TSU_FLIN); >= 1.
+    pub alpha_read_bytes: u64,
+    /// Bytes of writes per epoch from which a flow is high-intensity. Default 262144
+    /// (256 KiB, MQSim's TSU_FLIN); >= 1.
+    pub alpha_write_bytes: u64,
+    /// Fairness (min / max of the flows' mean estimated slowdowns in a queue) below which
+    /// the most slowed high-intensity flow's new transaction moves forward. Default 0.6
+    /// (MQSim's TSU_FLIN); 0..=1.
+    pub fairness_threshold: f64,
+    /// Operations a die gives the high class per turn. Default 4; 1..=256.
+    pub weight_high: u32,
+    /// Operations per turn for medium. Default 2; 1..=256.
+    pub weight_medium: u32,
+    /// Operations per turn for low. Default 1; 1..=256.
+    pub weight_low: u32,
+}
+
+impl Default for FlinConfig {
+    fn default() -> Self {
+        let w = ClassWeights::default();
+        Self {
+            epoch_us: 10_000.0,
+            alpha_read_bytes: 32 << 20,
+            alpha_write_bytes: 256 << 10,
+            fairness_threshold: 0.6,
+            weight_high: w.weight_high,
+            weight_medium: w.weight_medium,
+            weight_low: w.weight_low,
+        }
+    }
 }
 
 /// `tsu.suspension`.
@@ -59,10 +152,16 @@ impl SuspensionMode {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct TsuConfig {
-    /// Scheduling policy at each die: "out_of_order" (default: reads before writes), "fifo"
-    /// (reads and writes in arrival order), "priority_out_of_order" (reads before writes,
-    /// each by the flows' NVMe priority classes) or "flin" (fairness-aware, FLIN, ISCA 2018). Translation-page reads of the cached
-    /// mapping table go first under both; GC's place is set by `ftl.gc_preemptible`.
+    /// Scheduling policy at each die, a table tagged by `type` with the policy's parameters,
+    /// or its name alone for its defaults: "out_of_order" (default: reads before writes),
+    /// "fifo" (reads and writes in arrival order), "priority_out_of_order" (reads before
+    /// writes, each by the flows' NVMe priority classes; `weight_high`, `weight_medium`,
+    /// `weight_low`) or "flin" (fairness-aware, FLIN, ISCA 2018; `epoch_us`,
+    /// `alpha_read_bytes`, `alpha_write_bytes`, `fairness_threshold` and the weights).
+    /// Translation-page reads of the cached mapping table go first under every policy; GC's
+    /// place is set by `ftl.gc_preemptible`.
+    #[serde(deserialize_with = "super::tagged::name_or_table")]
+    #[schemars(schema_with = "super::tagged::schema::<TsuPolicy>")]
     pub policy: TsuPolicy,
     /// Program/erase suspension: "none" (default), "program", "erase" or "program_erase".
     /// A read that reaches a die in the array phase of a program (erase) whose remaining time
@@ -96,33 +195,12 @@ pub struct TsuConfig {
     pub writes_suspend_erase: bool,
     /// Most suspensions of one operation. Default 1; 1..=255.
     pub max_suspensions: u32,
-    /// "flin": length of an epoch of intensity counting, microseconds. Default 10000 (10 ms,
-    /// as the FLIN paper and MQSim's TSU_FLIN); 1..=1e7.
-    pub flin_epoch_us: f64,
-    /// "flin": bytes of reads per epoch, over the whole device, from which a flow is
-    /// high-intensity (each die's share: divided by the dies and the page size, at least one
-    /// page). Default 33554432 (32 MiB, MQSim's TSU_FLIN); >= 1.
-    pub flin_alpha_read_bytes: u64,
-    /// "flin": bytes of writes per epoch from which a flow is high-intensity. Default 262144
-    /// (256 KiB, MQSim's TSU_FLIN); >= 1.
-    pub flin_alpha_write_bytes: u64,
-    /// "flin": fairness (min / max of the flows' mean estimated slowdowns in a queue) below
-    /// which the most slowed high-intensity flow's new transaction moves forward. Default
-    /// 0.6 (MQSim's TSU_FLIN); 0..=1.
-    pub flin_fairness_threshold: f64,
-    /// "priority_out_of_order" and "flin": operations a die gives the high class per turn. Default 4
-    /// (MQSim's weight for HIGH); 1..=256.
-    pub weight_high: u32,
-    /// "priority_out_of_order" and "flin": operations per turn for medium. Default 2; 1..=256.
-    pub weight_medium: u32,
-    /// "priority_out_of_order" and "flin": operations per turn for low. Default 1; 1..=256.
-    pub weight_low: u32,
 }
 
 impl Default for TsuConfig {
     fn default() -> Self {
         Self {
-            policy: TsuPolicy::OutOfOrder,
+            policy: TsuPolicy::default(),
             suspension: SuspensionMode::None,
             suspend_program_us: 100.0,
             suspend_erase_us: 700.0,
@@ -132,13 +210,6 @@ impl Default for TsuConfig {
             erase_suspend_above_us: 700.0,
             writes_suspend_erase: false,
             max_suspensions: 1,
-            flin_epoch_us: 10_000.0,
-            flin_alpha_read_bytes: 32 << 20,
-            flin_alpha_write_bytes: 256 << 10,
-            flin_fairness_threshold: 0.6,
-            weight_high: 4,
-            weight_medium: 2,
-            weight_low: 1,
         }
     }
 }

@@ -106,7 +106,7 @@ impl Ftl {
                     self.index.fewest_valid(plane)
                 ));
             }
-            if self.gc_policy == GcPolicy::Fifo {
+            if self.gc_policy == (GcPolicy::Fifo {}) {
                 let fifo = closed
                     .iter()
                     .min_by_key(|&&b| (self.close_stamp[b as usize], b))
@@ -130,7 +130,7 @@ impl Ftl {
                     ));
                 }
             }
-            if self.gc_policy == GcPolicy::CostBenefit && greedy.is_some_and(|(v, _)| v > 0) {
+            if self.gc_policy == (GcPolicy::CostBenefit {}) && greedy.is_some_and(|(v, _)| v > 0) {
                 let mut best: Option<(u32, f64)> = None;
                 for &b in &closed {
                     let v = self.valid[b as usize] as f64;

@@ -136,10 +136,10 @@ impl VictimIndex {
             pages_per_block: g.pages_per_block,
             // Sized and built by `rebuild`, which building an FTL always calls.
             greedy: MinTrees::default(),
-            fifo: (policy == GcPolicy::Fifo).then(MinTrees::default),
+            fifo: (policy == GcPolicy::Fifo {}).then(MinTrees::default),
             wl: wl_static.then(MinTrees::default),
             max_erase: vec![0; planes],
-            cost_benefit: (policy == GcPolicy::CostBenefit).then(|| {
+            cost_benefit: (policy == GcPolicy::CostBenefit {}).then(|| {
                 (0..planes)
                     .map(|_| vec![BTreeSet::new(); g.pages_per_block as usize + 1])
                     .collect()

@@ -89,7 +89,6 @@ pub struct Ftl {
     /// Page programs so far (user and GC): the FTL's notion of time for GC policies.
     clock: u64,
     gc_policy: GcPolicy,
-    gc_d: u32,
     gc_rng: Rng,
     wl_dynamic: bool,
     wl_static: bool,
@@ -158,7 +157,6 @@ impl Ftl {
             mod_stamp: vec![0; nblocks],
             clock: 0,
             gc_policy: f.gc_policy,
-            gc_d: f.gc_d,
             gc_rng: derive_stream(f.device_seed, GC_STREAM),
             wl_dynamic: f.wl_dynamic,
             wl_static: f.wl_static,

@@ -8,9 +8,9 @@ use crate::frontend::{page_span, split, PageChunk};
 use crate::ftl::Stream;
 use crate::ids::{DieId, FlowId, PlaneId, Ppn, ReqId, TxId};
 use crate::stats::breakdown::Step;
-use crate::tsu::policy::{fifo, flin, out_of_order};
+use crate::tsu::policy::flin;
 use crate::tsu::suspension::Suspendable;
-use crate::tsu::{Choice, First, Tx, TxKind, UserPolicy};
+use crate::tsu::{Attempt, Choice, Tx, TxKind};
 use crate::workload::flow::Next;
 use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
@@ -475,19 +475,15 @@ impl Simulator {
         }
     }
 
-    /// Queues `t` in its flow's priority class (`tsu.policy` "priority_out_of_order" or
-    /// "flin"); a translation-page write-back belongs to no flow and goes as high (MQSim's
+    /// Queues `t` in its flow's priority class (a policy with classes: "priority_out_of_order"
+    /// or "flin"); a translation-page write-back belongs to no flow and goes as high (MQSim's
     /// UNDEFINED).
     #[inline(never)]
     fn enqueue_classed(&mut self, t: TxId) -> DieId {
         let flow = self.flow_of(t);
         let class = flow.map_or(1, |f| self.flow_class[f.idx()] as usize);
-        if self.tsu.user == UserPolicy::Flin {
-            let now = self.q.now();
-            let id = flow.map_or(flin::NO_FLOW, |f| f.0 as u16);
-            return self.tsu.enqueue_flin(t, class, id, now);
-        }
-        self.tsu.enqueue(t, class)
+        let id = flow.map_or(flin::NO_FLOW, |f| f.0 as u16);
+        self.tsu.enqueue_user(t, class, id, self.q.now())
     }
 
     /// A user or cache write-back is about to program its page: its flow now owns the data
@@ -572,7 +568,8 @@ impl Simulator {
     fn schedule_suspended(&mut self, die: DieId, served: bool, writes: bool) {
         if !served {
             self.dies.set_busy(die, true);
-            if self.start_any_reads(die) || (writes && self.start_any_writes(die)) {
+            let steps = self.tsu.steps_while_suspended(die, writes);
+            if self.run_steps(die, steps.as_slice()) {
                 return;
             }
             self.dies.set_busy(die, false);
@@ -602,18 +599,14 @@ impl Simulator {
         if self.susp.is_some() && self.try_schedule_suspended(die) {
             return;
         }
-        let dq = self.tsu.queues(die);
-        if dq.is_empty() {
+        if self.tsu.queues(die).is_empty() {
             if self.gc_background {
                 self.background_gc(die);
             }
             return;
         }
-        let gc_waiting = !dq.gc_empty();
-        let choice = self
-            .tsu
-            .policy
-            .choose(dq, gc_waiting && self.die_urgent(die));
+        let gc_waiting = self.tsu.gc_waiting(die);
+        let choice = self.tsu.gc_choice(die, gc_waiting && self.die_urgent(die));
         // Busy before choosing: allocating a page can start GC, whose enqueue must not
         // re-enter this die's scheduler.
         self.dies.set_busy(die, true);
@@ -636,155 +629,44 @@ impl Simulator {
         if !started {
             self.dies.set_busy(die, false);
         } else {
-            let policy = self.tsu.policy;
-            policy.started(&mut self.tsu.queues[die.idx()], by_gc, gc_waiting);
+            self.tsu.started(die, by_gc, gc_waiting);
         }
     }
 
-    /// Starts the next user operation as `tsu.policy` says (`tsu/policy/`).
+    /// Starts the user work `tsu.policy` chooses (`tsu/policy/`).
     #[inline]
     fn start_user(&mut self, die: DieId) -> bool {
-        let first = match self.tsu.user {
-            UserPolicy::OutOfOrder => out_of_order::first(self.tsu.queues(die)),
-            UserPolicy::Fifo => fifo::first(self.tsu.queues(die)),
-            UserPolicy::PriorityOutOfOrder => {
-                return self.start_any_reads(die) || self.start_any_writes(die)
+        let steps = self.tsu.user_steps(die, self.q.now());
+        self.run_steps(die, steps.as_slice())
+    }
+
+    /// Runs the TSU's steps in order until one starts.
+    #[inline(always)]
+    fn run_steps(&mut self, die: DieId, steps: &[Attempt]) -> bool {
+        for &step in steps {
+            let started = match step {
+                Attempt::Reads(class) => self.start_reads(die, class as usize),
+                Attempt::Writes { class, turn } => {
+                    let ok = self.start_writes(die, class as usize);
+                    if ok && turn {
+                        self.tsu.wrote(die, class as usize);
+                    }
+                    ok
+                }
+                Attempt::Gc => self.start_gc_op(die),
+            };
+            if started {
+                return true;
             }
-            UserPolicy::Flin => return self.start_flin(die),
-        };
-        let writes_first = first == First::Writes;
-        if writes_first && self.start_writes(die, 0) {
-            return true;
         }
-        self.start_reads(die, 0) || (!writes_first && self.start_writes(die, 0))
-    }
-
-    /// FLIN's second and third stages (`tsu/policy/flin.rs`): a read slot and a write slot
-    /// by the classes' turns; the slot whose head waited longer for its service time goes,
-    /// a winning write first paying its flow's share of the GC queued at the die.
-    #[inline(never)]
-    fn start_flin(&mut self, die: DieId) -> bool {
-        let q = &self.tsu.queues[die.idx()];
-        if !q.mapping_reads.is_empty() {
-            return self.start_reads(die, 0);
-        }
-        let (rw, ww) = (q.classes_waiting(false), q.classes_waiting(true));
-        let w = self.tsu.weights;
-        let cr = self.tsu.turns[die.idx()][0].pick(rw, w);
-        let cw = self.tsu.turns[die.idx()][1].pick(ww, w);
-        let now = self.q.now();
-        let q = &self.tsu.queues[die.idx()];
-        let flin = self.tsu.flin.as_ref().expect("flin policy");
-        let head_r = cr.and_then(|c| q.read_head(c));
-        let head_w = cw.and_then(|c| q.write_head(c));
-        let pw = |t: Option<TxId>| t.map_or(-1.0, |t| flin.proportional_wait(t, now));
-        let read_wins = head_r.is_some() && pw(head_r) >= pw(head_w);
-        if read_wins {
-            let c = cr.expect("a head");
-            self.tsu.turns[die.idx()][0].served(c);
-            return self.start_reads(die, c);
-        }
-        let (Some(c), Some(head)) = (cw, head_w) else {
-            return false;
-        };
-        let pending = {
-            let q = &self.tsu.queues[die.idx()];
-            q.gc_reads.len() + q.gc_writes.len() + q.gc_erases.len()
-        };
-        if pending > 0
-            && self
-                .tsu
-                .flin
-                .as_mut()
-                .expect("flin policy")
-                .gc_owed(die, head, pending)
-            && self.start_gc_op(die)
-        {
-            return true;
-        }
-        if self.start_writes(die, c) {
-            self.tsu.turns[die.idx()][1].served(c);
-            return true;
-        }
-        // The slot's writes wait at their planes' GC reserve: other classes', then reads.
-        (0..4).any(|k| k != c && ww[k] && self.start_writes(die, k))
-            || cr.is_some_and(|c| self.start_reads(die, c))
-    }
-
-    /// Starts reads: translation-page reads first, then user reads of the class whose turn
-    /// it is (one class without priorities).
-    fn start_any_reads(&mut self, die: DieId) -> bool {
-        if !self.tsu.classes() {
-            return self.start_reads(die, 0);
-        }
-        if !self.tsu.queues(die).mapping_reads.is_empty() {
-            return self.start_reads(die, 0);
-        }
-        let w = self.tsu.weights;
-        let waiting = self.tsu.queues[die.idx()].classes_waiting(false);
-        let turns = &mut self.tsu.turns[die.idx()][0];
-        let Some(c) = turns.pick(waiting, w) else {
-            return false;
-        };
-        turns.served(c);
-        self.start_reads(die, c)
-    }
-
-    /// Starts writes of the class whose turn it is; if none of its writes can go (their
-    /// planes wait at the GC reserve), the other classes' in priority order.
-    fn start_any_writes(&mut self, die: DieId) -> bool {
-        if !self.tsu.classes() {
-            return self.start_writes(die, 0);
-        }
-        let w = self.tsu.weights;
-        let waiting = self.tsu.queues[die.idx()].classes_waiting(true);
-        let Some(c) = self.tsu.turns[die.idx()][1].pick(waiting, w) else {
-            return false;
-        };
-        if self.start_writes(die, c) {
-            self.tsu.turns[die.idx()][1].served(c);
-            return true;
-        }
-        (0..4).any(|k| k != c && waiting[k] && self.start_writes(die, k))
+        false
     }
 
     fn start_reads(&mut self, die: DieId, class: usize) -> bool {
-        // A translation-page read holds up user transactions that wait for it: it goes first.
-        if let Some(t) = self.tsu.queues[die.idx()].mapping_reads.pop_front() {
-            let page = self.settings.geo.page_in_block(self.tsu.get(t).ppn.0);
-            let end = self.backend.start_read(self.q.now(), die.0, page, 1);
-            self.begin(die, &[t], end);
-            return true;
-        }
-        let Some(t0) = self.tsu.queues[die.idx()].pop_read(class) else {
+        let mut batch = [TxId::NONE; MAX_BATCH];
+        let Some((page, n)) = self.tsu.take_reads(die, class, &mut batch) else {
             return false;
         };
-        let geo = self.settings.geo;
-        let ppd = geo.planes_per_die;
-        let page = geo.page_in_block(self.tsu.get(t0).ppn.0);
-        let mut batch = [TxId::NONE; MAX_BATCH];
-        batch[0] = t0;
-        let mut n = 1;
-        if self.multiplane {
-            // Same page offset on other planes, among the first 4 x planes queued reads.
-            let mut used: u32 = 1 << geo.plane_in_die(self.tsu.get(t0).plane.0);
-            let mut i = 0;
-            while i < self.tsu.queues[die.idx()]
-                .class_reads(class)
-                .min(4 * ppd as usize)
-                && n < ppd as usize
-            {
-                let tx = *self.tsu.get(self.tsu.queues[die.idx()].read_at(class, i));
-                let bit = 1 << geo.plane_in_die(tx.plane.0);
-                if used & bit == 0 && geo.page_in_block(tx.ppn.0) == page {
-                    used |= bit;
-                    batch[n] = self.tsu.queues[die.idx()].remove_read(class, i);
-                    n += 1;
-                } else {
-                    i += 1;
-                }
-            }
-        }
         let t = self.backend.start_read(self.q.now(), die.0, page, n as u32);
         self.begin(die, &batch[..n], t);
         true
@@ -809,7 +691,7 @@ impl Simulator {
         if !flags.contains(&true) {
             return;
         }
-        let taken = self.tsu.queues[die.idx()].drain_writes(|l| flags[l]);
+        let taken = self.tsu.take_writes_of_planes(die, |l| flags[l]);
         let mut kept: Vec<Vec<crate::tsu::queues::TakenWrite>> = vec![Vec::new(); ppd as usize];
         for (seq, class, t) in taken {
             let tx = *self.tsu.get(t);
@@ -842,7 +724,7 @@ impl Simulator {
         }
         for (l, k) in kept.iter().enumerate() {
             if !k.is_empty() {
-                self.tsu.queues[die.idx()].keep_writes(l, k);
+                self.tsu.keep_writes(die, l, k);
             }
         }
     }
@@ -850,44 +732,25 @@ impl Simulator {
     fn start_writes(&mut self, die: DieId, class: usize) -> bool {
         // Most calls find no write queued (reads and GC share the scheduler): answer those
         // before looking at any plane.
-        if self.tsu.queues[die.idx()].class_writes(class) == 0 {
+        if !self.tsu.writes_waiting(die, class) {
             return false;
         }
         if self.ftl.placement() == crate::config::Placement::Dynamic {
             self.retarget_stuck_writes(die);
         }
-        let geo = self.settings.geo;
-        let ppd = geo.planes_per_die;
+        let ppd = self.settings.geo.planes_per_die;
         let first = die.0 * ppd;
-        let offset_of = |s: &Self, l: usize| {
-            s.ftl
-                .next_page_offset(PlaneId(first + l as u32), Stream::User)
-        };
         // A fixed array, not a Vec: this runs on every write dispatch.
         let mut offsets = [None; MAX_BATCH];
         for (l, o) in offsets.iter_mut().enumerate().take(ppd as usize) {
-            *o = offset_of(self, l);
+            *o = self
+                .ftl
+                .next_page_offset(PlaneId(first + l as u32), Stream::User);
         }
-        // First write whose plane can take a page now (planes at their GC reserve wait).
-        let Some(t0) = self.tsu.queues[die.idx()].pop_first_write(class, |l| offsets[l].is_some())
-        else {
+        let mut batch = [TxId::NONE; MAX_BATCH];
+        let Some((page, n)) = self.tsu.take_writes(die, class, &offsets, &mut batch) else {
             return false;
         };
-        let p0 = self.tsu.get(t0).plane;
-        let offset = offsets[(p0.0 - first) as usize].expect("checked above");
-        let mut batch = [TxId::NONE; MAX_BATCH];
-        batch[0] = t0;
-        let mut n = 1;
-        if self.multiplane {
-            n += self.tsu.queues[die.idx()].take_write_partners(
-                class,
-                1 << (p0.0 % ppd),
-                4 * ppd as usize,
-                ppd as usize,
-                |l| offsets[l] == Some(offset),
-                &mut batch[1..],
-            );
-        }
         let batch = &batch[..n];
         for &t in batch {
             let tx = *self.tsu.get(t);
@@ -905,7 +768,7 @@ impl Simulator {
         }
         let t = self
             .backend
-            .start_program(self.q.now(), die.0, offset, n as u32);
+            .start_program(self.q.now(), die.0, page, n as u32);
         self.begin(die, batch, t);
         true
     }
@@ -917,29 +780,7 @@ impl Simulator {
         if self.susp.is_some() {
             self.began_for_suspension(die, batch[0], array_end);
         }
-        if self.tsu.flin.is_some() {
-            self.flin_began(die, batch);
-        }
-    }
-
-    /// FLIN: what the die runs now (for the alone-wait estimates and the busy time left) and
-    /// the pages each flow writes (for GC's charge).
-    #[inline(never)]
-    fn flin_began(&mut self, die: DieId, batch: &[TxId]) {
-        let kind = self.tsu.get(batch[0]).kind;
-        let writes = matches!(
-            kind,
-            TxKind::UserWrite | TxKind::CacheWrite | TxKind::MappingWrite
-        );
-        let user = writes || matches!(kind, TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead);
-        let now = self.q.now();
-        self.tsu.flin.as_mut().expect("flin policy").began(
-            die,
-            user.then_some(batch[0]),
-            batch.iter().copied().filter(|_| writes),
-            kind == TxKind::GcErase,
-            now,
-        );
+        self.tsu.began(die, batch, self.q.now());
     }
 
     /// With suspension: what the die began (a program or an erase may be suspended), and

@@ -106,15 +106,7 @@ impl Simulator {
     pub(super) fn start_gc_op(&mut self, die: DieId) -> bool {
         let geo = self.settings.geo;
         loop {
-            // Writes first: they release the data their reads brought out; erases last,
-            // they only queue once every move of the victim is done.
-            let dq = &mut self.tsu.queues[die.idx()];
-            let Some(t) = dq
-                .gc_writes
-                .pop_front()
-                .or_else(|| dq.gc_reads.pop_front())
-                .or_else(|| dq.gc_erases.pop_front())
-            else {
+            let Some(t) = self.tsu.pop_gc(die) else {
                 return false;
             };
             let tx = *self.tsu.get(t);
@@ -148,7 +140,7 @@ impl Simulator {
                     return true;
                 }
                 TxKind::GcErase => {
-                    let batch = self.erase_batch(die, t);
+                    let batch = self.tsu.erase_batch(die, t);
                     let end = self.backend.start_erase(now, die.0, batch.len() as u32);
                     self.begin(die, &batch, end);
                     return true;
@@ -156,34 +148,6 @@ impl Simulator {
                 _ => unreachable!("user transaction in a GC queue"),
             }
         }
-    }
-
-    /// A multi-plane erase: queued erases of the die's other planes at the same block offset
-    /// join the first one.
-    fn erase_batch(&mut self, die: DieId, t0: TxId) -> Vec<TxId> {
-        let mut batch = vec![t0];
-        if !self.multiplane {
-            return batch;
-        }
-        let geo = self.settings.geo;
-        let ppd = geo.planes_per_die;
-        let tx0 = *self.tsu.get(t0);
-        let offset = tx0.block.0 % geo.blocks_per_plane;
-        let mut used: u32 = 1 << (tx0.plane.0 % ppd);
-        let mut i = 0;
-        while i < self.tsu.queues[die.idx()].gc_erases.len() && batch.len() < ppd as usize {
-            let t = self.tsu.queues[die.idx()].gc_erases[i];
-            let tx = *self.tsu.get(t);
-            let bit = 1 << (tx.plane.0 % ppd);
-            if used & bit == 0 && tx.block.0 % geo.blocks_per_plane == offset {
-                used |= bit;
-                self.tsu.queues[die.idx()].gc_erases.remove(i);
-                batch.push(t);
-            } else {
-                i += 1;
-            }
-        }
-        batch
     }
 
     /// Second half of a copyback move: the page sits in the die's register, so the program

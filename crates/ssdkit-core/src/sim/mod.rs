@@ -146,7 +146,6 @@ pub struct Simulator {
     pub(crate) cache: Option<Box<crate::cache::DataCache>>,
     pub(crate) backend: Backend,
     dies: Dies,
-    multiplane: bool,
     /// A user read to an idle die with an empty queue starts without queueing: true when
     /// the scheduler could choose nothing else (`out_of_order`, no priority classes, no
     /// suspension).
@@ -368,12 +367,11 @@ impl Simulator {
             backend: Backend::new(geo, s.timing.clone()),
             ftl,
             tsu: Tsu::new(
-                geo.dies(),
-                geo.planes_per_die,
+                &s,
+                c.flash.multiplane && geo.planes_per_die > 1,
                 policy,
-                crate::tsu::UserPolicy::from_config(c.tsu.policy),
-                [c.tsu.weight_high, c.tsu.weight_medium, c.tsu.weight_low],
-                (c.tsu.policy == crate::config::TsuPolicy::Flin).then(|| flin_state(c, &s, n)),
+                c.tsu.policy,
+                n,
             ),
             owners: (2..=255).contains(&n).then(|| {
                 Box::new(GcOwners {
@@ -405,7 +403,6 @@ impl Simulator {
             read_flash_unmapped: c.ftl.unmapped_reads == crate::config::UnmappedReads::ReadFlash,
             mapped_by_reads: 0,
             serial_chips: !c.flash.die_interleaving && geo.dies_per_chip > 1,
-            multiplane: c.flash.multiplane && geo.planes_per_die > 1,
             direct_reads: false,
             firmware_at_fetch: true,
             susp: crate::tsu::suspension::SuspensionUnit::new(&c.tsu, geo.dies()).map(Box::new),
@@ -439,7 +436,7 @@ impl Simulator {
             settings: s,
         };
         sim.backend.record = c.run.latency_breakdown;
-        sim.direct_reads = sim.tsu.user == crate::tsu::UserPolicy::OutOfOrder && sim.susp.is_none();
+        sim.direct_reads = sim.tsu.reads_always_first() && sim.susp.is_none();
         if c.cache.precondition == crate::config::CachePrecondition::Dirty {
             sim.cache_precondition(c);
         }
@@ -574,39 +571,6 @@ impl Simulator {
         }
         parts.join(" | ")
     }
-}
-
-/// FLIN's state for `tsu.policy = "flin"`: its constants from `[tsu]`, each die's share of
-/// the intensity thresholds, and the estimated service time of a page's read and program
-/// (command, one page over the bus, the mean array time of the page types).
-fn flin_state(
-    c: &crate::config::Config,
-    s: &crate::settings::Settings,
-    flows: usize,
-) -> crate::tsu::policy::flin::Flin {
-    let t = &s.timing;
-    let mean = |v: &[u64]| v.iter().sum::<u64>() / v.len().max(1) as u64;
-    let page = *t.xfer_ps.last().expect("a page has sectors");
-    let per_die = |bytes: u64| {
-        let pages = bytes / s.geo.dies() as u64 / c.flash.page_size_bytes as u64;
-        pages.clamp(1, u32::MAX as u64) as u32
-    };
-    crate::tsu::policy::flin::Flin::new(
-        s.geo.dies(),
-        flows,
-        crate::tsu::policy::flin::FlinParams {
-            epoch_ps: crate::engine::us_to_ps(c.tsu.flin_epoch_us).max(1),
-            alpha: [
-                per_die(c.tsu.flin_alpha_read_bytes),
-                per_die(c.tsu.flin_alpha_write_bytes),
-            ],
-            fairness_threshold: c.tsu.flin_fairness_threshold,
-            svc: [
-                t.read_cmd_ps + page + mean(&t.read_ps),
-                t.program_cmd_ps + page + mean(&t.program_ps),
-            ],
-        },
-    )
 }
 
 #[cfg(test)]

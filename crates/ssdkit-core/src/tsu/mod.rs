@@ -5,16 +5,21 @@
 //! user reads (a user transaction waits for each), mapping writes queue with user writes.
 //! Program/erase suspension is in `suspension`; the policies, one file each, in `policy`.
 
+pub mod plan;
 pub mod policy;
 pub mod queues;
 pub mod suspension;
 
+pub use plan::{Attempt, Attempts, Batch};
 pub use policy::ClassTurns;
-pub use policy::{Choice, First, SchedulingPolicy, UserPolicy};
+pub use policy::{Choice, SchedulingPolicy};
 pub use queues::DieQueues;
 
+use crate::config::TsuPolicy;
 use crate::engine::Slab;
+use crate::flash::Geometry;
 use crate::ids::{BlockId, DieId, Lpn, PlaneId, Ppn, ReqId, TxId};
+use crate::settings::Settings;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxKind {
@@ -96,48 +101,63 @@ impl Tx {
 /// The transactions in flight and the queues of every die.
 pub struct Tsu {
     txs: Slab<Tx>,
-    pub(crate) queues: Vec<DieQueues>,
-    pub policy: SchedulingPolicy,
-    /// `tsu.policy`.
-    pub user: UserPolicy,
-    planes_per_die: u32,
+    queues: Vec<DieQueues>,
+    /// Where GC goes among user work (`ftl.gc_preemptible`).
+    policy: SchedulingPolicy,
+    /// `tsu.policy`, with its parameters.
+    user: TsuPolicy,
+    /// The policy queues user transactions per NVMe priority class.
+    classes: bool,
+    geo: Geometry,
     /// `planes_per_die` as a divisor.
     ppd: crate::engine::Div,
-    /// With classes: operations per turn for high, medium, low (`tsu.weight_*`).
-    pub weights: [u32; 3],
+    /// Multi-plane reads, programs and erases (`flash.multiplane` with several planes).
+    multiplane: bool,
+    /// With classes: operations per turn for high, medium, low (the policy's weights).
+    weights: [u32; 3],
     /// With classes: each die's weighted round robin over them, for reads and for writes
     /// (kept apart from the queues, which the common case reads on every dispatch).
-    pub turns: Vec<[ClassTurns; 2]>,
-    /// `tsu.policy = "flin"`.
-    pub flin: Option<Box<policy::flin::Flin>>,
+    turns: Vec<[ClassTurns; 2]>,
+    /// `tsu.policy = { type = "flin" }`: FLIN's state.
+    flin: Option<Box<policy::flin::Flin>>,
 }
 
 impl Tsu {
+    /// The scheduling unit of device `s` running `user` for `flows` flows, GC placed by
+    /// `policy`.
     pub fn new(
-        dies: u32,
-        planes_per_die: u32,
+        s: &Settings,
+        multiplane: bool,
         policy: SchedulingPolicy,
-        user: UserPolicy,
-        weights: [u32; 3],
-        flin: Option<policy::flin::Flin>,
+        user: TsuPolicy,
+        flows: usize,
     ) -> Self {
-        let n = if user.classes() { 4 } else { 1 };
+        let geo = s.geo;
+        let dies = geo.dies();
+        let weights = user.class_weights();
+        let classes = weights.is_some();
+        let n = if classes { 4 } else { 1 };
         Self {
             txs: Slab::new(),
             queues: (0..dies)
-                .map(|_| DieQueues::new(planes_per_die, n))
+                .map(|_| DieQueues::new(geo.planes_per_die, n))
                 .collect(),
             policy,
             user,
-            planes_per_die,
-            ppd: crate::engine::Div::new(planes_per_die),
-            weights,
-            turns: if user.classes() {
+            classes,
+            geo,
+            ppd: crate::engine::Div::new(geo.planes_per_die),
+            multiplane,
+            weights: weights.unwrap_or_default(),
+            turns: if classes {
                 vec![Default::default(); dies as usize]
             } else {
                 Vec::new()
             },
-            flin: flin.map(Box::new),
+            flin: match &user {
+                TsuPolicy::Flin(f) => Some(Box::new(policy::flin::Flin::from_config(f, s, flows))),
+                _ => None,
+            },
         }
     }
 
@@ -170,71 +190,24 @@ impl Tsu {
     pub fn enqueue(&mut self, t: TxId, class: usize) -> DieId {
         let tx = *self.txs.get(t.0);
         let die = self.die_of(tx.plane);
-        self.queues[die.idx()].push(t, &tx, self.planes_per_die, class);
+        self.queues[die.idx()].push(t, &tx, self.geo.planes_per_die, class);
         die
     }
 
-    /// `tsu.policy = "priority_out_of_order"` or `"flin"`: user transactions queue per NVMe
-    /// priority class, served by `weights` (high, medium, low) after urgent.
+    /// The policy queues user transactions per NVMe priority class (urgent, high, medium,
+    /// low), served by its weights after urgent: `enqueue_user` then wants each one's class.
     #[inline]
     pub fn classes(&self) -> bool {
-        self.user.classes()
+        self.classes
     }
 
-    /// `tsu.policy = "flin"`: queues user transaction `t` of `flow` (`NO_FLOW`: none) in
-    /// priority class `class` at the place FLIN's first stage gives it; returns the die.
-    pub fn enqueue_flin(&mut self, t: TxId, class: usize, flow: u16, now: u64) -> DieId {
-        let tx = *self.txs.get(t.0);
-        let die = self.die_of(tx.plane);
-        let write = match tx.kind {
-            TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead => false,
-            TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite => true,
-            _ => {
-                self.queues[die.idx()].push(t, &tx, self.planes_per_die, class);
-                return die;
-            }
-        };
-        let flin = self.flin.as_mut().expect("flin policy");
-        let mut e = flin.arrive(die, flow, write, now);
-        let q = &mut self.queues[die.idx()];
-        // Buffers kept between calls: this runs for every user transaction.
-        let (mut order, mut queued) = flin.take_buffers();
-        if write {
-            q.write_order(class, &mut order);
-        } else {
-            order.clear();
-            order.extend((0..q.class_reads(class)).map(|i| (0, q.read_at(class, i))));
+    /// With classes: queues transaction `t` of `flow` (`NO_FLOW`: none) in priority class
+    /// `class` where the policy places it; returns the die.
+    pub fn enqueue_user(&mut self, t: TxId, class: usize, flow: u16, now: u64) -> DieId {
+        if self.flin.is_some() {
+            return self.enqueue_flin(t, class, flow, now);
         }
-        queued.clear();
-        queued.extend(order.iter().map(|&(_, t)| flin.entry(t)));
-        let (pos, tagged) = flin.place(die, &queued, &mut e, now);
-        e.tagged = tagged;
-        flin.set(t, e);
-        if !write {
-            q.insert_read_at(t, class, pos);
-            flin.put_buffers(order, queued);
-            return die;
-        }
-        let gap = policy::flin::KEY_GAP;
-        let key = |order: &[(u64, TxId)]| {
-            let prev = if pos > 0 { order[pos - 1].0 } else { 0 };
-            match order.get(pos) {
-                None => Some(prev + gap),
-                Some(&(next, _)) => (next - prev >= 2).then(|| prev + (next - prev) / 2),
-            }
-        };
-        let key = match key(&order) {
-            Some(k) => k,
-            None => {
-                q.renumber_writes(class, gap);
-                q.write_order(class, &mut order);
-                key(&order).expect("renumbered keys leave room")
-            }
-        };
-        let local = (tx.plane.0 % self.planes_per_die) as usize;
-        q.insert_write_keyed(t, local, class, key);
-        flin.put_buffers(order, queued);
-        die
+        self.enqueue(t, class)
     }
 
     pub fn queues(&self, die: DieId) -> &DieQueues {

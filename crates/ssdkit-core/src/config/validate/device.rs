@@ -163,24 +163,14 @@ pub(super) fn validate_ftl_blocks(c: &Config, s: &Sizes) -> Result<(), String> {
         ));
     }
     // Keys of a policy or feature that is off are checked only for being left at their
-    // defaults: a default that does not suit this geometry (gc_d = 10 with few blocks, the
+    // defaults: a default that does not suit this geometry (a raised threshold, the
     // background threshold below a raised gc_threshold) must not refuse a valid device.
     let dt = FtlConfig::default();
-    if t.gc_policy == GcPolicy::DChoices {
+    if let GcPolicy::DChoices { d } = t.gc_policy {
         let candidates = f.blocks_per_plane as u64 - reserve - 2;
-        int_range("ftl.gc_d", t.gc_d as u64, 1, candidates).map_err(|m| {
+        int_range("ftl.gc_policy.d", d as u64, 1, candidates).map_err(|m| {
             format!("{m} (d-choices draws among the closed blocks of a plane: blocks_per_plane minus the GC reserve and 2 open blocks)")
         })?;
-    } else {
-        unused(
-            "ftl.gc_d",
-            t.gc_d != dt.gc_d,
-            t.gc_d,
-            &format!(
-                "applies to `ftl.gc_policy` = \"d_choices\" only (the policy is {})",
-                serde_json::to_string(&t.gc_policy).unwrap_or_default()
-            ),
-        )?;
     }
     if !t.gc_preemptible {
         unused(

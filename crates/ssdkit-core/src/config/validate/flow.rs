@@ -103,10 +103,7 @@ fn validate_flow(
             fl.start_ms + fl.duration_ms
         ));
     }
-    let classes = matches!(
-        c.tsu.policy,
-        crate::config::TsuPolicy::PriorityOutOfOrder | crate::config::TsuPolicy::Flin
-    );
+    let classes = c.tsu.policy.class_weights().is_some();
     if fl.priority != Priority::Medium && !weighted && !classes {
         return Err(format!(
             "key `{}` = {} needs `interface.arbitration` = \"weighted\" or `tsu.policy` = \"priority_out_of_order\" or \"flin\" (otherwise every queue is served alike)",

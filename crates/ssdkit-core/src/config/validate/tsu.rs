@@ -6,7 +6,6 @@ use crate::config::{Config, SuspensionMode, TsuConfig, TsuPolicy};
 pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
     let t = &c.tsu;
     let d = TsuConfig::default();
-    let classes = matches!(t.policy, TsuPolicy::PriorityOutOfOrder | TsuPolicy::Flin);
     for (key, v) in [
         ("tsu.suspend_program_us", t.suspend_program_us),
         ("tsu.suspend_erase_us", t.suspend_erase_us),
@@ -18,63 +17,40 @@ pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
         float_range(key, v, 0.0, 1e6, false)?;
     }
     int_range("tsu.max_suspensions", t.max_suspensions as u64, 1, 255)?;
-    for (key, v, dv) in [
-        ("tsu.weight_high", t.weight_high, d.weight_high),
-        ("tsu.weight_medium", t.weight_medium, d.weight_medium),
-        ("tsu.weight_low", t.weight_low, d.weight_low),
-    ] {
-        int_range(key, v as u64, 1, 256)?;
-        unused(
-            key,
-            !classes && v != dv,
-            v,
-            "applies to `tsu.policy` = \"priority_out_of_order\" or \"flin\" only",
-        )?;
+    // A policy's parameters are its own (serde refuses another policy's); only their ranges
+    // are checked here.
+    match &t.policy {
+        TsuPolicy::Fifo {} | TsuPolicy::OutOfOrder {} | TsuPolicy::PriorityOutOfOrder(_) => {}
+        TsuPolicy::Flin(f) => {
+            float_range("tsu.policy.epoch_us", f.epoch_us, 1.0, 1e7, false)?;
+            float_range(
+                "tsu.policy.fairness_threshold",
+                f.fairness_threshold,
+                0.0,
+                1.0,
+                false,
+            )?;
+            int_range(
+                "tsu.policy.alpha_read_bytes",
+                f.alpha_read_bytes,
+                1,
+                u64::MAX,
+            )?;
+            int_range(
+                "tsu.policy.alpha_write_bytes",
+                f.alpha_write_bytes,
+                1,
+                u64::MAX,
+            )?;
+        }
     }
-    float_range("tsu.flin_epoch_us", t.flin_epoch_us, 1.0, 1e7, false)?;
-    float_range(
-        "tsu.flin_fairness_threshold",
-        t.flin_fairness_threshold,
-        0.0,
-        1.0,
-        false,
-    )?;
-    int_range(
-        "tsu.flin_alpha_read_bytes",
-        t.flin_alpha_read_bytes,
-        1,
-        u64::MAX,
-    )?;
-    int_range(
-        "tsu.flin_alpha_write_bytes",
-        t.flin_alpha_write_bytes,
-        1,
-        u64::MAX,
-    )?;
-    if t.policy != TsuPolicy::Flin {
-        for (key, set, shown) in [
-            (
-                "tsu.flin_epoch_us",
-                t.flin_epoch_us != d.flin_epoch_us,
-                t.flin_epoch_us.to_string(),
-            ),
-            (
-                "tsu.flin_fairness_threshold",
-                t.flin_fairness_threshold != d.flin_fairness_threshold,
-                t.flin_fairness_threshold.to_string(),
-            ),
-            (
-                "tsu.flin_alpha_read_bytes",
-                t.flin_alpha_read_bytes != d.flin_alpha_read_bytes,
-                t.flin_alpha_read_bytes.to_string(),
-            ),
-            (
-                "tsu.flin_alpha_write_bytes",
-                t.flin_alpha_write_bytes != d.flin_alpha_write_bytes,
-                t.flin_alpha_write_bytes.to_string(),
-            ),
+    if let Some(w) = t.policy.class_weights() {
+        for (key, v) in [
+            ("tsu.policy.weight_high", w[0]),
+            ("tsu.policy.weight_medium", w[1]),
+            ("tsu.policy.weight_low", w[2]),
         ] {
-            unused(key, set, shown, "applies to `tsu.policy` = \"flin\" only")?;
+            int_range(key, v as u64, 1, 256)?;
         }
     }
     let mode = serde_json::to_string(&t.suspension).unwrap_or_default();

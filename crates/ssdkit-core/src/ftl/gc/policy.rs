@@ -12,11 +12,11 @@ impl Ftl {
     /// free nothing (no closed block, or, for greedy, every closed block fully valid).
     pub(in crate::ftl) fn pick_victim(&mut self, plane: PlaneId) -> Option<BlockId> {
         match self.gc_policy {
-            GcPolicy::Greedy => self.index.fewest_valid(plane).map(|(_, b)| b),
-            GcPolicy::Random => self.sample_min(plane, 1),
-            GcPolicy::DChoices => self.sample_min(plane, self.gc_d),
-            GcPolicy::Fifo => self.index.oldest_closed(plane),
-            GcPolicy::CostBenefit => match self.index.fewest_valid(plane) {
+            GcPolicy::Greedy {} => self.index.fewest_valid(plane).map(|(_, b)| b),
+            GcPolicy::Random {} => self.sample_min(plane, 1),
+            GcPolicy::DChoices { d } => self.sample_min(plane, d),
+            GcPolicy::Fifo {} => self.index.oldest_closed(plane),
+            GcPolicy::CostBenefit {} => match self.index.fewest_valid(plane) {
                 // An empty block wins outright.
                 Some((0, b)) => Some(b),
                 None => None,

@@ -28,21 +28,21 @@ use crate::settings::Settings;
 use rand::Rng as _;
 use std::collections::HashMap;
 
-fn model(policy: GcPolicy, d: u32) -> (MfPolicy, &'static str) {
+fn model(policy: GcPolicy) -> (MfPolicy, &'static str) {
     match policy {
-        GcPolicy::Greedy => (MfPolicy::Greedy, "mean-field greedy (Van Houdt 2013)"),
-        GcPolicy::DChoices => (
+        GcPolicy::Greedy {} => (MfPolicy::Greedy, "mean-field greedy (Van Houdt 2013)"),
+        GcPolicy::DChoices { d } => (
             MfPolicy::DChoices(d),
             "mean-field d-choices (Van Houdt 2013)",
         ),
-        GcPolicy::Random => (MfPolicy::Random, "mean-field random (Van Houdt 2013)"),
-        GcPolicy::Fifo => (
+        GcPolicy::Random {} => (MfPolicy::Random, "mean-field random (Van Houdt 2013)"),
+        GcPolicy::Fifo {} => (
             MfPolicy::Fifo,
             "FIFO closed form (Desnoyers 2012): valid fraction u^age",
         ),
         // No mean-field model exists for cost-benefit; under uniform writes it ranks blocks
         // almost as greedy does, so greedy's distribution stands in (documented).
-        GcPolicy::CostBenefit => (
+        GcPolicy::CostBenefit {} => (
             MfPolicy::Greedy,
             "mean-field greedy standing in for cost-benefit",
         ),
@@ -220,7 +220,7 @@ pub fn run(
         PoolLevel::Reserve => reserve_level_pages(s),
     }
     .div_ceil(ppb as u64) as u32;
-    let (policy, model_name) = model(c.ftl.gc_policy, c.ftl.gc_d);
+    let (policy, model_name) = model(c.ftl.gc_policy);
     let mut rng = derive_stream(c.precondition_seed(), PRECONDITION_STREAM);
     // (closed-data blocks, hot pages) -> (distribution, WA, closed blocks, open pages).
     #[allow(clippy::type_complexity)]
@@ -382,7 +382,7 @@ pub fn run(
         }
         // Close order: FIFO victims are the oldest blocks, which hold the fewest valid
         // pages, so fuller blocks were closed later; cost-benefit reads the same ages.
-        let (counts, order) = if c.ftl.gc_policy == GcPolicy::Fifo {
+        let (counts, order) = if c.ftl.gc_policy == (GcPolicy::Fifo {}) {
             // FIFO's victim is the oldest block, not the emptiest: its count must be what a
             // block of that age holds, with the spread independent overwrites give.
             // Sorting quantile counts would make the oldest blocks the emptiest of all,

@@ -260,7 +260,7 @@ pub fn run_checked(
         rec.pattern = Some(pattern_name(c).to_string());
         rec.footprint_pages = Some(fp.pages());
         rec.footprint = Some(fp.describe());
-        rec.gc_policy = Some(c.ftl.gc_policy);
+        rec.gc_policy = Some(c.ftl.gc_policy.name().to_string());
     }
     if ftl.cmt.is_some() && p.mode != PreconditionMode::Empty {
         rec.cmt = Some(place_mapping(ftl, c, &settings)?);

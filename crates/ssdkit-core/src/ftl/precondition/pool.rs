@@ -163,10 +163,10 @@ pub fn resolve(c: &Config, s: &Settings, fp: &Footprint) -> (PoolLevel, PoolReco
         .div_ceil(ppb as u64);
     let k = (g.blocks_per_plane as u64).saturating_sub(cold_blocks + start_blocks);
     let policy = match c.ftl.gc_policy {
-        GcPolicy::DChoices => MfPolicy::DChoices(c.ftl.gc_d),
-        GcPolicy::Random => MfPolicy::Random,
-        GcPolicy::Fifo => MfPolicy::Fifo,
-        GcPolicy::Greedy | GcPolicy::CostBenefit => MfPolicy::Greedy,
+        GcPolicy::DChoices { d } => MfPolicy::DChoices(d),
+        GcPolicy::Random {} => MfPolicy::Random,
+        GcPolicy::Fifo {} => MfPolicy::Fifo,
+        GcPolicy::Greedy {} | GcPolicy::CostBenefit {} => MfPolicy::Greedy,
     };
     let wa = if hot == 0 {
         1.0

@@ -39,7 +39,11 @@
 //! the mean array time of a page), not the actual page type; one transaction's alone wait
 //! follows only its own flow's queue at this die.
 
+use crate::config::{FlinConfig, TsuPolicy};
 use crate::ids::{DieId, TxId};
+use crate::settings::Settings;
+use crate::tsu::plan::{user_read, user_write};
+use crate::tsu::{Attempt, Attempts, Tsu, TxKind};
 
 /// A transaction that belongs to no flow (a translation-page write-back): it is neither
 /// counted nor reordered, and goes at the end of its queue.
@@ -315,6 +319,165 @@ impl Flin {
         } else {
             false
         }
+    }
+}
+
+impl Flin {
+    /// FLIN's state for `tsu.policy = { type = "flin" }`: its constants, each die's share of
+    /// the intensity thresholds, and the estimated service time of a page's read and program
+    /// (command, one page over the bus, the mean array time of the page types).
+    pub fn from_config(c: &FlinConfig, s: &Settings, flows: usize) -> Self {
+        let t = &s.timing;
+        let mean = |v: &[u64]| v.iter().sum::<u64>() / v.len().max(1) as u64;
+        let page = *t.xfer_ps.last().expect("a page has sectors");
+        let per_die = |bytes: u64| {
+            let pages = bytes / s.geo.dies() as u64 / s.geo.page_size as u64;
+            pages.clamp(1, u32::MAX as u64) as u32
+        };
+        Flin::new(
+            s.geo.dies(),
+            flows,
+            FlinParams {
+                epoch_ps: crate::engine::us_to_ps(c.epoch_us).max(1),
+                alpha: [per_die(c.alpha_read_bytes), per_die(c.alpha_write_bytes)],
+                fairness_threshold: c.fairness_threshold,
+                svc: [
+                    t.read_cmd_ps + page + mean(&t.read_ps),
+                    t.program_cmd_ps + page + mean(&t.program_ps),
+                ],
+            },
+        )
+    }
+}
+
+/// FLIN at the die queues: the first stage at insertion, the second and third when a die is
+/// free, and what each die runs.
+impl Tsu {
+    /// `tsu.policy = "flin"`: queues user transaction `t` of `flow` (`NO_FLOW`: none) in
+    /// priority class `class` at the place FLIN's first stage gives it; returns the die.
+    pub(in crate::tsu) fn enqueue_flin(
+        &mut self,
+        t: TxId,
+        class: usize,
+        flow: u16,
+        now: u64,
+    ) -> DieId {
+        let tx = *self.txs.get(t.0);
+        let die = self.die_of(tx.plane);
+        let write = match tx.kind {
+            k if user_read(k) => false,
+            k if user_write(k) => true,
+            _ => {
+                self.queues[die.idx()].push(t, &tx, self.geo.planes_per_die, class);
+                return die;
+            }
+        };
+        let flin = self.flin.as_mut().expect("flin policy");
+        let mut e = flin.arrive(die, flow, write, now);
+        let q = &mut self.queues[die.idx()];
+        // Buffers kept between calls: this runs for every user transaction.
+        let (mut order, mut queued) = flin.take_buffers();
+        if write {
+            q.write_order(class, &mut order);
+        } else {
+            order.clear();
+            order.extend((0..q.class_reads(class)).map(|i| (0, q.read_at(class, i))));
+        }
+        queued.clear();
+        queued.extend(order.iter().map(|&(_, t)| flin.entry(t)));
+        let (pos, tagged) = flin.place(die, &queued, &mut e, now);
+        e.tagged = tagged;
+        flin.set(t, e);
+        if !write {
+            q.insert_read_at(t, class, pos);
+            flin.put_buffers(order, queued);
+            return die;
+        }
+        let gap = KEY_GAP;
+        let key = |order: &[(u64, TxId)]| {
+            let prev = if pos > 0 { order[pos - 1].0 } else { 0 };
+            match order.get(pos) {
+                None => Some(prev + gap),
+                Some(&(next, _)) => (next - prev >= 2).then(|| prev + (next - prev) / 2),
+            }
+        };
+        let key = match key(&order) {
+            Some(k) => k,
+            None => {
+                q.renumber_writes(class, gap);
+                q.write_order(class, &mut order);
+                key(&order).expect("renumbered keys leave room")
+            }
+        };
+        let local = (tx.plane.0 % self.geo.planes_per_die) as usize;
+        q.insert_write_keyed(t, local, class, key);
+        flin.put_buffers(order, queued);
+        die
+    }
+
+    /// FLIN's second and third stages: a read slot and a write slot by the classes' turns;
+    /// the slot whose head waited longer for its service time goes, a winning write first
+    /// paying its flow's share of the GC queued at the die.
+    #[inline(never)]
+    pub(in crate::tsu) fn flin_steps(&mut self, die: DieId, now: u64, s: &mut Attempts) {
+        debug_assert!(matches!(self.user, TsuPolicy::Flin(_)));
+        let q = &self.queues[die.idx()];
+        if !q.mapping_reads.is_empty() {
+            s.push(Attempt::Reads(0));
+            return;
+        }
+        let (rw, ww) = (q.classes_waiting(false), q.classes_waiting(true));
+        let w = self.weights;
+        let cr = self.turns[die.idx()][0].pick(rw, w);
+        let cw = self.turns[die.idx()][1].pick(ww, w);
+        let q = &self.queues[die.idx()];
+        let flin = self.flin.as_mut().expect("flin policy");
+        let head_r = cr.and_then(|c| q.read_head(c));
+        let head_w = cw.and_then(|c| q.write_head(c));
+        let pw = |t: Option<TxId>| t.map_or(-1.0, |t| flin.proportional_wait(t, now));
+        if head_r.is_some() && pw(head_r) >= pw(head_w) {
+            let c = cr.expect("a head");
+            self.turns[die.idx()][0].served(c);
+            s.push(Attempt::Reads(c as u8));
+            return;
+        }
+        let (Some(c), Some(head)) = (cw, head_w) else {
+            return;
+        };
+        let pending = q.gc_reads.len() + q.gc_writes.len() + q.gc_erases.len();
+        if pending > 0 && flin.gc_owed(die, head, pending) {
+            s.push(Attempt::Gc);
+        }
+        s.push(Attempt::Writes {
+            class: c as u8,
+            turn: true,
+        });
+        // The slot's writes wait at their planes' GC reserve: other classes', then reads.
+        for k in (0..4).filter(|&k| k != c && ww[k]) {
+            s.push(Attempt::Writes {
+                class: k as u8,
+                turn: false,
+            });
+        }
+        if let Some(c) = cr {
+            s.push(Attempt::Reads(c as u8));
+        }
+    }
+
+    /// What the die runs now (for the alone-wait estimates and the busy time left) and the
+    /// pages each flow writes (for GC's charge).
+    #[inline(never)]
+    pub(in crate::tsu) fn flin_began(&mut self, die: DieId, batch: &[TxId], now: u64) {
+        let kind = self.txs.get(batch[0].0).kind;
+        let writes = user_write(kind);
+        let user = writes || user_read(kind);
+        self.flin.as_mut().expect("flin policy").began(
+            die,
+            user.then_some(batch[0]),
+            batch.iter().copied().filter(|_| writes),
+            kind == TxKind::GcErase,
+            now,
+        );
     }
 }
 

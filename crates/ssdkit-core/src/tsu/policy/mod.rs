@@ -1,6 +1,10 @@
 //! Scheduling policies (`tsu.policy`), one file each: which queued user transaction a free
-//! die starts next. `gc` decides where garbage collection goes among them (`ftl.gc_*`), the
-//! same for every policy except FLIN, which also charges GC to the writing flows.
+//! die starts next, as the steps of `plan.rs`. `gc` decides where garbage collection goes
+//! among them (`ftl.gc_*`), the same for every policy except FLIN, which also charges GC to
+//! the writing flows. A policy is a variant of the configuration's `TsuPolicy`, which carries
+//! its parameters; its file holds its code and state, and `steps` below calls it. Adding a
+//! policy: its file here, its `mod` line and arm in `steps`, its variant (and parameter
+//! struct) in `TsuPolicy` (config/tsu.rs), and docs/tsu.md.
 //!
 //! | policy | file | source |
 //! |---|---|---|
@@ -18,35 +22,18 @@ pub mod priority;
 pub use gc::{Choice, SchedulingPolicy};
 pub use priority::ClassTurns;
 
-/// `tsu.policy` as the simulator runs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UserPolicy {
-    Fifo,
-    OutOfOrder,
-    PriorityOutOfOrder,
-    Flin,
-}
+use crate::config::TsuPolicy;
+use crate::ids::DieId;
+use crate::tsu::{Attempts, Tsu};
 
-impl UserPolicy {
-    pub fn from_config(p: crate::config::TsuPolicy) -> Self {
-        use crate::config::TsuPolicy as P;
-        match p {
-            P::Fifo => UserPolicy::Fifo,
-            P::OutOfOrder => UserPolicy::OutOfOrder,
-            P::PriorityOutOfOrder => UserPolicy::PriorityOutOfOrder,
-            P::Flin => UserPolicy::Flin,
-        }
+/// The user work a free die tries, in order: each policy's `steps` (enum dispatch, no trait
+/// objects: this runs at every free die).
+#[inline(always)]
+pub(in crate::tsu) fn steps(tsu: &mut Tsu, die: DieId, now: u64, s: &mut Attempts) {
+    match tsu.user {
+        TsuPolicy::OutOfOrder {} => out_of_order::steps(tsu, die, s),
+        TsuPolicy::Fifo {} => fifo::steps(tsu, die, s),
+        TsuPolicy::PriorityOutOfOrder(_) => priority::steps(tsu, die, s),
+        TsuPolicy::Flin(_) => tsu.flin_steps(die, now, s),
     }
-
-    /// Whether user transactions queue per NVMe priority class (urgent, high, medium, low).
-    pub fn classes(self) -> bool {
-        matches!(self, UserPolicy::PriorityOutOfOrder | UserPolicy::Flin)
-    }
-}
-
-/// Which kind of user transaction a free die tries first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum First {
-    Reads,
-    Writes,
 }

@@ -3,14 +3,21 @@
 //! queued write: reads are short and a host waits on them, while a program is long and its
 //! data already sits in the controller. Within reads (and within writes) the order is arrival
 //! order; multi-plane batches join transactions of the same page offset on other planes from
-//! the first few queued. MQSim's other rule, GC behind user work until a plane nears its
-//! reserve, is `gc.rs`, shared by every policy.
+//! the first few queued (`plan.rs`). MQSim's other rule, GC behind user work until a plane
+//! nears its reserve, is `gc.rs`, shared by every policy.
 
-use super::First;
-use crate::tsu::DieQueues;
+use crate::ids::DieId;
+use crate::tsu::{Attempt, Attempts, Tsu};
 
-/// Always reads first.
-#[inline]
-pub fn first(_q: &DieQueues) -> First {
-    First::Reads
+/// Reads if any wait, else writes.
+#[inline(always)]
+pub(in crate::tsu) fn steps(tsu: &Tsu, die: DieId, s: &mut Attempts) {
+    if tsu.reads_waiting(die) {
+        s.push(Attempt::Reads(0));
+    } else {
+        s.push(Attempt::Writes {
+            class: 0,
+            turn: false,
+        });
+    }
 }

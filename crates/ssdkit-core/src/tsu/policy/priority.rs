@@ -7,6 +7,18 @@
 //! (MQSim's 4, 2, 1), a class with nothing queued giving its turn to the next. FLIN uses the
 //! same turns for its second stage.
 
+use crate::ids::DieId;
+use crate::tsu::{Attempts, Tsu};
+
+/// Reads of the class whose turn it is; if none waits, writes of the class whose turn it
+/// is, then of the others.
+#[inline]
+pub(in crate::tsu) fn steps(tsu: &mut Tsu, die: DieId, s: &mut Attempts) {
+    if !tsu.class_reads(die, s) {
+        tsu.class_writes(die, s);
+    }
+}
+
 /// Weighted round robin over the priority classes as MQSim's PRIORITY_OUT_OF_ORDER serves
 /// them: urgent before anything else; high, medium and low in turns of `weights` operations
 /// each (4, 2, 1 by default), an empty class giving its turn to the next.

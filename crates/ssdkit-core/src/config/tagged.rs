@@ -1,0 +1,188 @@
+//! Policies written as a table tagged by `type` that carries their parameters
+//! (`tsu.policy = { type = "flin", epoch_us = 5000 }`), or as the bare name for the policy
+//! with its defaults (`tsu.policy = "flin"`). The policy's own enum, internally tagged, is the
+//! one list of policies: a name is read as the table `{ type = name }`, so names, defaults and
+//! the messages for unknown ones come from that enum alone.
+
+use schemars::gen::SchemaGenerator;
+use schemars::schema::{InstanceType, Schema, SchemaObject, SubschemaValidation};
+use schemars::JsonSchema;
+use serde::de::value::{MapAccessDeserializer, MapDeserializer};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::Serialize;
+use std::marker::PhantomData;
+
+/// Keys that hold such a policy: a bare name there reads as `{ type = name }` when an
+/// override or a file sets one of its parameters.
+pub(super) const TAGGED_KEYS: [&str; 2] = ["tsu.policy", "ftl.gc_policy"];
+
+/// `deserialize_with` for a policy field: its name or its tagged table.
+pub(super) fn name_or_table<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct V<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a policy name or a table with its `type` and parameters")
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<T, E> {
+            T::deserialize(MapDeserializer::new(std::iter::once(("type", s))))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<T, A::Error> {
+            T::deserialize(MapAccessDeserializer::new(m))
+        }
+    }
+    d.deserialize_any(V(PhantomData))
+}
+
+/// The `type` of a tagged policy.
+pub(super) fn type_name<T: Serialize>(p: &T) -> String {
+    match serde_json::to_value(p) {
+        Ok(serde_json::Value::Object(m)) => m
+            .get("type")
+            .and_then(|t| t.as_str())
+            .unwrap_or_default()
+            .to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Schema of a policy field: one of the names, or the tagged table.
+pub(super) fn schema<T: JsonSchema>(gen: &mut SchemaGenerator) -> Schema {
+    let table = T::json_schema(gen);
+    let mut names = Vec::new();
+    collect_type_names(
+        &serde_json::to_value(&table).unwrap_or_default(),
+        &mut names,
+    );
+    let name = SchemaObject {
+        instance_type: Some(InstanceType::String.into()),
+        enum_values: Some(names),
+        ..Default::default()
+    };
+    SchemaObject {
+        subschemas: Some(Box::new(SubschemaValidation {
+            any_of: Some(vec![name.into(), table]),
+            ..Default::default()
+        })),
+        ..Default::default()
+    }
+    .into()
+}
+
+fn collect_type_names(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            if let Some(e) = m
+                .get("properties")
+                .and_then(|p| p.get("type"))
+                .and_then(|t| t.get("enum"))
+                .and_then(|e| e.as_array())
+            {
+                out.extend(e.iter().cloned());
+            }
+            for (k, x) in m {
+                if k != "properties" {
+                    collect_type_names(x, out);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_type_names(x, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{ClassWeights, Config, FlinConfig, GcPolicy, TsuPolicy};
+
+    const FLOW: &str = "\n[[flow]]\nrequests = 1\n";
+
+    fn load(text: &str, overrides: &[&str]) -> Result<Config, String> {
+        let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        Config::load(&format!("{text}{FLOW}"), "t.toml", &o).map_err(|e| e.to_string())
+    }
+
+    /// A policy's name is its table with the defaults; the table carries the parameters.
+    #[test]
+    fn a_name_is_the_table_with_defaults() {
+        let by_name = load("[tsu]\npolicy = \"flin\"\n", &[]).unwrap();
+        let by_table = load("[tsu.policy]\ntype = \"flin\"\n", &[]).unwrap();
+        assert_eq!(by_name.tsu.policy, TsuPolicy::Flin(FlinConfig::default()));
+        assert_eq!(by_name, by_table);
+        let c = load(
+            "[tsu]\npolicy = { type = \"priority_out_of_order\", weight_high = 8 }\n",
+            &[],
+        )
+        .unwrap();
+        let w = ClassWeights {
+            weight_high: 8,
+            ..Default::default()
+        };
+        assert_eq!(c.tsu.policy, TsuPolicy::PriorityOutOfOrder(w));
+        let c = load("[ftl]\ngc_policy = { type = \"d_choices\", d = 4 }\n", &[]).unwrap();
+        assert_eq!(c.ftl.gc_policy, GcPolicy::DChoices { d: 4 });
+        assert_eq!(c.ftl.gc_policy.name(), "d_choices");
+        assert_eq!(load("", &[]).unwrap().tsu.policy.name(), "out_of_order");
+    }
+
+    /// A parameter set over a policy given by name, in a file or an override, keeps it; a
+    /// parameter of another policy, or an unknown name, is refused with the allowed values.
+    #[test]
+    fn parameters_over_a_name_and_refusals() {
+        let c = load(
+            "[tsu]\npolicy = \"priority_out_of_order\"\n",
+            &["tsu.policy.weight_low=3"],
+        )
+        .unwrap();
+        assert_eq!(c.tsu.policy.class_weights(), Some([4, 2, 3]));
+        let base = Config::load_on(
+            Some("mqsim-paper"),
+            "[ftl]\ngc_policy = { d = 4 }\n",
+            "t.toml",
+            &["ftl.gc_policy=d_choices".to_string()],
+        );
+        // The override replaced the table: the name stands alone, with its default d.
+        assert_eq!(base.unwrap().ftl.gc_policy, GcPolicy::DChoices { d: 10 });
+        let e = load("[tsu.policy]\ntype = \"fifo\"\nweight_high = 4\n", &[]).unwrap_err();
+        assert!(
+            e.contains("key `tsu.policy`") && e.contains("unknown field `weight_high`"),
+            "{e}"
+        );
+        let e = load("[tsu]\npolicy = \"lottery\"\n", &[]).unwrap_err();
+        assert!(
+            e.contains("key `tsu.policy`")
+                && e.contains("`lottery`")
+                && e.contains("`priority_out_of_order`"),
+            "{e}"
+        );
+        let e = load("[ftl]\ngc_policy = 3\n", &[]).unwrap_err();
+        assert!(
+            e.contains("ftl.gc_policy") && e.contains("policy name"),
+            "{e}"
+        );
+    }
+
+    /// The configuration echoed in a result holds each policy as its table, which loads back
+    /// to the same configuration.
+    #[test]
+    fn the_echo_is_the_table_and_loads_back() {
+        let c = load(
+            "[tsu]\npolicy = \"flin\"\n[ftl]\ngc_policy = \"d_choices\"\n",
+            &[],
+        )
+        .unwrap();
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["tsu"]["policy"]["type"], "flin");
+        assert_eq!(v["tsu"]["policy"]["epoch_us"], 10000.0);
+        assert_eq!(
+            v["ftl"]["gc_policy"],
+            serde_json::json!({"type": "d_choices", "d": 10})
+        );
+        let text = toml::to_string(&c).unwrap();
+        assert_eq!(Config::load(&text, "echo", &[]).unwrap(), c);
+    }
+}

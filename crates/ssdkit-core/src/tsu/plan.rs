@@ -1,0 +1,325 @@
+//! What a free die starts next, as the TSU answers it: the order in which the die tries GC,
+//! reads and writes of each priority class (the policy's choice, `policy/`), and the batch of
+//! transactions each try takes (multi-plane reads, programs and erases). The simulator runs
+//! the steps in order until one starts: it allocates the pages of a program (the FTL), drives
+//! the flash and books the events; a step can fail only where another layer decides (a
+//! write's planes wait at their GC reserve, a GC operation turns out stale).
+
+use super::{Choice, Tsu, TxKind};
+use crate::config::TsuPolicy;
+use crate::flash::MAX_BATCH;
+use crate::ids::{DieId, TxId};
+
+/// One try of a free die.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempt {
+    /// A translation-page read if one waits, else user reads of this priority class
+    /// (`take_reads`).
+    Reads(u8),
+    /// User writes of this class on planes that can take a page now (`take_writes`); `turn`:
+    /// a start uses the class's turn (`wrote`).
+    Writes { class: u8, turn: bool },
+    /// The die's next GC operation.
+    Gc,
+}
+
+/// The steps of one choice, in order; at most one reads try ends them (it always starts).
+#[derive(Debug, Clone, Copy)]
+pub struct Attempts {
+    steps: [Attempt; 8],
+    n: u8,
+}
+
+impl Attempts {
+    #[inline(always)]
+    pub(super) fn new() -> Self {
+        Self {
+            steps: [Attempt::Gc; 8],
+            n: 0,
+        }
+    }
+    #[inline(always)]
+    pub(super) fn push(&mut self, s: Attempt) {
+        self.steps[self.n as usize] = s;
+        self.n += 1;
+    }
+    #[inline(always)]
+    pub fn as_slice(&self) -> &[Attempt] {
+        &self.steps[..self.n as usize]
+    }
+}
+
+/// A batch of transactions a die starts: the page offset in the block (reads: of the pages
+/// read; programs: of the pages to be allocated, one per plane) and how many of the
+/// caller's `[TxId; MAX_BATCH]` it filled.
+pub type Batch = (u32, usize);
+
+impl Tsu {
+    /// Whether GC transactions wait at `die`.
+    #[inline]
+    pub fn gc_waiting(&self, die: DieId) -> bool {
+        !self.queues[die.idx()].gc_empty()
+    }
+
+    /// Whether a free `die` tries GC before user work; `urgent` when a plane of the die is
+    /// down to its GC reserve (asked only while GC waits).
+    #[inline]
+    pub fn gc_choice(&self, die: DieId, urgent: bool) -> Choice {
+        self.policy.choose(&self.queues[die.idx()], urgent)
+    }
+
+    /// The die started an operation (`by_gc`: on GC's side of the choice) while GC waited
+    /// or not: GC's starvation count.
+    #[inline]
+    pub fn started(&mut self, die: DieId, by_gc: bool, gc_was_waiting: bool) {
+        let policy = self.policy;
+        policy.started(&mut self.queues[die.idx()], by_gc, gc_was_waiting);
+    }
+
+    /// Whether the policy starts any read before any write, with no classes (a read that
+    /// finds its die idle with nothing queued can go at once, without the queue).
+    #[inline]
+    pub fn reads_always_first(&self) -> bool {
+        matches!(self.user, TsuPolicy::OutOfOrder {})
+    }
+
+    /// The user work a free die tries, in order, as `tsu.policy` says (`policy/`).
+    #[inline(always)]
+    pub fn user_steps(&mut self, die: DieId, now: u64) -> Attempts {
+        let mut s = Attempts::new();
+        super::policy::steps(self, die, now, &mut s);
+        s
+    }
+
+    /// What a die whose program or erase is suspended may run meanwhile: reads, and writes
+    /// if `writes` (by the classes' turns with classes).
+    pub fn steps_while_suspended(&mut self, die: DieId, writes: bool) -> Attempts {
+        let mut s = Attempts::new();
+        if !self.classes {
+            if self.reads_waiting(die) {
+                s.push(Attempt::Reads(0));
+            } else if writes {
+                s.push(Attempt::Writes {
+                    class: 0,
+                    turn: false,
+                });
+            }
+        } else if !self.class_reads(die, &mut s) && writes {
+            self.class_writes(die, &mut s);
+        }
+        s
+    }
+
+    /// A translation-page read or a user read of class 0 waits.
+    #[inline(always)]
+    pub(super) fn reads_waiting(&self, die: DieId) -> bool {
+        let q = &self.queues[die.idx()];
+        !q.mapping_reads.is_empty() || q.class_reads(0) > 0
+    }
+
+    /// Reads with classes: a translation-page read, else the class whose turn it is (its
+    /// turn used now: a reads try always starts). False if no read waits.
+    pub(super) fn class_reads(&mut self, die: DieId, s: &mut Attempts) -> bool {
+        let q = &self.queues[die.idx()];
+        if !q.mapping_reads.is_empty() {
+            s.push(Attempt::Reads(0));
+            return true;
+        }
+        let waiting = q.classes_waiting(false);
+        let turns = &mut self.turns[die.idx()][0];
+        let Some(c) = turns.pick(waiting, self.weights) else {
+            return false;
+        };
+        turns.served(c);
+        s.push(Attempt::Reads(c as u8));
+        true
+    }
+
+    /// Writes with classes: the class whose turn it is; if none of its writes can go (their
+    /// planes wait at the GC reserve), the other waiting classes in priority order.
+    pub(super) fn class_writes(&mut self, die: DieId, s: &mut Attempts) {
+        let waiting = self.queues[die.idx()].classes_waiting(true);
+        let Some(c) = self.turns[die.idx()][1].pick(waiting, self.weights) else {
+            return;
+        };
+        s.push(Attempt::Writes {
+            class: c as u8,
+            turn: true,
+        });
+        for k in (0..4).filter(|&k| k != c && waiting[k]) {
+            s.push(Attempt::Writes {
+                class: k as u8,
+                turn: false,
+            });
+        }
+    }
+
+    /// A `Attempt::Writes` with `turn` started: the class used one operation of its turn.
+    #[inline]
+    pub fn wrote(&mut self, die: DieId, class: usize) {
+        self.turns[die.idx()][1].served(class);
+    }
+
+    /// User writes of `class` wait at `die` (most write tries find none: answered before
+    /// the simulator reads any plane).
+    #[inline]
+    pub fn writes_waiting(&self, die: DieId, class: usize) -> bool {
+        self.queues[die.idx()].class_writes(class) > 0
+    }
+
+    /// Takes the reads a die starts now: a translation-page read alone if one waits (user
+    /// transactions wait for it), else the oldest (FLIN: first in its order) user read of
+    /// `class` with, multi-plane, reads of the same page offset on other planes among the
+    /// first 4 x planes queued.
+    pub fn take_reads(
+        &mut self,
+        die: DieId,
+        class: usize,
+        out: &mut [TxId; MAX_BATCH],
+    ) -> Option<Batch> {
+        let geo = self.geo;
+        let q = &mut self.queues[die.idx()];
+        if let Some(t) = q.mapping_reads.pop_front() {
+            out[0] = t;
+            return Some((geo.page_in_block(self.txs.get(t.0).ppn.0), 1));
+        }
+        let t0 = q.pop_read(class)?;
+        let tx0 = *self.txs.get(t0.0);
+        let page = geo.page_in_block(tx0.ppn.0);
+        out[0] = t0;
+        let mut n = 1;
+        if self.multiplane {
+            let ppd = geo.planes_per_die as usize;
+            let mut used: u32 = 1 << geo.plane_in_die(tx0.plane.0);
+            let mut i = 0;
+            while i < q.class_reads(class).min(4 * ppd) && n < ppd {
+                let tx = *self.txs.get(q.read_at(class, i).0);
+                let bit = 1 << geo.plane_in_die(tx.plane.0);
+                if used & bit == 0 && geo.page_in_block(tx.ppn.0) == page {
+                    used |= bit;
+                    out[n] = q.remove_read(class, i);
+                    n += 1;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        Some((page, n))
+    }
+
+    /// Takes the writes a die programs now: the earliest queued write of `class` whose plane
+    /// can take a page (`offsets`: each plane of the die's next user page offset, None at its
+    /// GC reserve) and, multi-plane, writes of other planes at the same offset among the
+    /// first 4 x planes queued. None if no write of the class can go.
+    pub fn take_writes(
+        &mut self,
+        die: DieId,
+        class: usize,
+        offsets: &[Option<u32>; MAX_BATCH],
+        out: &mut [TxId; MAX_BATCH],
+    ) -> Option<Batch> {
+        let ppd = self.geo.planes_per_die;
+        let q = &mut self.queues[die.idx()];
+        let t0 = q.pop_first_write(class, |l| offsets[l].is_some())?;
+        let local = self.txs.get(t0.0).plane.0 % ppd;
+        let page = offsets[local as usize].expect("checked above");
+        out[0] = t0;
+        let mut n = 1;
+        if self.multiplane {
+            n += q.take_write_partners(
+                class,
+                1 << local,
+                4 * ppd as usize,
+                ppd as usize,
+                |l| offsets[l] == Some(page),
+                &mut out[1..],
+            );
+        }
+        Some((page, n))
+    }
+
+    /// Takes every user write queued at `die` for the planes (local indices) that `stuck`
+    /// selects, every class, in arrival order, for dynamic placement to move elsewhere;
+    /// `keep_writes` puts back those that stay.
+    pub fn take_writes_of_planes(
+        &mut self,
+        die: DieId,
+        stuck: impl Fn(usize) -> bool,
+    ) -> Vec<super::queues::TakenWrite> {
+        self.queues[die.idx()].drain_writes(stuck)
+    }
+
+    /// Puts back, in place, writes of plane `local_plane` of `die` that
+    /// `take_writes_of_planes` took.
+    pub fn keep_writes(
+        &mut self,
+        die: DieId,
+        local_plane: usize,
+        kept: &[super::queues::TakenWrite],
+    ) {
+        self.queues[die.idx()].keep_writes(local_plane, kept);
+    }
+
+    /// The die's next GC transaction: writes first (they release the data their reads
+    /// brought out), erases last (they queue only once every move of the victim is done).
+    #[inline]
+    pub fn pop_gc(&mut self, die: DieId) -> Option<TxId> {
+        let q = &mut self.queues[die.idx()];
+        q.gc_writes
+            .pop_front()
+            .or_else(|| q.gc_reads.pop_front())
+            .or_else(|| q.gc_erases.pop_front())
+    }
+
+    /// A multi-plane erase: queued erases of the die's other planes at the same block offset
+    /// join erase `t0`.
+    pub fn erase_batch(&mut self, die: DieId, t0: TxId) -> Vec<TxId> {
+        let mut batch = vec![t0];
+        if !self.multiplane {
+            return batch;
+        }
+        let geo = self.geo;
+        let ppd = geo.planes_per_die;
+        let tx0 = *self.txs.get(t0.0);
+        let offset = tx0.block.0 % geo.blocks_per_plane;
+        let mut used: u32 = 1 << (tx0.plane.0 % ppd);
+        let q = &mut self.queues[die.idx()].gc_erases;
+        let mut i = 0;
+        while i < q.len() && batch.len() < ppd as usize {
+            let t = q[i];
+            let tx = self.txs.get(t.0);
+            let bit = 1 << (tx.plane.0 % ppd);
+            if used & bit == 0 && tx.block.0 % geo.blocks_per_plane == offset {
+                used |= bit;
+                q.remove(i);
+                batch.push(t);
+            } else {
+                i += 1;
+            }
+        }
+        batch
+    }
+
+    /// The die began the operation of `batch`: the policy's bookkeeping (FLIN's estimates).
+    #[inline]
+    pub fn began(&mut self, die: DieId, batch: &[TxId], now: u64) {
+        if self.flin.is_some() {
+            self.flin_began(die, batch, now);
+        }
+    }
+}
+
+/// Whether a transaction kind queues as a user read at the die.
+#[inline]
+pub(super) fn user_read(k: TxKind) -> bool {
+    matches!(k, TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead)
+}
+
+/// Whether a transaction kind queues as a user write at the die.
+#[inline]
+pub(super) fn user_write(k: TxKind) -> bool {
+    matches!(
+        k,
+        TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite
+    )
+}
