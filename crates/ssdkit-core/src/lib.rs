@@ -29,8 +29,8 @@
 //! picoseconds; every random stream derives from the run seed.
 //!
 //! The top-level modules are layers: each uses only those below it, lowest first `engine`,
-//! `ids`, `error`, `config`, `flash`, `settings`, `workload`, `cache`, `tsu`, `result`, `stats`,
-//! `ftl`, `frontend`, `host`, `sim`, `api`, `device` (docs/architecture.md says why; the test
+//! `ids`, `error`, `config`, `flash`, `settings`, `workload`, `frontend`, `cache`, `tsu`,
+//! `result`, `stats`, `ftl`, `host`, `sim`, `api`, `device` (docs/architecture.md says why; the test
 //! `tests/layers.rs` holds the sources to it).
 
 // The public API: configuration and presets, runs, the step-by-step device, the result

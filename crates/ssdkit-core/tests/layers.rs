@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 /// Lowest first. Keep in step with the table in docs/architecture.md (checked below).
 const ORDER: &[&str] = &[
-    "engine", "ids", "error", "config", "flash", "settings", "workload", "cache", "tsu", "result",
-    "stats", "ftl", "frontend", "host", "sim", "api", "device",
+    "engine", "ids", "error", "config", "flash", "settings", "workload", "frontend", "cache",
+    "tsu", "result", "stats", "ftl", "host", "sim", "api", "device",
 ];
 
 /// Names the crate root re-exports, and the module they come from.

@@ -1,8 +1,9 @@
 //! The DRAM data cache (the MQSim paper, FAST'18, sections 3.3 and 4.2.2; docs/cache.md): logical pages with a
 //! valid and a dirty sector bitmap each (a page has at most 64 sectors), kept in LRU order in
 //! one partition (shared) or one per flow, and the DRAM they live in (`dram`). This module
-//! holds the state and its bookkeeping only; the simulator (`sim/cache.rs`) decides when a
-//! page is written back or read and issues the flash transactions.
+//! holds the state and its bookkeeping; `path` makes the cache's decisions (hits, slots,
+//! evictions, waits for room, flushes, FUA) and answers with plans that the simulator turns
+//! into flash transactions and events. The cache keeps its own counters.
 //!
 //! Durability is tracked with write sequence numbers: a page that turns dirty takes the next
 //! number, which stays "unpersisted" (per owning flow) until the write-back that carries it has
@@ -11,8 +12,10 @@
 
 pub mod dram;
 mod lru;
+mod path;
 
 pub use dram::Dram;
+pub use path::{Action, Io, Plan, WriteBackIo};
 
 use crate::config::{CacheConfig, CacheMode, CacheSharing};
 use crate::engine::{Picoseconds, Slab};
@@ -128,54 +131,63 @@ pub struct Entry {
     pub evicting: bool,
 }
 
+/// No cache entry (a page read from flash that the cache does not keep).
+pub const NO_ENTRY: u32 = u32::MAX;
+
 /// A write request waiting for room in its partition: its pages before `page` have their
 /// slots.
 #[derive(Debug, Clone, Copy)]
-pub struct Waiter {
-    pub req: ReqId,
-    pub page: u32,
-    pub since: Picoseconds,
+struct Waiter {
+    req: ReqId,
+    flow: u32,
+    start_sector: u64,
+    sectors: u32,
+    page: u32,
+    since: Picoseconds,
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Partition {
+struct Partition {
     /// Slots (pages).
-    pub cap: u64,
-    pub used: u64,
-    pub waiters: VecDeque<Waiter>,
+    cap: u64,
+    used: u64,
+    waiters: VecDeque<Waiter>,
     /// Pages the waiters may still need (an upper bound: some may merge into cached pages).
-    pub wanted: u64,
+    wanted: u64,
     /// Evictions in flight: slots that will free up.
-    pub incoming: u64,
+    incoming: u64,
 }
 
 /// A write-back in flight.
 #[derive(Debug, Clone, Copy)]
-pub struct WriteBack {
-    pub entry: u32,
+struct WriteBack {
+    entry: u32,
     /// The write sequence number it makes durable (0: none, the page held no dirty data).
-    pub seq: u64,
-    pub flow: u32,
+    seq: u64,
+    flow: u32,
 }
 
 /// A Flush waiting for write-backs: done when nothing written at or before `seq` in its scope
 /// (`flow`, or every flow when None) is unpersisted.
 #[derive(Debug, Clone, Copy)]
-pub struct PendingFlush {
-    pub req: ReqId,
-    pub seq: u64,
-    pub flow: Option<u32>,
+struct PendingFlush {
+    req: ReqId,
+    seq: u64,
+    flow: Option<u32>,
 }
 
 pub struct DataCache {
-    pub mode: CacheMode,
-    pub write: bool,
-    pub read: bool,
+    mode: CacheMode,
+    write: bool,
+    read: bool,
+    /// Sectors per page and bytes per sector.
+    spp: u32,
+    sector_bytes: u64,
     entries: Vec<Entry>,
     free: Vec<u32>,
     index: HashMap<Lpn, u32>,
     lru: Lru,
-    pub parts: Vec<Partition>,
+    parts: Vec<Partition>,
     per_flow: bool,
     seq: u64,
     /// Per flow: dirty pages not yet handed to a write-back, by their sequence number.
@@ -183,19 +195,27 @@ pub struct DataCache {
     /// Per flow: sequence numbers of dirty data in write-backs in flight.
     inflight: Vec<BTreeSet<u64>>,
     wbs: Slab<WriteBack>,
-    pub dram: Dram,
-    pub stats: Vec<CacheCounts>,
-    pub flush_device: bool,
-    pub flushes: Vec<PendingFlush>,
+    dram: Dram,
+    stats: Vec<CacheCounts>,
+    flush_device: bool,
+    flushes: Vec<PendingFlush>,
     /// Per flow: `flow.fua`.
-    pub fua: Vec<bool>,
+    fua: Vec<bool>,
     /// Per request slot: sectors of a read served from DRAM (sent when the DRAM read ends).
-    pub hit_sectors: Vec<u32>,
+    hit_sectors: Vec<u32>,
+    /// The buffer of the next plan.
+    spare: Vec<Action>,
 }
 
 impl DataCache {
-    /// The cache of `[cache]` for `flows` flows with pages of `page_bytes`; None when off.
-    pub fn new(k: &CacheConfig, fua: Vec<bool>, page_bytes: u64) -> Option<Box<Self>> {
+    /// The cache of `[cache]` for `flows` flows with pages of `page_bytes` and sectors of
+    /// `sector_bytes`; None when off.
+    pub fn new(
+        k: &CacheConfig,
+        fua: Vec<bool>,
+        page_bytes: u64,
+        sector_bytes: u64,
+    ) -> Option<Box<Self>> {
         if k.mode == CacheMode::Off {
             return None;
         }
@@ -221,6 +241,8 @@ impl DataCache {
             mode: k.mode,
             write: k.mode.caches_writes(),
             read: k.mode.caches_reads(),
+            spp: (page_bytes / sector_bytes) as u32,
+            sector_bytes,
             entries: Vec::new(),
             free: Vec::new(),
             index: HashMap::new(),
@@ -237,12 +259,13 @@ impl DataCache {
             flushes: Vec::new(),
             fua,
             hit_sectors: Vec::new(),
+            spare: Vec::new(),
         }))
     }
 
     /// The partition of a flow's new pages.
     #[inline]
-    pub fn part_of(&self, flow: u32) -> usize {
+    fn part_of(&self, flow: u32) -> usize {
         if self.per_flow {
             flow as usize
         } else {
@@ -251,24 +274,24 @@ impl DataCache {
     }
 
     #[inline]
-    pub fn lookup(&self, lpn: Lpn) -> Option<u32> {
+    fn lookup(&self, lpn: Lpn) -> Option<u32> {
         self.index.get(&lpn).copied()
     }
 
     #[inline]
-    pub fn entry(&self, e: u32) -> &Entry {
+    fn entry(&self, e: u32) -> &Entry {
         &self.entries[e as usize]
     }
 
     /// Marks `e` most recently used (a page being written back for eviction is in no list).
-    pub fn touch(&mut self, e: u32) {
+    fn touch(&mut self, e: u32) {
         let part = self.entries[e as usize].part as usize;
         self.lru.touch(part, e);
     }
 
     /// Writes `sectors` of flow `flow` into cached page `e`; returns the dirty sectors they
     /// overwrite.
-    pub fn write_into(&mut self, e: u32, sectors: u64, flow: u32) -> u64 {
+    fn write_into(&mut self, e: u32, sectors: u64, flow: u32) -> u64 {
         let en = &mut self.entries[e as usize];
         if en.dirty == 0 {
             self.seq += 1;
@@ -283,7 +306,7 @@ impl DataCache {
     }
 
     /// Adds a page for `lpn` in partition `part`, which has a free slot; clean and empty.
-    pub fn insert(&mut self, part: usize, lpn: Lpn, flow: u32) -> u32 {
+    fn insert(&mut self, part: usize, lpn: Lpn, flow: u32) -> u32 {
         let en = Entry {
             lpn,
             valid: 0,
@@ -311,7 +334,7 @@ impl DataCache {
     }
 
     /// Removes clean, idle page `e` from the cache.
-    pub fn drop_entry(&mut self, e: u32) {
+    fn drop_entry(&mut self, e: u32) {
         let en = self.entries[e as usize];
         debug_assert!(en.dirty == 0 && en.busy == 0);
         let part = en.part as usize;
@@ -325,7 +348,7 @@ impl DataCache {
 
     /// Sectors of cached page `e` are stale (a write around the cache) or discarded (TRIM):
     /// they leave the page, which leaves the cache once it holds nothing and is idle.
-    pub fn forget(&mut self, e: u32, sectors: u64) {
+    fn forget(&mut self, e: u32, sectors: u64) {
         let en = &mut self.entries[e as usize];
         en.valid &= !sectors;
         if en.dirty != 0 {
@@ -343,7 +366,7 @@ impl DataCache {
 
     /// A flash read for cached page `e` brought `sectors` of `lpn` (the page may have left the
     /// cache meanwhile: then nothing). True when the page took them.
-    pub fn fill(&mut self, e: u32, lpn: Lpn, sectors: u64) -> bool {
+    fn fill(&mut self, e: u32, lpn: Lpn, sectors: u64) -> bool {
         if self.index.get(&lpn) != Some(&e) {
             return false;
         }
@@ -355,7 +378,7 @@ impl DataCache {
     }
 
     /// The least recently used page of `part` with no write-back in flight.
-    pub fn lru_idle(&self, part: usize) -> Option<u32> {
+    fn lru_idle(&self, part: usize) -> Option<u32> {
         self.lru
             .iter_from_tail(part)
             .find(|&e| self.entries[e as usize].busy == 0)
@@ -363,7 +386,7 @@ impl DataCache {
 
     /// Hands the dirty data of `e` to a write-back (`evict`: the page leaves the cache when it
     /// ends). Returns the write-back's id and the sectors it carries.
-    pub fn begin_write_back(&mut self, e: u32, evict: bool) -> (u32, u64) {
+    fn begin_write_back(&mut self, e: u32, evict: bool) -> (u32, u64) {
         let en = &mut self.entries[e as usize];
         let dirty = en.dirty;
         let seq = en.dirty_seq;
@@ -392,13 +415,9 @@ impl DataCache {
         (wb, dirty)
     }
 
-    pub fn write_back(&self, wb: u32) -> &WriteBack {
-        self.wbs.get(wb)
-    }
-
     /// Write-back `wb` has programmed its page. Returns the partition that may have a free
     /// slot now.
-    pub fn end_write_back(&mut self, wb: u32) -> usize {
+    fn end_write_back(&mut self, wb: u32) -> usize {
         let w = *self.wbs.get(wb);
         self.wbs.remove(wb);
         if w.seq != 0 {
@@ -429,12 +448,12 @@ impl DataCache {
     }
 
     /// The current write sequence number (a Flush taken now waits for data up to it).
-    pub fn seq(&self) -> u64 {
+    fn seq(&self) -> u64 {
         self.seq
     }
 
     /// Dirty pages (not yet handed to a write-back) of `flow`, or of every flow.
-    pub fn dirty_pages(&self, flow: Option<u32>) -> Vec<u32> {
+    fn dirty_pages(&self, flow: Option<u32>) -> Vec<u32> {
         match flow {
             Some(f) => self.dirty[f as usize].values().copied().collect(),
             None => {
@@ -450,7 +469,7 @@ impl DataCache {
     }
 
     /// Whether everything written at or before `seq` by `flow` (or by every flow) is on flash.
-    pub fn persisted(&self, flow: Option<u32>, seq: u64) -> bool {
+    fn persisted(&self, flow: Option<u32>, seq: u64) -> bool {
         let ok = |f: usize| {
             self.dirty[f].keys().next().is_none_or(|&s| s > seq)
                 && self.inflight[f].iter().next().is_none_or(|&s| s > seq)
@@ -461,14 +480,36 @@ impl DataCache {
         }
     }
 
-    /// Dirty pages per flow now (for the result).
-    pub fn dirty_count(&self, flow: usize) -> u64 {
-        self.dirty[flow].len() as u64
+    /// What the cache did for flow `flow` so far, with the dirty pages it holds now.
+    pub fn flow_counts(&self, flow: usize) -> CacheCounts {
+        let mut s = self.stats[flow];
+        s.dirty_pages_at_end = self.dirty[flow].len() as u64;
+        s.set_rate();
+        s
+    }
+
+    /// Flows the cache counts for.
+    pub fn flows(&self) -> usize {
+        self.stats.len()
+    }
+
+    pub fn mode(&self) -> CacheMode {
+        self.mode
+    }
+
+    /// Slots (pages) of every partition.
+    pub fn capacity_pages(&self) -> u64 {
+        self.parts.iter().map(|p| p.cap).sum()
     }
 
     /// Pages cached now.
     pub fn pages(&self) -> u64 {
         self.parts.iter().map(|p| p.used).sum()
+    }
+
+    /// DRAM accesses so far and their total time.
+    pub fn dram_use(&self) -> (u64, Picoseconds) {
+        (self.dram.accesses, self.dram.busy_ps)
     }
 }
 
@@ -482,7 +523,7 @@ mod tests {
             capacity_bytes: cap_pages * 4096,
             ..Default::default()
         };
-        *DataCache::new(&k, vec![false], 4096).unwrap()
+        *DataCache::new(&k, vec![false], 4096, 512).unwrap()
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Front end (firmware): the controller CPU's time per request and per page transaction, and
 //! the split of a host request into page transactions with sector bitmaps. The DRAM data cache
-//! is `crate::cache` (its request path `sim/cache.rs`).
+//! is `crate::cache` (its request path `cache/path.rs`).
 
 mod split;
 

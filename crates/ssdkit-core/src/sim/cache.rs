@@ -1,34 +1,19 @@
-//! The data cache's request path (docs/cache.md). The cache's state lives in `crate::cache`;
-//! these handlers decide what goes to DRAM and what to flash, and issue the flash work.
+//! The data cache's wiring (docs/cache.md): the cache (`crate::cache`) decides what a request
+//! hits, what is written back and which waiting writes go, and answers with a plan; this file
+//! turns the plan into flash transactions, host transfers and events, in the plan's order.
 //!
 //! Every flash page operation of this path goes through one function per direction:
 //! `issue_read_page` (a read miss, or the missing sectors of a partial hit) and
 //! `issue_write_page` (a write-back: eviction, flush or FUA). Both translate the logical page
 //! there, so a mapping cache can delay them in one place.
-//!
-//! - Writes (write cache): each page merges into its cached page or takes a slot (a free one,
-//!   or the least recently used page if it is clean). When the least recently used idle page
-//!   is dirty, it is written back and the write waits for the slot (backpressure): waiting
-//!   writes of a partition are served in arrival order, and as many evictions run as their
-//!   pages need. With its slots, the write's data crosses the host link, goes into DRAM, and
-//!   the write completes (FUA writes: once their pages are programmed).
-//! - Reads: cached sectors come out of DRAM, the others from flash; with a read cache, pages
-//!   read from flash are kept (when a slot is free or clean, never by waiting).
-//! - Flush: writes back the dirty pages of its scope and completes when all data written
-//!   before it in that scope is programmed.
 
 use super::{Ev, Simulator};
-use crate::cache::PendingFlush;
+use crate::cache::{Action, Io, Plan};
 use crate::config::Config;
-use crate::engine::{derive_stream, PS_PER_US};
 use crate::frontend::split;
 use crate::host::Request;
 use crate::ids::{FlowId, Lpn, ReqId};
 use crate::tsu::{Tx, TxKind};
-use crate::workload::Op;
-use rand::Rng;
-
-const NONE: u32 = u32::MAX;
 
 impl Simulator {
     #[inline]
@@ -43,108 +28,62 @@ impl Simulator {
     // before.
     #[inline(never)]
     pub(super) fn cache_dispatch(&mut self, r: ReqId, req: &Request) -> bool {
-        let write = self.dc().write;
-        match req.op {
-            Op::Read => {
-                self.cache_read(r, req);
-                true
-            }
-            Op::Write if write => {
-                self.cache_write(r, req);
-                true
-            }
-            Op::Flush if write => {
-                self.cache_flush(r, req.flow);
-                true
-            }
-            Op::Write | Op::Trim => {
-                // A write around a read cache, or a TRIM: cached copies of those sectors are
-                // stale (TRIM: whole pages, as the FTL trims them).
-                let spp = self.settings.geo.sectors_per_page;
-                let trim = req.op == Op::Trim;
-                for c in split(req.start_sector, req.sectors, spp) {
-                    if trim && !c.full {
-                        continue;
-                    }
-                    let cache = self.dc();
-                    if let Some(e) = cache.lookup(c.lpn) {
-                        cache.forget(e, c.sectors);
+        let now = self.q.now();
+        let io = Io {
+            req: r,
+            flow: req.flow,
+            start_sector: req.start_sector,
+            sectors: req.sectors,
+        };
+        let Some(plan) = self.dc().request(now, req.op, io) else {
+            return false;
+        };
+        self.cache_run(plan);
+        true
+    }
+
+    /// Carries out a plan of the cache, in its order.
+    fn cache_run(&mut self, plan: Plan) {
+        let mut parts = 0;
+        for &a in &plan.actions {
+            match a {
+                Action::ReadPage {
+                    req,
+                    flow,
+                    lpn,
+                    sectors,
+                    fill,
+                } => {
+                    if self.issue_read_page(req, flow, lpn, sectors, fill) {
+                        parts += 1;
                     }
                 }
-                false
+                Action::ReadOut { req, at } => {
+                    self.at(at, Ev::CacheReadOut(req));
+                    parts += 1;
+                }
+                Action::WriteBack(w) => {
+                    self.issue_write_page(w.lpn, w.dirty, w.cached, w.flow, w.wb, w.req);
+                    parts += 1;
+                }
+                Action::WriteData(r) => self.cache_write_data(r),
+                Action::Complete(r) => self.flash_done(r, 0),
             }
-            Op::Flush => false,
+        }
+        let parts_of = plan.parts_of;
+        self.dc().recycle(plan);
+        if let Some(r) = parts_of {
+            self.firmware.expect_parts(r, parts);
+            if parts == 0 {
+                self.flash_done(r, 0);
+            }
         }
     }
 
     // ----- reads -----
 
-    fn cache_read(&mut self, r: ReqId, req: &Request) {
-        let spp = self.settings.geo.sectors_per_page;
-        let flow = req.flow.0;
-        let mut pending = 0;
-        let mut hit_total = 0u64;
-        for c in split(req.start_sector, req.sectors, spp) {
-            let cache = self.dc();
-            let e = cache.lookup(c.lpn);
-            let hit = e.map_or(0, |e| cache.entry(e).valid & c.sectors);
-            let miss = c.sectors & !hit;
-            let s = &mut cache.stats[flow as usize];
-            if miss == 0 {
-                s.read_page_hits += 1;
-            } else if hit != 0 {
-                s.read_page_partial_hits += 1;
-            } else {
-                s.read_page_misses += 1;
-            }
-            s.read_sectors_from_dram += hit.count_ones() as u64;
-            s.read_sectors_from_flash += miss.count_ones() as u64;
-            if hit != 0 {
-                cache.touch(e.expect("a hit has a page"));
-                hit_total += hit.count_ones() as u64;
-            }
-            if miss != 0 {
-                let fill = match (cache.read, e) {
-                    (false, _) => NONE,
-                    (true, Some(e)) => e,
-                    (true, None) => self.cache_slot_now(c.lpn, flow),
-                };
-                if self.issue_read_page(r, req.flow, c.lpn, miss, fill) {
-                    pending += 1;
-                }
-            }
-        }
-        if hit_total > 0 {
-            let now = self.q.now();
-            let bytes = self.settings.geo.sector_bytes_of(hit_total);
-            let cache = self.dc();
-            let t = cache.dram.access(now, bytes);
-            if cache.hit_sectors.len() <= r.idx() {
-                cache.hit_sectors.resize(r.idx() + 1, 0);
-            }
-            cache.hit_sectors[r.idx()] = hit_total as u32;
-            self.at(t, Ev::CacheReadOut(r));
-            pending += 1;
-        }
-        self.firmware.expect_parts(r, pending);
-        if pending == 0 {
-            self.flash_done(r, 0);
-        }
-    }
-
-    /// A slot for a page read from flash (read cache): free or clean, never by waiting, and
-    /// never taken from writes waiting for room. NONE when there is none.
-    fn cache_slot_now(&mut self, lpn: Lpn, flow: u32) -> u32 {
-        let cache = self.dc();
-        let part = cache.part_of(flow);
-        if !cache.parts[part].waiters.is_empty() {
-            return NONE;
-        }
-        self.cache_take_slot(part, lpn, flow).unwrap_or(NONE)
-    }
-
     /// Reads `sectors` of `lpn` from flash for request `r` (filling cache entry `fill` unless
-    /// NONE). False when the page was never written and is answered without flash.
+    /// NO_ENTRY). False when the page was never written and is answered without flash.
     pub(super) fn issue_read_page(
         &mut self,
         r: ReqId,
@@ -219,20 +158,14 @@ impl Simulator {
     pub(super) fn cache_read_done(&mut self, tx: &Tx) {
         self.progress_at = self.q.processed();
         let now = self.q.now();
+        self.dc().read_page_done(now, tx.slot, tx.lpn, tx.sectors);
         let bytes = self.settings.geo.sector_bytes_of(tx.sector_count() as u64);
-        if tx.slot != NONE {
-            let cache = self.dc();
-            if cache.fill(tx.slot, tx.lpn, tx.sectors) {
-                // The page's data is written into DRAM beside the transfer to the host.
-                cache.dram.access(now, bytes);
-            }
-        }
         self.cache_part_done(tx.req, bytes);
     }
 
     #[inline(never)]
     pub(super) fn cache_read_out(&mut self, r: ReqId) {
-        let sectors = self.dc().hit_sectors[r.idx()] as u64;
+        let sectors = self.dc().read_out_sectors(r);
         self.cache_part_done(r, self.settings.geo.sector_bytes_of(sectors));
     }
 
@@ -250,128 +183,6 @@ impl Simulator {
     }
 
     // ----- writes -----
-
-    fn cache_write(&mut self, r: ReqId, req: &Request) {
-        let flow = req.flow.0;
-        let now = self.q.now();
-        let cache = self.dc();
-        cache.stats[flow as usize].write_sectors += req.sectors as u64;
-        let part = cache.part_of(flow);
-        let blocked = if cache.parts[part].waiters.is_empty() {
-            self.cache_reserve(r, 0, false)
-        } else {
-            Some(0)
-        };
-        let Some(k) = blocked else {
-            self.cache_write_data(r);
-            return;
-        };
-        let pages = split(
-            req.start_sector,
-            req.sectors,
-            self.settings.geo.sectors_per_page,
-        )
-        .count() as u64;
-        let p = &mut self.dc().parts[part];
-        p.waiters.push_back(crate::cache::Waiter {
-            req: r,
-            page: k,
-            since: now,
-        });
-        p.wanted += pages - k as u64;
-        self.cache_pump(part);
-    }
-
-    /// Gives the pages of write `r` from its `from`-th on their slots: merged into the cached
-    /// page, or a slot taken. Some(k): page k found no room. `waiting`: the request is a
-    /// waiter, whose pages count in its partition's `wanted`.
-    fn cache_reserve(&mut self, r: ReqId, from: u32, waiting: bool) -> Option<u32> {
-        let req = *self.host.request(r);
-        let flow = req.flow.0;
-        let spp = self.settings.geo.sectors_per_page;
-        for (k, c) in split(req.start_sector, req.sectors, spp)
-            .enumerate()
-            .skip(from as usize)
-        {
-            let cache = self.dc();
-            let part = cache.part_of(flow);
-            let e = match cache.lookup(c.lpn) {
-                Some(e) => {
-                    cache.stats[flow as usize].write_page_hits += 1;
-                    cache.touch(e);
-                    e
-                }
-                None => match self.cache_take_slot(part, c.lpn, flow) {
-                    Some(e) => {
-                        self.dc().stats[flow as usize].write_page_misses += 1;
-                        e
-                    }
-                    None => return Some(k as u32),
-                },
-            };
-            let cache = self.dc();
-            let absorbed = cache.write_into(e, c.sectors, flow);
-            cache.stats[flow as usize].write_absorbed_sectors += absorbed.count_ones() as u64;
-            if waiting {
-                cache.parts[part].wanted -= 1;
-            }
-        }
-        None
-    }
-
-    /// A new page for `lpn` in `part`: a free slot, or the least recently used idle page if it
-    /// is clean (dropped). None when that page is dirty (or every page is being written back).
-    fn cache_take_slot(&mut self, part: usize, lpn: Lpn, flow: u32) -> Option<u32> {
-        let cache = self.dc();
-        let p = &cache.parts[part];
-        if p.used >= p.cap {
-            let v = cache.lru_idle(part)?;
-            if cache.entry(v).dirty != 0 {
-                return None;
-            }
-            cache.drop_entry(v);
-            cache.stats[flow as usize].clean_evictions += 1;
-        }
-        Some(cache.insert(part, lpn, flow))
-    }
-
-    /// Serves the writes waiting for room in `part`, in order, and starts the evictions they
-    /// need.
-    fn cache_pump(&mut self, part: usize) {
-        loop {
-            let Some(&w) = self.dc().parts[part].waiters.front() else {
-                return;
-            };
-            match self.cache_reserve(w.req, w.page, true) {
-                None => {
-                    let now = self.q.now();
-                    let cache = self.dc();
-                    cache.parts[part].waiters.pop_front();
-                    let flow = self.host.request(w.req).flow.idx();
-                    let s = &mut self.dc().stats[flow];
-                    s.writes_waited += 1;
-                    s.write_wait_us += (now - w.since) as f64 / PS_PER_US as f64;
-                    self.cache_write_data(w.req);
-                }
-                Some(k) => {
-                    let cache = self.dc();
-                    let p = &mut cache.parts[part];
-                    p.waiters.front_mut().expect("the head waits").page = k;
-                    if p.incoming >= p.wanted {
-                        return;
-                    }
-                    // The least recently used idle page is dirty (else the slot was taken):
-                    // write it back to make room, then look again.
-                    let Some(v) = cache.lru_idle(part) else {
-                        return;
-                    };
-                    let owner = cache.entry(v).owner as usize;
-                    cache.stats[owner].dirty_evictions += 1;
-                    self.start_write_back(v, true, ReqId::NONE);
-                }
-            }
-        }
-    }
 
     /// Write `r` has its slots: its data crosses the host link (a page at a time when
     /// transfers are pipelined, else it is already in) and goes into DRAM.
@@ -391,7 +202,7 @@ impl Simulator {
             }
         }
         let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
-        let end = self.dc().dram.access(data_in, bytes);
+        let end = self.dc().write_data(data_in, bytes);
         self.at(end, Ev::CacheWriteIn(r));
     }
 
@@ -400,37 +211,13 @@ impl Simulator {
     #[inline(never)]
     pub(super) fn cache_write_in(&mut self, r: ReqId) {
         let req = *self.host.request(r);
-        if !self.dc().fua[req.flow.idx()] {
-            self.flash_done(r, 0);
-            return;
-        }
-        let spp = self.settings.geo.sectors_per_page;
-        let mut pending = 0;
-        for c in split(req.start_sector, req.sectors, spp) {
-            let cache = self.dc();
-            // The page may have been written back and dropped meanwhile: its data is on
-            // flash already.
-            let Some(e) = cache.lookup(c.lpn) else {
-                continue;
-            };
-            let owner = cache.entry(e).owner as usize;
-            cache.stats[owner].fua_write_backs += 1;
-            self.start_write_back(e, false, r);
-            pending += 1;
-        }
-        self.firmware.expect_parts(r, pending);
-        if pending == 0 {
-            self.flash_done(r, 0);
-        }
-    }
-
-    /// Writes cached page `e` back through the FTL (`evict`: it leaves the cache after;
-    /// `req`: a FUA write that completes with it).
-    fn start_write_back(&mut self, e: u32, evict: bool, req: ReqId) {
-        let cache = self.dc();
-        let (wb, dirty) = cache.begin_write_back(e, evict);
-        let en = *cache.entry(e);
-        self.issue_write_page(en.lpn, dirty, en.valid, FlowId(en.owner), wb, req);
+        let plan = self.dc().write_in(Io {
+            req: r,
+            flow: req.flow,
+            start_sector: req.start_sector,
+            sectors: req.sectors,
+        });
+        self.cache_run(plan);
     }
 
     /// Programs `lpn` with its cached data: `sectors` (the dirty ones) and the other
@@ -514,106 +301,31 @@ impl Simulator {
     #[inline(never)]
     pub(super) fn cache_write_done(&mut self, tx: &Tx) {
         self.progress_at = self.q.processed();
-        let part = self.dc().end_write_back(tx.slot);
+        let now = self.q.now();
+        let plan = self.dc().write_back_done(now, tx.slot);
         if tx.req.is_some() {
             // A FUA write's page is programmed.
             self.cache_part_done(tx.req, 0);
         }
-        self.cache_pump(part);
-        if !self.dc().flushes.is_empty() {
-            self.check_flushes();
-        }
+        self.cache_run(plan);
     }
 
-    // ----- flush -----
-
-    fn cache_flush(&mut self, r: ReqId, flow: FlowId) {
-        let cache = self.dc();
-        cache.stats[flow.idx()].flushes += 1;
-        let scope = (!cache.flush_device).then_some(flow.0);
-        let seq = cache.seq();
-        for e in cache.dirty_pages(scope) {
-            let cache = self.dc();
-            let owner = cache.entry(e).owner as usize;
-            cache.stats[owner].flush_write_backs += 1;
-            self.start_write_back(e, false, ReqId::NONE);
-        }
-        let cache = self.dc();
-        if cache.persisted(scope, seq) {
-            self.flash_done(r, 0);
-        } else {
-            cache.flushes.push(PendingFlush {
-                req: r,
-                seq,
-                flow: scope,
-            });
-        }
-    }
-
-    fn check_flushes(&mut self) {
-        let mut i = 0;
-        while i < self.dc().flushes.len() {
-            let cache = self.dc();
-            let f = cache.flushes[i];
-            if cache.persisted(f.flow, f.seq) {
-                cache.flushes.remove(i);
-                self.flash_done(f.req, 0);
-            } else {
-                i += 1;
-            }
-        }
-    }
-
-    // ----- preconditioning -----
-
-    /// `cache.precondition = "dirty"`: every partition full of dirty whole pages drawn
-    /// uniformly from the address ranges of the flows that write (a per-flow partition from
-    /// its own flow; the shared one from the writing flows in turn).
+    /// `cache.precondition = "dirty"`: the cache fills itself with dirty pages of the logical
+    /// ranges of the flows that write.
     pub(super) fn cache_precondition(&mut self, c: &Config) {
         let page = c.flash.page_size_bytes as u64;
-        let full = self.full_page_mask();
-        let writers: Vec<usize> = c
+        let writers: Vec<(usize, u64, u64)> = c
             .flows
             .iter()
             .enumerate()
             .filter(|(_, f)| f.is_trace() || f.read_fraction < 1.0)
-            .map(|(i, _)| i)
-            .collect();
-        if writers.is_empty() {
-            return;
-        }
-        let mut rng = derive_stream(c.run.seed, 0xCAC4E << 40);
-        let nparts = self.dc().parts.len();
-        for part in 0..nparts {
-            let flows: Vec<usize> = if nparts == 1 {
-                writers.clone()
-            } else if writers.contains(&part) {
-                vec![part]
-            } else {
-                continue;
-            };
-            let cap = self.dc().parts[part].cap;
-            let mut misses = 0u64;
-            let mut turn = 0usize;
-            while self.dc().parts[part].used < cap && misses < 64 * cap + 1024 {
-                let f = flows[turn % flows.len()];
-                turn += 1;
-                let fs = &self.settings.flows[f];
+            .map(|(i, _)| {
+                let fs = &self.settings.flows[i];
                 let first = fs.start_bytes.div_ceil(page);
-                let end = (fs.start_bytes + fs.range_bytes) / page;
-                if end <= first {
-                    misses += 1;
-                    continue;
-                }
-                let lpn = Lpn(rng.gen_range(first..end) as u32);
-                let cache = self.dc();
-                if cache.lookup(lpn).is_some() {
-                    misses += 1;
-                    continue;
-                }
-                let e = cache.insert(part, lpn, f as u32);
-                cache.write_into(e, full, f as u32);
-            }
-        }
+                (i, first, (fs.start_bytes + fs.range_bytes) / page)
+            })
+            .collect();
+        let seed = c.run.seed;
+        self.dc().precondition_dirty(seed, &writers);
     }
 }

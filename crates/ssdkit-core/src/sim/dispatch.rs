@@ -469,7 +469,7 @@ impl Simulator {
     fn flow_of(&self, t: TxId) -> Option<FlowId> {
         let tx = self.tsu.get(t);
         match (&self.cache, tx.kind) {
-            (Some(c), TxKind::CacheWrite) => Some(FlowId(c.write_back(tx.slot).flow)),
+            (Some(c), TxKind::CacheWrite) => Some(c.write_back_flow(tx.slot)),
             _ if tx.req == ReqId::NONE => None,
             _ => Some(self.host.request(tx.req).flow),
         }
@@ -491,7 +491,7 @@ impl Simulator {
     #[inline(never)]
     fn note_owner(&mut self, tx: &Tx) {
         let flow = match (&self.cache, tx.kind) {
-            (Some(c), TxKind::CacheWrite) => c.write_back(tx.slot).flow,
+            (Some(c), TxKind::CacheWrite) => c.write_back_flow(tx.slot).0,
             _ if tx.req == ReqId::NONE => return,
             _ => self.host.request(tx.req).flow.0,
         };
@@ -698,7 +698,7 @@ impl Simulator {
             // Translation-page write-backs belong to no flow; a data-cache write-back to the
             // flow whose data it writes.
             let flow = match (&self.cache, tx.kind) {
-                (Some(c), TxKind::CacheWrite) => Some(FlowId(c.write_back(tx.slot).flow)),
+                (Some(c), TxKind::CacheWrite) => Some(c.write_back_flow(tx.slot)),
                 _ if tx.req == ReqId::NONE => None,
                 _ => Some(self.host.request(tx.req).flow),
             };

@@ -4,7 +4,7 @@
 //! holds a reference to another and the whole state is flat.
 //!
 //! - `dispatch`: the handler of each event, along the request path;
-//! - `cache`: the data cache's path (DRAM, write-backs, flushes, room for writes);
+//! - `cache`: the data cache's wiring (its plans into transactions and events);
 //! - `gc`: turning the FTL's GC steps into transactions;
 //! - `mapping`: the cached mapping table's lookups, translation-page reads and write-backs;
 //! - `run`: the batch run loop, stepping (`step`, `run_until`, `is_idle`) and the watchdog;
@@ -395,6 +395,7 @@ impl Simulator {
                     .map(|i| c.flows.get(i).is_some_and(|f| f.fua))
                     .collect(),
                 c.flash.page_size_bytes as u64,
+                geo.sector_bytes as u64,
             ),
             dies: Dies::new(
                 geo.dies(),

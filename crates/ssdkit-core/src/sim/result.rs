@@ -53,14 +53,7 @@ impl Simulator {
         };
         let backlog = self.halt.then(|| self.ftl.backlog());
         let mut device = RwStats::default();
-        let cache_counts = |i: usize| {
-            self.cache.as_ref().map(|k| {
-                let mut s = k.stats[i];
-                s.dirty_pages_at_end = k.dirty_count(i);
-                s.set_rate();
-                s
-            })
-        };
+        let cache_counts = |i: usize| self.cache.as_ref().map(|k| k.flow_counts(i));
         let flows: Vec<FlowResult> = self
             .flow_stats
             .iter()
@@ -153,15 +146,16 @@ impl Simulator {
                 },
                 cache: self.cache.as_ref().map(|k| {
                     let mut totals = crate::cache::CacheCounts::default();
-                    for i in 0..k.stats.len() {
+                    for i in 0..k.flows() {
                         totals.merge(&cache_counts(i).unwrap_or_default());
                     }
+                    let (dram_accesses, dram_busy_ps) = k.dram_use();
                     crate::result::CacheResult {
-                        mode: k.mode,
-                        capacity_pages: k.parts.iter().map(|p| p.cap).sum(),
+                        mode: k.mode(),
+                        capacity_pages: k.capacity_pages(),
                         pages_at_end: k.pages(),
-                        dram_accesses: k.dram.accesses,
-                        dram_busy_us: k.dram.busy_ps as f64 / crate::engine::PS_PER_US as f64,
+                        dram_accesses,
+                        dram_busy_us: dram_busy_ps as f64 / crate::engine::PS_PER_US as f64,
                         totals,
                     }
                 }),
