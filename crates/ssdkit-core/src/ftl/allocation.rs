@@ -63,12 +63,11 @@ impl Ftl {
         lpn: Lpn,
         pinned: Option<(&[u32], &mut u32)>,
     ) -> Option<PlaneId> {
-        use super::Stream;
         let p = match pinned {
             Some((set, cursor)) => self.target_plane_in(lpn, set, cursor),
             None => self.target_plane(lpn),
         };
-        self.next_page_offset(p, Stream::User)
+        self.next_page_offset(p, super::ops::StreamId::USER)
             .is_some()
             .then_some(p)
     }

@@ -1,6 +1,6 @@
 //! Block states, each plane's free pool and write frontiers, page allocation and erase.
 
-use super::gc::GcPhase;
+use super::ops::{GcPhase, StreamId};
 use super::{Ftl, NONE};
 use crate::ids::{BlockId, PlaneId, Ppn};
 use std::collections::{BTreeSet, VecDeque};
@@ -13,14 +13,6 @@ pub enum BlockState {
     Closed,
     /// Chosen by GC; its valid pages are being moved out.
     Victim,
-}
-
-/// Which write frontier of a plane a page goes to. GC writes have their own so hot user data
-/// and cold moved data do not share blocks, and so GC can always proceed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
-    User,
-    Gc,
 }
 
 /// A plane's erased blocks. Without dynamic wear levelling the oldest free block is taken
@@ -91,8 +83,8 @@ impl FreePool {
 #[derive(Debug, Clone)]
 pub(super) struct PlaneState {
     pub(super) free: FreePool,
-    pub(super) user_open: u32,
-    pub(super) gc_open: u32,
+    /// The open block of each write stream (NONE: the stream takes a free block next).
+    pub(super) open: [u32; StreamId::COUNT],
     pub(super) gc: GcPhase,
     /// GC runs since the last static wear-levelling check.
     pub(super) runs_since_wl: u32,
@@ -113,19 +105,18 @@ impl Ftl {
                     .filter(|&b| self.block_state[b as usize] == BlockState::Free)
                     .map(|b| (b, self.erase_count[b as usize])),
             );
-            // A built state's open blocks: the user frontier first, then the GC one.
-            let mut open =
+            // A built state's open blocks, in stream order: the user frontier first, then
+            // the reclaim one.
+            let mut blocks =
                 (first..first + bpp).filter(|&b| self.block_state[b as usize] == BlockState::Open);
-            let user_open = open.next().unwrap_or(NONE);
-            let gc_open = open.next().unwrap_or(NONE);
+            let open = std::array::from_fn(|_| blocks.next().unwrap_or(NONE));
             debug_assert!(
-                open.next().is_none(),
-                "plane {p}: more than two open blocks"
+                blocks.next().is_none(),
+                "plane {p}: more open blocks than streams"
             );
             self.planes.push(PlaneState {
                 free,
-                user_open,
-                gc_open,
+                open,
                 gc: GcPhase::Idle,
                 runs_since_wl: 0,
             });
@@ -145,7 +136,7 @@ impl Ftl {
         let ps = &self.planes[plane.idx()];
         let ppb = self.geo.pages_per_block as u64;
         let mut n = ps.free.len() as u64 * ppb;
-        for b in [ps.user_open, ps.gc_open] {
+        for &b in &ps.open {
             if b != NONE {
                 n += ppb - self.written[b as usize] as u64;
             }
@@ -159,37 +150,33 @@ impl Ftl {
     }
 
     /// Page offset the next write of `stream` in `plane` would get, or None if it must wait
-    /// (user writes may not take the GC reserve).
-    pub fn next_page_offset(&self, plane: PlaneId, stream: Stream) -> Option<u32> {
+    /// (only the reclaim stream may take the GC reserve).
+    #[inline]
+    pub fn next_page_offset(&self, plane: PlaneId, stream: StreamId) -> Option<u32> {
         if self.in_place {
             // A write goes to its page's home, always there: multi-plane partners need no
             // common offset, and the one page type makes the offset's timing the same.
             return Some(0);
         }
         let ps = &self.planes[plane.idx()];
-        let open = match stream {
-            Stream::User => ps.user_open,
-            Stream::Gc => ps.gc_open,
-        };
+        let open = ps.open[stream.idx()];
         if open != NONE {
             return Some(self.written[open as usize]);
         }
-        let floor = match stream {
-            Stream::User => self.reserve_blocks as usize,
-            Stream::Gc => 0,
+        let floor = if stream == StreamId::RECLAIM {
+            0
+        } else {
+            self.reserve_blocks as usize
         };
         (ps.free.len() > floor).then_some(0)
     }
 
     /// Takes the next free page of `stream` in `plane`. Call only after `next_page_offset`
     /// said one is available.
-    pub(super) fn allocate(&mut self, plane: PlaneId, stream: Stream) -> Ppn {
+    pub(super) fn allocate(&mut self, plane: PlaneId, stream: StreamId) -> Ppn {
         let ppb = self.geo.pages_per_block;
         let ps = &mut self.planes[plane.idx()];
-        let open = match stream {
-            Stream::User => &mut ps.user_open,
-            Stream::Gc => &mut ps.gc_open,
-        };
+        let open = &mut ps.open[stream.idx()];
         if *open == NONE {
             let b = ps.free.pop().expect("allocate called without a free block");
             self.block_state[b as usize] = BlockState::Open;

@@ -46,7 +46,7 @@ impl Ftl {
             ));
         }
         for (p, ps) in self.planes.iter().enumerate() {
-            for (b, what) in [(ps.user_open, "user"), (ps.gc_open, "GC")] {
+            for (b, what) in [(ps.open[0], "user"), (ps.open[1], "GC")] {
                 if b != NONE && self.block_state[b as usize] != BlockState::Open {
                     return Err(format!("plane {p}: {what} open block {b} is not open"));
                 }

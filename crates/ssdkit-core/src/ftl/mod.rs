@@ -4,10 +4,26 @@
 //!
 //! The FTL decides *what* happens to which physical page; the simulator decides *when*, by
 //! queueing transactions in the scheduling unit (`tsu`) and driving the flash back end. Its
-//! state is private: the rest of the crate translates, programs, invalidates, trims and steps
-//! GC through the methods here, so another mapping scheme (cached, block, hybrid, zoned) can
-//! replace the page map without touching `sim`, `tsu` or `flash`.
+//! state and counters are private. The rest of the crate asks, through the methods here:
 //!
+//! - reads: `translate` (a page, or unmapped), and with a cached map first `map_lookup`
+//!   (a hit, or the page waits for a mapping read the FTL queued);
+//! - writes: `target_plane` (the plane, at dispatch), `valid_sectors`/`note_write` (the
+//!   read-modify-write read of kept sectors), `next_page_offset`, then `program_page` when
+//!   the die is scheduled (the FTL allocates the page on a write stream and counts it);
+//! - `trim_page`; reclaim (`reclaim_read_begin`, `reclaim_program`, `reclaim_program_done`,
+//!   `erase_done`, `wake_one`, `reclaim_when_idle`); `stats`; precondition and snapshot
+//!   entry points (`precondition`, `snapshot`).
+//!
+//! Whatever flash work a call decides (a reclaim job's reads and erase, a translation page's
+//! read or write-back) it appends to its op list as [`FlashOp`]s tagged with their
+//! [`OpClass`]; the simulator takes them (`take_ops`) right after each call and queues them
+//! in order. So another mapping scheme (block, hybrid, zoned) replaces the page map inside
+//! `ftl/` without touching `sim`, `tsu` or `flash`.
+//!
+//! - `ops`: the interface's vocabulary (write streams, op classes, flash ops, reclaim phase);
+//! - `cmt_path`: the cached map on the request path (lookups, translation-page reads and
+//!   write-backs, per-flow partitions, GC's batched updates) and its counters;
 //! - `mapping`: the page map (flat L2P and P2L), translation, invalidation, TRIM;
 //! - `cmt`: the cached mapping table (which entries DRAM holds, LRU, dirty translation pages);
 //!   with it, translation pages are stored in flash as logical pages past the host's;
@@ -23,21 +39,24 @@ mod allocation;
 mod blocks;
 mod check;
 pub mod cmt;
+mod cmt_path;
 pub mod gc;
 mod index;
 mod mapping;
+mod ops;
 pub(crate) mod pagemap;
 pub mod precondition;
 pub mod snapshot;
 mod wear;
 
-pub use blocks::{BlockState, Stream};
-pub use gc::GcPhase;
+pub use blocks::BlockState;
+pub use cmt_path::Resumed;
+pub use ops::{FlashOp, GcPhase, OpClass, StreamId};
 
 use crate::config::{Config, GcPolicy, Placement, Settings};
 use crate::engine::{derive_stream, Stream as Rng};
 use crate::flash::Geometry;
-use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
+use crate::ids::{BlockId, FlowId, Lpn, PlaneId, Ppn};
 use blocks::PlaneState;
 use index::VictimIndex;
 
@@ -101,6 +120,12 @@ pub struct Ftl {
     rr_cursor: u32,
     reserve_blocks: u32,
     gc_start_free_pages: u64,
+    /// Idle-time GC (`ftl.gc_background`) collects below this.
+    gc_background_free_pages: u64,
+    /// `ftl.gc_copyback`.
+    gc_copyback: bool,
+    /// Flash work decided by the last call, in queueing order (see the module doc).
+    ops: Vec<FlashOp>,
     /// When a plane below its GC start point starts a collection.
     gc_trigger: gc::Trigger,
     /// The free pool the untimed writer (`gc::write_now`) keeps: the level preconditioning
@@ -115,7 +140,10 @@ pub struct Ftl {
     /// "ideal"`). With it, translation page t is stored in flash as logical page
     /// `logical_pages + t`: written out of place, moved by GC and counted like user data, and
     /// its L2P entry is the translation directory.
-    pub(crate) cmt: Option<cmt::Cmt>,
+    cmt: Option<cmt::Cmt>,
+    /// The cached map's request path during a timed run (`begin_run`).
+    cmt_path: Option<cmt_path::CmtPath>,
+    cmt_conf: cmt_path::CmtConf,
     /// Valid sectors of mapped pages that do not hold a whole page of data (written by
     /// sub-page writes only), by logical page; a mapped page absent here is fully valid.
     /// Sparse: such pages are rare, and the common full-page path only checks emptiness.
@@ -169,6 +197,9 @@ impl Ftl {
             rr_cursor: 0,
             reserve_blocks: s.reserve_blocks,
             gc_start_free_pages: s.gc_start_free_pages,
+            gc_copyback: c.ftl.gc_copyback,
+            gc_background_free_pages: s.gc_background_free_pages,
+            ops: Vec::new(),
             gc_trigger: if c.ftl.gc_foreground {
                 gc::Trigger::Foreground
             } else if c.ftl.gc_refill {
@@ -187,6 +218,8 @@ impl Ftl {
                     &m.partition_entries,
                 )
             }),
+            cmt_path: None,
+            cmt_conf: cmt_path::CmtConf::new(c, s),
             partial: Default::default(),
             in_place: c.flash.medium == crate::config::Medium::InPlace,
         };
@@ -210,9 +243,6 @@ impl Ftl {
     }
     pub fn stats(&self) -> &FtlStats {
         &self.stats
-    }
-    pub(crate) fn stats_mut(&mut self) -> &mut FtlStats {
-        &mut self.stats
     }
     /// Blocks per plane user writes may not take.
     pub fn reserve_blocks(&self) -> u32 {
@@ -340,9 +370,73 @@ impl Ftl {
         (l != NONE).then_some(Lpn(l))
     }
 
+    /// Whether the last calls decided flash work (`take_ops` hands it over).
+    #[inline]
+    pub fn has_ops(&self) -> bool {
+        !self.ops.is_empty()
+    }
+
+    /// Hands the flash work decided so far to the caller, in queueing order: `into` (empty)
+    /// takes the list, and the FTL keeps `into`'s buffer for the next calls.
+    #[inline]
+    pub fn take_ops(&mut self, into: &mut Vec<FlashOp>) {
+        debug_assert!(into.is_empty());
+        std::mem::swap(&mut self.ops, into);
+    }
+
+    /// Starts a timed run of `flows` flows: the wakes of untimed work (preconditioning,
+    /// snapshot loading) are forgotten, since a timed run starts from the state, not from how
+    /// it was reached; the cached map's request path starts empty.
+    pub fn begin_run(&mut self, flows: usize) {
+        self.clear_gc_wakes();
+        self.cmt_path = self
+            .cmt
+            .as_ref()
+            .map(|cmt| cmt_path::CmtPath::new(flows, cmt.translation_pages(), self.geo.planes()));
+    }
+
+    /// Programs a page of `class` (user data or a translation page) into `plane`'s user
+    /// stream, at the page returned, and counts it; a reclaim job the allocation triggers is
+    /// queued in the op list. Call when the die takes the write, after `next_page_offset`
+    /// said a page is available.
+    #[inline]
+    pub fn program_page(&mut self, lpn: Lpn, plane: PlaneId, class: OpClass) -> Ppn {
+        let ppn = self.program(lpn, plane, StreamId::USER);
+        if class == OpClass::Mapping {
+            self.stats.mapping_page_writes += 1;
+        } else {
+            self.stats.user_page_writes += 1;
+        }
+        self.after_allocation(plane, ppn);
+        ppn
+    }
+
+    /// MQSim's first read of a never-written page: the page takes the next page of `plane`'s
+    /// user stream (no program: the page is only assigned) and is read from there. None when
+    /// the plane's user writes wait at the reserve.
+    #[cold]
+    pub fn assign_for_read(&mut self, lpn: Lpn, plane: PlaneId) -> Option<Ppn> {
+        self.next_page_offset(plane, StreamId::USER)?;
+        let ppn = self.program(lpn, plane, StreamId::USER);
+        self.after_allocation(plane, ppn);
+        if let Some(cmt) = self.cmt.as_mut() {
+            // The read created the entry.
+            cmt.mark_dirty(lpn.0);
+        }
+        Some(ppn)
+    }
+
+    /// TRIM of one whole logical page on behalf of `flow` (see `trim`); with a cached map the
+    /// entry changes through the cache.
+    pub fn trim_page(&mut self, flow: FlowId, lpn: Lpn) {
+        if self.trim(lpn) && self.cmt_path.is_some() {
+            self.cmt_trimmed(flow, lpn);
+        }
+    }
+
     /// Programs `lpn` into the next page of `stream` in `plane` and maps it there (the old copy
     /// becomes invalid). Call only when `next_page_offset` said a page is available.
-    pub fn program(&mut self, lpn: Lpn, plane: PlaneId, stream: Stream) -> Ppn {
+    pub(crate) fn program(&mut self, lpn: Lpn, plane: PlaneId, stream: StreamId) -> Ppn {
         if self.in_place {
             debug_assert_eq!(
                 plane,

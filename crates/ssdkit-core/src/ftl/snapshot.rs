@@ -29,7 +29,7 @@
 //! A snapshot is taken between runs, so no GC victim is in flight.
 
 use super::blocks::{FreePool, PlaneState};
-use super::gc::GcPhase;
+use super::ops::GcPhase;
 use super::pagemap::{Base, Table};
 use super::{BlockState, Ftl, NONE};
 use crate::config::Config;
@@ -289,7 +289,7 @@ fn write_file(
     w.u64s(&since_close).map_err(io)?;
     for p in &ftl.planes {
         let free: Vec<u32> = p.free.in_arrival_order();
-        w.u32s(&[p.user_open, p.gc_open, p.runs_since_wl, free.len() as u32])
+        w.u32s(&[p.open[0], p.open[1], p.runs_since_wl, free.len() as u32])
             .map_err(io)?;
         w.u32s(&free).map_err(io)?;
     }
@@ -593,8 +593,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
         }
         planes.push(PlaneState {
             free,
-            user_open,
-            gc_open,
+            open: [user_open, gc_open],
             gc: GcPhase::Idle,
             runs_since_wl,
         });
@@ -682,7 +681,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
                 )));
             }
         }
-        for b in [ps.user_open, ps.gc_open] {
+        for &b in &ps.open {
             if b != NONE && ftl.block_state[b as usize] != BlockState::Open {
                 return Err(bad(format!(
                     "inconsistent snapshot: plane {p}'s open block {b} is not open"

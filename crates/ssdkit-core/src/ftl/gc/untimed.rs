@@ -1,9 +1,8 @@
 //! The untimed collector: GC steps performed at once, for write-mode preconditioning and the
 //! steady-state checks. Same victim choice, allocation and mapping calls as timed runs.
 
-use super::super::blocks::Stream;
+use super::super::ops::{GcPhase, StreamId};
 use super::super::Ftl;
-use super::GcPhase;
 use crate::ftl::precondition::pool::PoolLevel;
 use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
 
@@ -17,7 +16,7 @@ pub fn collect_now(ftl: &mut Ftl, plane: PlaneId, victim: BlockId) {
     let first = victim.0 * ppb;
     for ppa in first..first + ftl.written[victim.idx()] {
         if let Some(lpn) = ftl.owner(Ppn(ppa)) {
-            ftl.program(lpn, plane, Stream::Gc);
+            ftl.program(lpn, plane, StreamId::RECLAIM);
             ftl.stats.gc_page_moves += 1;
         }
     }
@@ -42,7 +41,7 @@ pub fn write_now_in(ftl: &mut Ftl, lpn: Lpn, plane: PlaneId) -> bool {
     if !collect_while(ftl, plane, reserve) {
         return false;
     }
-    ftl.program(lpn, plane, Stream::User);
+    ftl.program(lpn, plane, StreamId::USER);
     ftl.stats.user_page_writes += 1;
     // The timed run starts a collection as soon as user writes are blocked, so no state
     // this writer leaves behind (the end of preconditioning) has a blocked plane.
@@ -56,7 +55,7 @@ pub fn write_now_in(ftl: &mut Ftl, lpn: Lpn, plane: PlaneId) -> bool {
 /// a user write can take a page afterwards.
 fn collect_while(ftl: &mut Ftl, plane: PlaneId, reserve: bool) -> bool {
     while if reserve {
-        ftl.next_page_offset(plane, Stream::User).is_none()
+        ftl.next_page_offset(plane, StreamId::USER).is_none()
     } else {
         ftl.free_pages(plane) < ftl.gc_start_free_pages
     } {
@@ -69,5 +68,5 @@ fn collect_while(ftl: &mut Ftl, plane: PlaneId, reserve: bool) -> bool {
         };
         collect_now(ftl, plane, v);
     }
-    ftl.next_page_offset(plane, Stream::User).is_some()
+    ftl.next_page_offset(plane, StreamId::USER).is_some()
 }
