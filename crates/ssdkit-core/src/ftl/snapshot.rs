@@ -28,10 +28,10 @@
 //! ```
 //! A snapshot is taken between runs, so no GC victim is in flight.
 
-use super::blocks::{FreePool, PlaneState};
 use super::ops::GcPhase;
-use super::pagemap::{Base, Table};
-use super::{BlockState, Ftl, NONE};
+use super::page::blocks::{FreePool, PlaneState};
+use super::page::pagemap::{Base, Table};
+use super::{BlockState, Ftl, PageFtl, NONE};
 use crate::config::Config;
 use crate::config::Settings;
 use crate::error::Error;
@@ -129,6 +129,7 @@ impl<W: Write> CrcWriter<W> {
 /// device, pipe or socket is written in place: renaming over `/dev/null` would replace the
 /// device node. Returns the number of bytes written.
 pub fn save(ftl: &Ftl, c: &Config, precondition: &Value, path: &Path) -> Result<u64, Error> {
+    let ftl = ftl.page();
     if ftl.planes.iter().any(|p| p.gc != GcPhase::Idle) {
         return Err(Error::Simulation(
             "snapshot requested while garbage collection is in flight".into(),
@@ -196,7 +197,7 @@ impl<W: Write> Write for Counted<W> {
 }
 
 fn write_file(
-    ftl: &Ftl,
+    ftl: &PageFtl,
     c: &Config,
     precondition: &Value,
     file: File,
@@ -440,7 +441,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
             diffs.join("; ")
         )));
     }
-    let mut ftl = Ftl::unbuilt(c, &Settings::resolve(c));
+    let mut ftl = PageFtl::unbuilt(c, &Settings::resolve(c));
     let g = ftl.geo;
     if header["physical_pages"].as_u64() != Some(g.total_pages())
         || header["blocks"].as_u64() != Some(g.total_blocks() as u64)
@@ -719,5 +720,5 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, Value), Error> {
         }
     }
     let rec = header["precondition"].clone();
-    Ok((ftl, rec))
+    Ok((Ftl::from_page(ftl), rec))
 }

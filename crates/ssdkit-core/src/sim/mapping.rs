@@ -1,7 +1,7 @@
 //! The cached mapping table's wiring: a page transaction whose entry the FTL does not hold
 //! waits, parked here under a handle the FTL keeps with its translation page's read
 //! (`ftl::Ftl::map_lookup`), and is issued when the FTL says the read ended. What hits, what
-//! is read or written back and who waits is the FTL's (`ftl/cmt_path.rs`).
+//! is read or written back and who waits is the FTL's (`ftl/page/cmt_path.rs`).
 
 use super::Simulator;
 use crate::frontend::PageChunk;

@@ -1,11 +1,11 @@
 //! Invariant checks (for tests; O(pages)) and the erase-count summary of the result.
 
 use super::blocks::BlockState;
-use super::{Ftl, NONE};
+use super::{PageFtl, NONE};
 use crate::config::GcPolicy;
 use crate::ids::{BlockId, PlaneId};
 
-impl Ftl {
+impl PageFtl {
     /// Checks that the mapping and block state agree. Costs O(pages); for tests.
     pub fn check_invariants(&self) -> Result<(), String> {
         let g = self.geo;
@@ -170,7 +170,7 @@ impl Ftl {
     }
 }
 
-impl Ftl {
+impl PageFtl {
     /// Erase-count distribution over every block: min, mean, max, standard deviation and a
     /// histogram of at most 32 equal-width integer bins (`bin_start[i]` is the lowest count
     /// of bin i, all bins `bin_width` wide).

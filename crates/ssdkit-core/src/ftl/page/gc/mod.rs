@@ -12,11 +12,11 @@
 mod policy;
 pub mod untimed;
 
-pub use untimed::{collect_now, write_now, write_now_in};
+pub use untimed::{write_now, write_now_in};
 
 use super::blocks::BlockState;
-use super::ops::{FlashOp, GcPhase, OpClass, StreamId};
-use super::Ftl;
+use super::PageFtl;
+use crate::ftl::ops::{FlashOp, GcPhase, OpClass, StreamId};
 use crate::ids::{Lpn, PlaneId, Ppn};
 
 /// When a plane below its GC start point starts a collection (`ftl.gc_refill`,
@@ -31,7 +31,7 @@ pub enum Trigger {
     Foreground,
 }
 
-impl Ftl {
+impl PageFtl {
     pub fn gc_phase(&self, plane: PlaneId) -> GcPhase {
         self.planes[plane.idx()].gc
     }
@@ -84,7 +84,7 @@ impl Ftl {
     /// After page `ppn` of `plane` was allocated: start GC if the plane is below its start
     /// point and the trigger says so (a page at offset 0 opened a block).
     #[inline]
-    pub(super) fn after_allocation(&mut self, plane: PlaneId, ppn: Ppn) {
+    pub(in crate::ftl) fn after_allocation(&mut self, plane: PlaneId, ppn: Ppn) {
         let new_block = self.geo.page_in_block(ppn.0) == 0;
         if self.gc_wanted(plane, new_block) {
             self.start_reclaim(plane, true);
@@ -261,7 +261,7 @@ impl Ftl {
     }
 
     /// The victim's erase ended: the block is free again and the plane idle.
-    pub(super) fn gc_erased(&mut self, plane: PlaneId) {
+    pub(in crate::ftl) fn gc_erased(&mut self, plane: PlaneId) {
         let ps = &self.planes[plane.idx()];
         let GcPhase::Erasing { victim } = ps.gc else {
             panic!("erase ended in plane {plane} in phase {:?}", ps.gc);

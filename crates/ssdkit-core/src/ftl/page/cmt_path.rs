@@ -8,16 +8,16 @@
 //! them, and counts it all.
 
 use super::cmt::{CmtCounts, Writeback};
-use super::ops::{FlashOp, OpClass};
-use super::Ftl;
+use super::PageFtl;
 use crate::config::{CmtGcUpdates, CmtMode, Config, Settings};
+use crate::ftl::ops::{FlashOp, OpClass};
 use crate::ids::{FlowId, Lpn, PlaneId, TxId};
 use crate::result::{CmtDevice, CmtLookups};
 use std::collections::HashMap;
 
 /// What the cached map's path needs of the configuration.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct CmtConf {
+pub(in crate::ftl) struct CmtConf {
     /// `ftl.cmt.mode = "per_flow"`: each flow has its own partition.
     per_flow: bool,
     /// `ftl.cmt.gc_updates = "batch"`.
@@ -27,7 +27,7 @@ pub(super) struct CmtConf {
 }
 
 impl CmtConf {
-    pub(super) fn new(c: &Config, s: &Settings) -> Self {
+    pub(in crate::ftl) fn new(c: &Config, s: &Settings) -> Self {
         Self {
             per_flow: c.ftl.cmt.mode == CmtMode::PerFlow,
             gc_batch: c.ftl.cmt.gc_updates == CmtGcUpdates::Batch,
@@ -65,7 +65,7 @@ pub struct Resumed {
 
 /// The cached map's request path during a timed run.
 #[derive(Debug, Default)]
-pub(super) struct CmtPath {
+pub(in crate::ftl) struct CmtPath {
     loading: HashMap<u32, Loading>,
     flows: Vec<CmtCounts>,
     flow_reads: Vec<u64>,
@@ -87,7 +87,7 @@ pub(super) struct CmtPath {
 }
 
 impl CmtPath {
-    pub(super) fn new(flows: usize, translation_pages: u64, planes: u32) -> Self {
+    pub(in crate::ftl) fn new(flows: usize, translation_pages: u64, planes: u32) -> Self {
         Self {
             flows: vec![CmtCounts::default(); flows],
             flow_reads: vec![0; flows],
@@ -99,7 +99,7 @@ impl CmtPath {
     }
 }
 
-impl Ftl {
+impl PageFtl {
     #[inline]
     fn part(&self, flow: FlowId) -> usize {
         if self.cmt_conf.per_flow {
@@ -260,7 +260,7 @@ impl Ftl {
     /// (`gc_updates = "batch"`) its translation page must be rewritten, once per victim
     /// however many of its entries moved (DFTL's batch update), when the victim is erased, or
     /// (`"direct"`) it is updated without flash traffic, as MQSim does.
-    pub(super) fn cmt_gc_moved(&mut self, lpn: Lpn, plane: PlaneId) {
+    pub(in crate::ftl) fn cmt_gc_moved(&mut self, lpn: Lpn, plane: PlaneId) {
         if self.translation_page_of(lpn).is_some() {
             // The translation directory is in DRAM: moving a translation page costs nothing
             // more.
@@ -285,7 +285,7 @@ impl Ftl {
 
     /// The plane's victim is erased: write back the translation pages its moves changed (a
     /// page cached meanwhile takes the changes in DRAM instead).
-    pub(super) fn cmt_gc_flush(&mut self, plane: PlaneId) {
+    pub(in crate::ftl) fn cmt_gc_flush(&mut self, plane: PlaneId) {
         let mut pages = std::mem::take(&mut self.path().gc_tpages[plane.idx()]);
         for &t in &pages {
             if !self.path().gc_pending[t as usize] {
@@ -309,7 +309,7 @@ impl Ftl {
     /// A TRIM unmapped `lpn` on behalf of `flow`: its entry changes in the cache. The TRIM
     /// completes at once (the firmware applies it in the background); an entry not cached
     /// has its translation page read in, and the page is cached dirty.
-    pub(super) fn cmt_trimmed(&mut self, flow: FlowId, lpn: Lpn) {
+    pub(in crate::ftl) fn cmt_trimmed(&mut self, flow: FlowId, lpn: Lpn) {
         let part = self.part(flow);
         self.path().trim_updates += 1;
         let cmt = self.cmt.as_mut().expect("cached");

@@ -1,7 +1,7 @@
 //! Block states, each plane's free pool and write frontiers, page allocation and erase.
 
-use super::ops::{GcPhase, StreamId};
-use super::{Ftl, NONE};
+use super::{PageFtl, NONE};
+use crate::ftl::ops::{GcPhase, StreamId};
 use crate::ids::{BlockId, PlaneId, Ppn};
 use std::collections::{BTreeSet, VecDeque};
 
@@ -19,7 +19,7 @@ pub enum BlockState {
 /// (a FIFO); with it, the one with the fewest erases, the oldest on ties, found in
 /// O(log n) from an ordered set keyed (erase count, arrival) instead of a scan.
 #[derive(Debug, Clone)]
-pub(super) enum FreePool {
+pub(in crate::ftl) enum FreePool {
     Fifo(VecDeque<u32>),
     ByErase {
         set: BTreeSet<(u32, u64, u32)>,
@@ -30,7 +30,10 @@ pub(super) enum FreePool {
 impl FreePool {
     /// A pool of `blocks` (block, erase count) arriving in that order: as pushing each, in
     /// bulk (an ordered set built from sorted entries at once, not by insertions).
-    pub(super) fn from_blocks(by_erase: bool, blocks: impl Iterator<Item = (u32, u32)>) -> Self {
+    pub(in crate::ftl) fn from_blocks(
+        by_erase: bool,
+        blocks: impl Iterator<Item = (u32, u32)>,
+    ) -> Self {
         if by_erase {
             let mut v: Vec<(u32, u64, u32)> = blocks
                 .enumerate()
@@ -46,13 +49,13 @@ impl FreePool {
             FreePool::Fifo(blocks.map(|(b, _)| b).collect())
         }
     }
-    pub(super) fn len(&self) -> usize {
+    pub(in crate::ftl) fn len(&self) -> usize {
         match self {
             FreePool::Fifo(q) => q.len(),
             FreePool::ByErase { set, .. } => set.len(),
         }
     }
-    pub(super) fn push(&mut self, block: u32, erases: u32) {
+    pub(in crate::ftl) fn push(&mut self, block: u32, erases: u32) {
         match self {
             FreePool::Fifo(q) => q.push_back(block),
             FreePool::ByErase { set, next } => {
@@ -61,14 +64,14 @@ impl FreePool {
             }
         }
     }
-    pub(super) fn pop(&mut self) -> Option<u32> {
+    pub(in crate::ftl) fn pop(&mut self) -> Option<u32> {
         match self {
             FreePool::Fifo(q) => q.pop_front(),
             FreePool::ByErase { set, .. } => set.pop_first().map(|(_, _, b)| b),
         }
     }
     /// The blocks in arrival order (oldest first), as snapshots store them.
-    pub(super) fn in_arrival_order(&self) -> Vec<u32> {
+    pub(in crate::ftl) fn in_arrival_order(&self) -> Vec<u32> {
         match self {
             FreePool::Fifo(q) => q.iter().copied().collect(),
             FreePool::ByErase { set, .. } => {
@@ -81,16 +84,16 @@ impl FreePool {
 }
 
 #[derive(Debug, Clone)]
-pub(super) struct PlaneState {
-    pub(super) free: FreePool,
+pub(in crate::ftl) struct PlaneState {
+    pub(in crate::ftl) free: FreePool,
     /// The open block of each write stream (NONE: the stream takes a free block next).
-    pub(super) open: [u32; StreamId::COUNT],
-    pub(super) gc: GcPhase,
+    pub(in crate::ftl) open: [u32; StreamId::COUNT],
+    pub(in crate::ftl) gc: GcPhase,
     /// GC runs since the last static wear-levelling check.
-    pub(super) runs_since_wl: u32,
+    pub(in crate::ftl) runs_since_wl: u32,
 }
 
-impl Ftl {
+impl PageFtl {
     /// Rebuilds each plane's free pool (in block order), finds its open user block and
     /// rebuilds the victim indexes from the block arrays, after preconditioning set them
     /// directly.
@@ -125,7 +128,7 @@ impl Ftl {
     }
 
     /// Rebuilds the victim indexes from the block arrays (after a snapshot load).
-    pub(super) fn rebuild_index(&mut self) {
+    pub(in crate::ftl) fn rebuild_index(&mut self) {
         let mut index = std::mem::take(&mut self.index);
         index.rebuild(self);
         self.index = index;
@@ -173,7 +176,7 @@ impl Ftl {
 
     /// Takes the next free page of `stream` in `plane`. Call only after `next_page_offset`
     /// said one is available.
-    pub(super) fn allocate(&mut self, plane: PlaneId, stream: StreamId) -> Ppn {
+    pub(in crate::ftl) fn allocate(&mut self, plane: PlaneId, stream: StreamId) -> Ppn {
         let ppb = self.geo.pages_per_block;
         let ps = &mut self.planes[plane.idx()];
         let open = &mut ps.open[stream.idx()];
@@ -199,7 +202,7 @@ impl Ftl {
 
     /// Closes a block whose last page was just programmed and mapped, and enters it into the
     /// victim indexes.
-    pub(super) fn close(&mut self, b: BlockId) {
+    pub(in crate::ftl) fn close(&mut self, b: BlockId) {
         let i = b.idx();
         self.block_state[i] = BlockState::Closed;
         self.index.closed(
@@ -212,7 +215,7 @@ impl Ftl {
     }
 
     /// Marks a closed block as GC's victim: it leaves every victim index.
-    pub(super) fn make_victim(&mut self, b: BlockId) {
+    pub(in crate::ftl) fn make_victim(&mut self, b: BlockId) {
         let i = b.idx();
         self.index
             .left_closed(b, self.valid[i], self.mod_stamp[i], self.erase_count[i]);
@@ -220,7 +223,7 @@ impl Ftl {
     }
 
     /// Returns an erased block to its plane's free pool.
-    pub(super) fn erase(&mut self, block: BlockId) {
+    pub(in crate::ftl) fn erase(&mut self, block: BlockId) {
         let b = block.idx();
         debug_assert_eq!(self.valid[b], 0, "erasing a block with valid pages");
         debug_assert_eq!(
