@@ -11,8 +11,8 @@
 //!
 //! - reads: `translate` (a page, or unmapped), and with a cached map first `map_lookup`
 //!   (a hit, or the page waits for a mapping read the FTL queued, `mapping_read_done`);
-//! - writes: `target_plane` (the plane, at dispatch), `valid_sectors`/`note_write` (the
-//!   read-modify-write read of kept sectors), `next_page_offset`, then `program_page` when
+//! - writes: `target_plane` (the plane, at dispatch), `plan_write` (the read-modify-write
+//!   read of kept sectors), `next_page_offset`, then `program_page` when
 //!   the die takes the write (the FTL allocates the page on a write stream and counts it);
 //! - `trim_page`; reclaim (`reclaim_read_begin`, `reclaim_program`, `reclaim_program_done`,
 //!   `erase_done`, `wake_one`, `reclaim_when_idle`); `stats`; the entry points of
@@ -170,6 +170,8 @@ impl Ftl {
         fn plane_with_room(&mut self, lpn: Lpn, pinned: Option<(&[u32], &mut u32)>) -> Option<PlaneId>;
         /// A write of `sectors` to `lpn` was accepted (before it is programmed).
         fn note_write(&mut self, lpn: Lpn, sectors: u64, full: u64);
+        /// `note_write`, returning the sectors to read first (read-modify-write), if any.
+        fn plan_write(&mut self, lpn: Lpn, sectors: u64, full: u64) -> u64;
         fn program_page(&mut self, lpn: Lpn, plane: PlaneId, class: OpClass) -> Ppn;
         fn assign_for_read(&mut self, lpn: Lpn, plane: PlaneId) -> Option<Ppn>;
         fn trim_page(&mut self, flow: FlowId, lpn: Lpn);

@@ -395,16 +395,7 @@ impl Simulator {
             }
         }
         self.bd_tx_issued(w, r, false, stall);
-        // Sectors the page holds that this write does not replace: a sub-page write to a page
-        // with no other data (never written, or written only in these sectors) needs no
-        // read-modify-write.
-        // An in-place medium writes just the sectors given: nothing to read first.
-        let keep = if self.ftl.in_place() {
-            0
-        } else {
-            self.ftl.valid_sectors(c.lpn, full_page) & !c.sectors
-        };
-        self.ftl.note_write(c.lpn, c.sectors, full_page);
+        let keep = self.ftl.plan_write(c.lpn, c.sectors, full_page);
         if let Some(old) = mapped.filter(|_| keep != 0) {
             // Read the sectors kept first, then program the merged page. The read needs no
             // host data, so it overlaps the data's transfer.

@@ -25,7 +25,20 @@ impl Simulator {
         let mut ops = std::mem::take(&mut self.ftl_ops);
         self.ftl.take_ops(&mut ops);
         let all = self.full_page_mask();
-        let mut reads: Vec<TxId> = Vec::new();
+        // One exact allocation, as a job's reads are few and come at most once per call.
+        let n = ops
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o,
+                    FlashOp::Read {
+                        class: OpClass::Reclaim,
+                        ..
+                    }
+                )
+            })
+            .count();
+        let mut reads: Vec<TxId> = Vec::with_capacity(n);
         for &op in &ops {
             match op {
                 // A reclaim job's reads are all in the FTL's books before any is queued.

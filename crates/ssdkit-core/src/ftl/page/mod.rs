@@ -330,6 +330,22 @@ impl PageFtl {
         }
     }
 
+    /// A write of `sectors` to `lpn` (`full`: the whole-page mask) was accepted: returns the
+    /// sectors the page holds that it does not replace, which must be read first (0: no
+    /// read-modify-write: a sub-page write to a page with no other data, never written or
+    /// written only in these sectors; or an in-place medium, which writes just the sectors
+    /// given), and notes the write (`note_write`).
+    #[inline]
+    pub fn plan_write(&mut self, lpn: Lpn, sectors: u64, full: u64) -> u64 {
+        let keep = if self.in_place {
+            0
+        } else {
+            self.valid_sectors(lpn, full) & !sectors
+        };
+        self.note_write(lpn, sectors, full);
+        keep
+    }
+
     /// Where `lpn` lives now, if it is mapped.
     #[inline]
     pub fn translate(&self, lpn: Lpn) -> Option<Ppn> {

@@ -224,6 +224,7 @@ impl PageFtl {
 
     /// One move of the plane's victim finished (done, or dropped as stale); `moved` counts it.
     /// The last one asks for the victim's erase.
+    #[inline]
     fn move_done(&mut self, plane: PlaneId, moved: bool) {
         if moved {
             self.stats.gc_page_moves += 1;
