@@ -83,6 +83,12 @@ pub struct FtlSettings {
     pub in_place: bool,
     /// Seed of the device's streams (GC victims): `precondition.seed`, or `run.seed`.
     pub device_seed: u64,
+    /// `ftl.gc_copyback`: GC moves pages inside their plane.
+    pub gc_copyback: bool,
+    /// `ftl.cmt.mode = "per_flow"`: one mapping-cache partition per flow.
+    pub cmt_per_flow: bool,
+    /// `ftl.cmt.gc_updates = "batch"`: GC's map updates are written back in batches.
+    pub cmt_gc_batch: bool,
 }
 
 impl FtlSettings {
@@ -98,6 +104,9 @@ impl FtlSettings {
             wl_static_interval: f.wl_static_interval,
             placement: f.placement,
             in_place: c.flash.medium == Medium::InPlace,
+            gc_copyback: f.gc_copyback,
+            cmt_per_flow: f.cmt.mode == crate::config::CmtMode::PerFlow,
+            cmt_gc_batch: f.cmt.gc_updates == crate::config::CmtGcUpdates::Batch,
             device_seed: c.precondition_seed(),
         }
     }

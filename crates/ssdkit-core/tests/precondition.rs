@@ -461,7 +461,6 @@ fn the_state_key_decides_the_preconditioned_state() {
 /// loads to the same state, and both copies go on alike.
 #[test]
 fn a_snapshot_of_a_device_that_ran_is_that_device() {
-    use ssdkit_core::internals::ftl::gc::write_now;
     use ssdkit_core::internals::ids::Lpn;
     let dir = std::env::temp_dir().join(format!("ssdkit-snap-ran-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -477,7 +476,7 @@ fn a_snapshot_of_a_device_that_ran_is_that_device() {
                 *x = x
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
-                assert!(write_now(f, Lpn(((*x >> 33) % n) as u32)));
+                assert!(f.write_untimed(Lpn(((*x >> 33) % n) as u32)));
             }
         }
         let mut x = 12345u64;

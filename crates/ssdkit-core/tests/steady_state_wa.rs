@@ -1,7 +1,7 @@
 //! Steady-state write amplification against theory (DESIGN.md section 5.3, FACTS.md 6).
 //!
 //! Uniform random single-page overwrites after a full fill, page mapping, one plane, driven
-//! through the FTL's own GC code (`ftl::gc::write_now`: the same victim choice, allocation
+//! through the FTL's own GC code (`ftl::Ftl::write_untimed`: the same victim choice, allocation
 //! and mapping calls the timed simulator uses, without the timing, which does not change
 //! which pages move).
 //!
@@ -14,7 +14,6 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use ssdkit_core::api::{load, Source};
 use ssdkit_core::config::Config;
-use ssdkit_core::internals::ftl::gc::write_now;
 use ssdkit_core::internals::ftl::precondition;
 use ssdkit_core::internals::ftl::Ftl;
 use ssdkit_core::internals::ids::{Lpn, PlaneId};
@@ -82,13 +81,13 @@ fn measure(c: &Config, warm: f64, measure: f64, seed: u64) -> Measured {
     let physical = ftl.geometry().total_pages() as f64;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     for _ in 0..(warm * u as f64) as u64 {
-        assert!(write_now(&mut ftl, Lpn(rng.gen_range(0..u) as u32)));
+        assert!(ftl.write_untimed(Lpn(rng.gen_range(0..u) as u32)));
     }
     let before = ftl.stats().clone();
     let n = (measure * u as f64) as u64;
     let mut free_sum = 0u64;
     for _ in 0..n {
-        assert!(write_now(&mut ftl, Lpn(rng.gen_range(0..u) as u32)));
+        assert!(ftl.write_untimed(Lpn(rng.gen_range(0..u) as u32)));
         free_sum += ftl.free_pages(PlaneId(0));
     }
     ftl.check_invariants().unwrap();

@@ -1,200 +1,85 @@
 //! Flash translation layer: which physical page holds each logical page, the state of every
-//! block, where a write goes, garbage collection, wear levelling, TRIM, preconditioning and
-//! snapshots.
+//! block, where a write goes, reclaim (garbage collection, wear levelling), TRIM,
+//! preconditioning and snapshots.
 //!
 //! The FTL decides *what* happens to which physical page; the simulator decides *when*, by
-//! queueing transactions in the scheduling unit (`tsu`) and driving the flash back end. Its
-//! state is private: the rest of the crate translates, programs, invalidates, trims and steps
-//! GC through the methods here, so another mapping scheme (cached, block, hybrid, zoned) can
-//! replace the page map without touching `sim`, `tsu` or `flash`.
+//! queueing transactions in the scheduling unit (`tsu`) and driving the flash back end.
+//! [`Ftl`] is the interface: the rest of the crate may ask only what its methods answer, and
+//! each mapping scheme implements them in its own folder (`page/`: today's page map with the
+//! cached mapping table). Dispatch is by enum ([`Ftl`] holds the scheme), not by trait
+//! object: one variant costs nothing on the hot path.
 //!
-//! - `mapping`: the page map (flat L2P and P2L), translation, invalidation, TRIM;
-//! - `cmt`: the cached mapping table (which entries DRAM holds, LRU, dirty translation pages);
-//!   with it, translation pages are stored in flash as logical pages past the host's;
-//! - `blocks`: block states, free pools, write frontiers, page allocation, erase;
-//! - `allocation`: the plane a write goes to (static striping, dynamic round robin, pinning);
-//! - `gc`: the GC lifecycle of each plane, victim policies over indexes, the untimed collector;
-//! - `wear`: static wear levelling;
-//! - `index`: the ordered indexes that make victim and free-block choice O(log n);
-//! - `check`: invariants and the erase-count summary;
+//! - reads: `translate` (a page, or unmapped), and with a cached map first `map_lookup`
+//!   (a hit, or the page waits for a mapping read the FTL queued, `mapping_read_done`);
+//! - writes: `target_plane` (the plane, at dispatch), `plan_write` (the read-modify-write
+//!   read of kept sectors), `next_page_offset`, then `program_page` when
+//!   the die takes the write (the FTL allocates the page on a write stream and counts it);
+//! - `trim_page`; reclaim (`reclaim_read_begin`, `reclaim_program`, `reclaim_program_done`,
+//!   `erase_done`, `wake_one`, `reclaim_when_idle`); `stats`; the entry points of
+//!   `precondition` and `snapshot`.
+//!
+//! Whatever flash work a call decides (a reclaim job's reads and erase, a translation page's
+//! read or write-back) it appends to its op list as [`FlashOp`]s tagged with their
+//! [`OpClass`]; the simulator takes them (`take_ops`) right after each call and queues them
+//! in order. Counters change only inside the FTL.
+//!
+//! - `ops`: the interface's vocabulary (write streams, op classes, flash ops, reclaim phase);
+//! - `page`: the page-mapping scheme;
 //! - `precondition`, `snapshot`: the state at time zero, and saving/loading it.
 
-mod allocation;
-mod blocks;
-mod check;
-pub mod cmt;
-pub mod gc;
-mod index;
-mod mapping;
-pub(crate) mod pagemap;
+mod ops;
+pub mod page;
 pub mod precondition;
 pub mod snapshot;
-mod wear;
 
-pub use blocks::{BlockState, Stream};
-pub use gc::GcPhase;
+pub use ops::{FlashOp, GcPhase, OpClass, StreamId};
+pub use page::{cmt, BlockState, FtlStats, PageFtl, Resumed, GC_STREAM, NONE};
 
-use crate::config::{Config, GcPolicy, Placement};
-use crate::engine::{derive_stream, Stream as Rng};
+use crate::config::{Config, Placement};
 use crate::flash::Geometry;
-use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
+use crate::ids::{BlockId, FlowId, Lpn, PlaneId, Ppn, TxId};
+use crate::result::{Backlog, CmtDevice, CmtLookups, EraseCounts};
 use crate::settings::Settings;
-use blocks::PlaneState;
-use index::VictimIndex;
 
-/// Marks an unmapped logical page or a physical page that holds no valid data in the flat
-/// tables (`Lpn::NONE`/`Ppn::NONE` at the typed interface).
-pub const NONE: u32 = u32::MAX;
-
-/// Random stream id of GC victim sampling (flows use 1..=flows).
-pub const GC_STREAM: u64 = 0x6763_0000;
-
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct FtlStats {
-    /// Pages programmed for host writes (including read-modify-write of partial pages).
-    pub user_page_writes: u64,
-    /// Pages moved by GC (one read and one program each).
-    pub gc_page_moves: u64,
-    /// Victim blocks collected (including static wear-levelling migrations).
-    pub gc_runs: u64,
-    /// Of `gc_runs`, those started by idle-time (background) GC.
-    pub gc_background_runs: u64,
-    /// Of `gc_page_moves`, those done by copyback inside the plane.
-    pub gc_copyback_moves: u64,
-    /// Blocks migrated by static wear levelling.
-    pub wl_migrations: u64,
-    /// Mapped logical pages unmapped by TRIM.
-    pub trimmed_pages: u64,
-    /// Translation pages programmed by mapping write-backs (cached mapping table).
-    pub mapping_page_writes: u64,
-    /// Of `gc_page_moves`, translation pages moved.
-    pub gc_translation_moves: u64,
+/// The FTL of a device: its mapping scheme.
+pub struct Ftl {
+    scheme: Scheme,
 }
 
-/// Page-level mapping and block bookkeeping. All per-page and per-block state is flat arrays
-/// of integers indexed by logical page, physical page or global block number.
-pub struct Ftl {
-    geo: Geometry,
-    logical_pages: u32,
-    map: pagemap::PageMap,
-    /// Pages written in each block (the write pointer).
-    written: Vec<u32>,
-    valid: Vec<u32>,
-    erase_count: Vec<u32>,
-    block_state: Vec<BlockState>,
-    /// Page-write clock (user and GC programs) when each block was closed: FIFO order.
-    close_stamp: Vec<u64>,
-    /// Clock when each block last changed (closed or lost a valid page): cost-benefit age.
-    mod_stamp: Vec<u64>,
-    /// Page programs so far (user and GC): the FTL's notion of time for GC policies.
-    clock: u64,
-    gc_policy: GcPolicy,
-    gc_rng: Rng,
-    wl_dynamic: bool,
-    wl_static: bool,
-    wl_static_threshold: u32,
-    wl_static_interval: u32,
-    planes: Vec<PlaneState>,
-    index: VictimIndex,
-    stripe: Box<[u32]>,
-    placement: Placement,
-    rr_cursor: u32,
-    reserve_blocks: u32,
-    gc_start_free_pages: u64,
-    /// When a plane below its GC start point starts a collection.
-    gc_trigger: gc::Trigger,
-    /// The free pool the untimed writer (`gc::write_now`) keeps: the level preconditioning
-    /// resolved.
-    untimed_pool: precondition::pool::PoolLevel,
-    /// Planes below their GC start point, idle, whose first closed block just lost a valid
-    /// page: GC could not start there before (nothing to gain) and can now. A plane whose
-    /// user writes wait at the reserve allocates nothing, so no allocation would wake it.
-    gc_wake: Vec<PlaneId>,
-    stats: FtlStats,
-    /// The cached mapping table; None when the whole map is in DRAM (`ftl.cmt.mode =
-    /// "ideal"`). With it, translation page t is stored in flash as logical page
-    /// `logical_pages + t`: written out of place, moved by GC and counted like user data, and
-    /// its L2P entry is the translation directory.
-    pub(crate) cmt: Option<cmt::Cmt>,
-    /// Valid sectors of mapped pages that do not hold a whole page of data (written by
-    /// sub-page writes only), by logical page; a mapped page absent here is fully valid.
-    /// Sparse: such pages are rare, and the common full-page path only checks emptiness.
-    partial: std::collections::HashMap<u32, u64>,
-    /// `flash.medium = "in_place"`: logical page l lives at `home(l)` and writes overwrite it.
-    /// Every block stays closed and fully written (no erase, nothing free): the valid counts
-    /// still say which pages hold data, and GC never starts.
-    in_place: bool,
+/// The mapping schemes (`ftl.mapping`).
+enum Scheme {
+    Page(PageFtl),
+}
+
+/// Methods every scheme answers, forwarded to it.
+macro_rules! forward {
+    ($( $(#[$m:meta])* fn $name:ident(&self $(, $a:ident: $t:ty)*) $(-> $r:ty)?; )*) => {$(
+        $(#[$m])*
+        #[inline]
+        pub fn $name(&self $(, $a: $t)*) $(-> $r)? {
+            match &self.scheme {
+                Scheme::Page(f) => f.$name($($a),*),
+            }
+        }
+    )*};
+}
+
+macro_rules! forward_mut {
+    ($( $(#[$m:meta])* fn $name:ident(&mut self $(, $a:ident: $t:ty)*) $(-> $r:ty)?; )*) => {$(
+        $(#[$m])*
+        #[inline]
+        pub fn $name(&mut self $(, $a: $t)*) $(-> $r)? {
+            match &mut self.scheme {
+                Scheme::Page(f) => f.$name($($a),*),
+            }
+        }
+    )*};
 }
 
 impl Ftl {
     /// An erased device: nothing mapped, every block free. Preconditioning fills it.
     pub fn new(s: &Settings) -> Self {
-        let mut ftl = Self::unbuilt(s);
-        ftl.rebuild_planes();
-        ftl
-    }
-
-    /// The arrays of an erased device without its planes' pools and indexes, for a snapshot
-    /// to fill and then build (`rebuild_index`).
-    pub(super) fn unbuilt(s: &Settings) -> Self {
-        let f = &s.ftl;
-        let geo = s.geo;
-        let logical_pages = s.logical_pages as u32;
-        let nblocks = geo.total_blocks() as usize;
-        let translation_pages = s.cmt.as_ref().map_or(0, |m| m.translation_pages);
-        let mut ftl = Self {
-            geo,
-            logical_pages,
-            map: pagemap::PageMap::new(
-                logical_pages as usize + translation_pages as usize,
-                geo.total_pages() as usize,
-            ),
-            written: vec![0; nblocks],
-            valid: vec![0; nblocks],
-            erase_count: vec![0; nblocks],
-            block_state: vec![BlockState::Free; nblocks],
-            close_stamp: vec![0; nblocks],
-            mod_stamp: vec![0; nblocks],
-            clock: 0,
-            gc_policy: f.gc_policy,
-            gc_rng: derive_stream(f.device_seed, GC_STREAM),
-            wl_dynamic: f.wl_dynamic,
-            wl_static: f.wl_static,
-            wl_static_threshold: f.wl_static_threshold,
-            wl_static_interval: f.wl_static_interval,
-            planes: Vec::with_capacity(geo.planes() as usize),
-            index: VictimIndex::new(&geo, f.gc_policy, f.wl_static),
-            stripe: s.stripe.clone(),
-            placement: f.placement,
-            rr_cursor: 0,
-            reserve_blocks: s.reserve_blocks,
-            gc_start_free_pages: s.gc_start_free_pages,
-            gc_trigger: if f.gc_foreground {
-                gc::Trigger::Foreground
-            } else if f.gc_refill {
-                gc::Trigger::Refill
-            } else {
-                gc::Trigger::PerBlock
-            },
-            untimed_pool: Default::default(),
-            gc_wake: Vec::new(),
-            stats: FtlStats::default(),
-            cmt: s.cmt.as_ref().map(|m| {
-                cmt::Cmt::new(
-                    s.logical_pages,
-                    m.entries_per_tpage,
-                    m.translation_pages,
-                    &m.partition_entries,
-                )
-            }),
-            partial: Default::default(),
-            in_place: f.in_place,
-        };
-        if ftl.in_place {
-            ftl.written.fill(geo.pages_per_block);
-            ftl.block_state.fill(BlockState::Closed);
-        }
-        ftl
+        Self::from_page(PageFtl::new(s))
     }
 
     /// An erased device for a configuration (resolving its settings).
@@ -202,160 +87,112 @@ impl Ftl {
         Self::new(&Settings::resolve(c))
     }
 
-    pub fn geometry(&self) -> &Geometry {
-        &self.geo
-    }
-    pub fn logical_pages(&self) -> u64 {
-        self.logical_pages as u64
-    }
-    pub fn stats(&self) -> &FtlStats {
-        &self.stats
-    }
-    pub(crate) fn stats_mut(&mut self) -> &mut FtlStats {
-        &mut self.stats
-    }
-    /// Blocks per plane user writes may not take.
-    pub fn reserve_blocks(&self) -> u32 {
-        self.reserve_blocks
-    }
-    /// Free pages below which a plane starts GC.
-    pub fn gc_start_free_pages(&self) -> u64 {
-        self.gc_start_free_pages
-    }
-    /// The free pool the untimed writer keeps (set by preconditioning).
-    pub fn untimed_pool(&self) -> precondition::pool::PoolLevel {
-        self.untimed_pool
-    }
-    pub fn set_untimed_pool(&mut self, level: precondition::pool::PoolLevel) {
-        self.untimed_pool = level;
-    }
-    /// Whether the medium is written in place (`flash.medium = "in_place"`).
-    pub fn in_place(&self) -> bool {
-        self.in_place
-    }
-    pub fn placement(&self) -> Placement {
-        self.placement
-    }
-    pub fn block_state(&self, b: BlockId) -> BlockState {
-        self.block_state[b.idx()]
-    }
-    pub fn valid_pages(&self, b: BlockId) -> u32 {
-        self.valid[b.idx()]
-    }
-    /// Erase count of every block, by global block number.
-    pub fn erase_counts(&self) -> &[u32] {
-        &self.erase_count
-    }
-    /// Free blocks over every plane.
-    pub fn total_free_blocks(&self) -> u64 {
-        self.planes.iter().map(|p| p.free.len() as u64).sum()
-    }
-    /// Free blocks in a plane's pool.
-    pub fn free_blocks(&self, plane: PlaneId) -> usize {
-        self.planes[plane.idx()].free.len()
-    }
-    /// The physical page of every logical page of the host (NONE where unmapped), for checks.
-    pub fn l2p_table(&self) -> Vec<u32> {
-        (0..self.logical_pages).map(|l| self.map.ppn(l)).collect()
-    }
-
-    /// Bytes the page map's change tables hold (`pagemap::PageMap::change_bytes`).
-    pub fn map_change_bytes(&self) -> u64 {
-        self.map.change_bytes()
-    }
-
-    /// The cached mapping table, if the map is cached.
-    pub fn cmt(&self) -> Option<&cmt::Cmt> {
-        self.cmt.as_ref()
-    }
-    /// Translation pages of the cached map (0 when the map is wholly in DRAM).
-    pub fn translation_pages(&self) -> u64 {
-        self.map.logical_len() as u64 - self.logical_pages as u64
-    }
-    /// The logical page under which translation page `t` is stored.
-    #[inline]
-    pub fn tpage_lpn(&self, t: u32) -> Lpn {
-        Lpn(self.logical_pages + t)
-    }
-    /// The translation page a logical page past the host's stands for.
-    #[inline]
-    pub fn translation_page_of(&self, lpn: Lpn) -> Option<u32> {
-        lpn.0.checked_sub(self.logical_pages)
-    }
-
-    /// Sectors of `lpn` that hold data (`full` = the whole-page mask): none when unmapped.
-    #[inline]
-    pub fn valid_sectors(&self, lpn: Lpn, full: u64) -> u64 {
-        if self.map.ppn(lpn.0) == NONE {
-            0
-        } else if self.partial.is_empty() {
-            full
-        } else {
-            self.partial.get(&lpn.0).copied().unwrap_or(full)
+    pub(crate) fn from_page(f: PageFtl) -> Self {
+        Self {
+            scheme: Scheme::Page(f),
         }
     }
 
-    /// A write of `sectors` to `lpn` was accepted: the page's data is now what it held plus
-    /// those sectors. Call before the page is programmed (the read-modify-write decision of
-    /// a later write sees it).
-    #[inline]
-    pub fn note_write(&mut self, lpn: Lpn, sectors: u64, full: u64) {
-        if sectors == full {
-            if !self.partial.is_empty() {
-                self.partial.remove(&lpn.0);
-            }
-            return;
+    /// The page scheme's state, for the code that builds and saves it (preconditioning,
+    /// snapshots).
+    pub(crate) fn page(&self) -> &PageFtl {
+        match &self.scheme {
+            Scheme::Page(f) => f,
         }
-        let held = if self.map.ppn(lpn.0) == NONE {
-            self.partial.get(&lpn.0).copied().unwrap_or(0)
-        } else {
-            self.partial.get(&lpn.0).copied().unwrap_or(full)
-        };
-        let now = held | sectors;
-        if now == full {
-            self.partial.remove(&lpn.0);
-        } else {
-            self.partial.insert(lpn.0, now);
+    }
+    pub(crate) fn page_mut(&mut self) -> &mut PageFtl {
+        match &mut self.scheme {
+            Scheme::Page(f) => f,
         }
     }
 
-    /// Where `lpn` lives now, if it is mapped.
-    #[inline]
-    pub fn translate(&self, lpn: Lpn) -> Option<Ppn> {
-        let p = self.map.ppn(lpn.0);
-        (p != NONE).then_some(Ppn(p))
+    forward! {
+        /// The flash geometry the FTL manages.
+        fn geometry(&self) -> &Geometry;
+        /// Logical pages of the host.
+        fn logical_pages(&self) -> u64;
+        fn stats(&self) -> &FtlStats;
+        /// Whether the medium is written in place (`flash.medium = "in_place"`).
+        fn in_place(&self) -> bool;
+        fn placement(&self) -> Placement;
+        fn block_state(&self, b: BlockId) -> BlockState;
+        fn valid_pages(&self, b: BlockId) -> u32;
+        /// Erase count of every block, by global block number.
+        fn erase_counts(&self) -> &[u32];
+        fn erase_count_summary(&self) -> EraseCounts;
+        /// Free blocks over every plane.
+        fn total_free_blocks(&self) -> u64;
+        /// Free pages of a plane: free blocks plus the unwritten tail of its open blocks.
+        fn free_pages(&self, plane: PlaneId) -> u64;
+        /// Whether a plane is down to its GC reserve (user writes to it must wait).
+        fn at_reserve(&self, plane: PlaneId) -> bool;
+        /// Page offset the next write of `stream` in `plane` would get, or None if it must
+        /// wait.
+        fn next_page_offset(&self, plane: PlaneId, stream: StreamId) -> Option<u32>;
+        /// The physical page of every logical page of the host (NONE where unmapped).
+        fn l2p_table(&self) -> Vec<u32>;
+        fn map_change_bytes(&self) -> u64;
+        /// The cached mapping table, if the map is cached.
+        fn cmt(&self) -> Option<&cmt::Cmt>;
+        /// Whether page transactions look their entry up first (`map_lookup`).
+        fn map_cached(&self) -> bool;
+        /// Translation pages of the cached map (0 when the map is wholly in DRAM).
+        fn translation_pages(&self) -> u64;
+        /// The logical page under which translation page `t` is stored.
+        fn tpage_lpn(&self, t: u32) -> Lpn;
+        /// Sectors of `lpn` that hold data (`full` = the whole-page mask): none when unmapped.
+        fn valid_sectors(&self, lpn: Lpn, full: u64) -> u64;
+        /// Where `lpn` lives now, if it is mapped.
+        fn translate(&self, lpn: Lpn) -> Option<Ppn>;
+        fn has_ops(&self) -> bool;
+        fn reclaiming(&self, plane: PlaneId) -> bool;
+        fn reclaim_by_copyback(&self) -> bool;
+        /// The reclaim work a device still owes (`run.end = "last_completion"`).
+        fn backlog(&self) -> Backlog;
+        /// A one-line picture of a plane, for stall reports.
+        fn describe_plane(&self, plane: PlaneId) -> String;
+        fn cmt_flow_result(&self, flow: usize) -> Option<CmtLookups>;
+        fn cmt_device_result(&self, page_programs: u64, page_reads: u64) -> Option<CmtDevice>;
+        fn untimed_pool(&self) -> precondition::pool::PoolLevel;
+        /// L2P and P2L agree, counts match, pools hold what they should.
+        fn check_invariants(&self) -> Result<(), String>;
     }
 
-    /// Whether `ppn` still holds the live copy of `lpn` (a queued GC move or read of it is
-    /// stale once the page was overwritten or trimmed).
-    #[inline]
-    pub fn is_live(&self, lpn: Lpn, ppn: Ppn) -> bool {
-        self.map.lpn(ppn.0) == lpn.0
+    forward_mut! {
+        fn take_ops(&mut self, into: &mut Vec<FlashOp>);
+        fn begin_run(&mut self, flows: usize);
+        /// Sets the free pool the untimed writer keeps (preconditioning resolves it).
+        fn set_untimed_pool(&mut self, level: precondition::pool::PoolLevel);
+        /// Plane a new user write of `lpn` goes to.
+        fn target_plane(&mut self, lpn: Lpn) -> PlaneId;
+        /// `target_plane` for a flow pinned to the planes `set` (its own cursor).
+        fn target_plane_in(&mut self, lpn: Lpn, set: &[u32], cursor: &mut u32) -> PlaneId;
+        /// A plane with room for a user page now, for a write stuck on a full plane.
+        fn plane_with_room(&mut self, lpn: Lpn, pinned: Option<(&[u32], &mut u32)>) -> Option<PlaneId>;
+        /// A write of `sectors` to `lpn` was accepted (before it is programmed).
+        fn note_write(&mut self, lpn: Lpn, sectors: u64, full: u64);
+        /// `note_write`, returning the sectors to read first (read-modify-write), if any.
+        fn plan_write(&mut self, lpn: Lpn, sectors: u64, full: u64) -> u64;
+        fn program_page(&mut self, lpn: Lpn, plane: PlaneId, class: OpClass) -> Ppn;
+        fn assign_for_read(&mut self, lpn: Lpn, plane: PlaneId) -> Option<Ppn>;
+        fn trim_page(&mut self, flow: FlowId, lpn: Lpn);
+        fn map_lookup(&mut self, lpn: Lpn, flow: FlowId, write: bool, waiter: u32) -> bool;
+        fn park_write(&mut self, lpn: Lpn, tx: TxId);
+        fn mapping_read_done(&mut self, lpn: Lpn) -> Option<Resumed>;
+        fn reclaim_if_wanted(&mut self, plane: PlaneId);
+        fn wake_one(&mut self) -> bool;
+        fn reclaim_when_idle(&mut self, plane: PlaneId);
+        fn reclaim_read_begin(&mut self, lpn: Lpn, ppn: Ppn, plane: PlaneId) -> bool;
+        fn reclaim_program(&mut self, lpn: Lpn, from: Ppn, plane: PlaneId, copyback: bool) -> Option<Ppn>;
+        fn reclaim_program_done(&mut self, plane: PlaneId);
+        fn erase_done(&mut self, plane: PlaneId);
     }
 
-    /// The logical page stored in `ppn`, if it is valid.
-    #[inline]
-    pub fn owner(&self, ppn: Ppn) -> Option<Lpn> {
-        let l = self.map.lpn(ppn.0);
-        (l != NONE).then_some(Lpn(l))
-    }
-
-    /// Programs `lpn` into the next page of `stream` in `plane` and maps it there (the old copy
-    /// becomes invalid). Call only when `next_page_offset` said a page is available.
-    pub fn program(&mut self, lpn: Lpn, plane: PlaneId, stream: Stream) -> Ppn {
-        if self.in_place {
-            debug_assert_eq!(
-                plane,
-                self.static_plane(lpn),
-                "an in-place page has one plane"
-            );
-            return self.program_in_place(lpn);
+    /// Untimed write of one logical page, GC included (write-mode preconditioning and the
+    /// steady-state checks): false if its plane cannot free space.
+    pub fn write_untimed(&mut self, lpn: Lpn) -> bool {
+        match &mut self.scheme {
+            Scheme::Page(f) => page::gc::write_now(f, lpn),
         }
-        let ppn = self.allocate(plane, stream);
-        self.map(lpn, ppn);
-        if self.geo.page_in_block(ppn.0) + 1 == self.geo.pages_per_block {
-            self.close(BlockId(self.geo.block_of_ppa(ppn.0)));
-        }
-        ppn
     }
 }

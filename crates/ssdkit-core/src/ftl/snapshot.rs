@@ -28,10 +28,10 @@
 //! ```
 //! A snapshot is taken between runs, so no GC victim is in flight.
 
-use super::blocks::{FreePool, PlaneState};
-use super::gc::GcPhase;
-use super::pagemap::{Base, Table};
-use super::{BlockState, Ftl, NONE};
+use super::ops::GcPhase;
+use super::page::blocks::{FreePool, PlaneState};
+use super::page::pagemap::{Base, Table};
+use super::{BlockState, Ftl, PageFtl, NONE};
 use crate::config::Config;
 use crate::error::Error;
 use crate::result::PreconditionRecord;
@@ -135,6 +135,7 @@ pub fn save(
     precondition: &PreconditionRecord,
     path: &Path,
 ) -> Result<u64, Error> {
+    let ftl = ftl.page();
     if ftl.planes.iter().any(|p| p.gc != GcPhase::Idle) {
         return Err(Error::Simulation(
             "snapshot requested while garbage collection is in flight".into(),
@@ -202,7 +203,7 @@ impl<W: Write> Write for Counted<W> {
 }
 
 fn write_file(
-    ftl: &Ftl,
+    ftl: &PageFtl,
     c: &Config,
     precondition: &PreconditionRecord,
     file: File,
@@ -295,7 +296,7 @@ fn write_file(
     w.u64s(&since_close).map_err(io)?;
     for p in &ftl.planes {
         let free: Vec<u32> = p.free.in_arrival_order();
-        w.u32s(&[p.user_open, p.gc_open, p.runs_since_wl, free.len() as u32])
+        w.u32s(&[p.open[0], p.open[1], p.runs_since_wl, free.len() as u32])
             .map_err(io)?;
         w.u32s(&free).map_err(io)?;
     }
@@ -446,7 +447,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
             diffs.join("; ")
         )));
     }
-    let mut ftl = Ftl::unbuilt(&Settings::resolve(c));
+    let mut ftl = PageFtl::unbuilt(&Settings::resolve(c));
     let g = ftl.geo;
     if header["physical_pages"].as_u64() != Some(g.total_pages())
         || header["blocks"].as_u64() != Some(g.total_blocks() as u64)
@@ -599,8 +600,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
         }
         planes.push(PlaneState {
             free,
-            user_open,
-            gc_open,
+            open: [user_open, gc_open],
             gc: GcPhase::Idle,
             runs_since_wl,
         });
@@ -688,7 +688,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
                 )));
             }
         }
-        for b in [ps.user_open, ps.gc_open] {
+        for &b in &ps.open {
             if b != NONE && ftl.block_state[b as usize] != BlockState::Open {
                 return Err(bad(format!(
                     "inconsistent snapshot: plane {p}'s open block {b} is not open"
@@ -727,5 +727,5 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
     }
     let rec = serde_json::from_value(header["precondition"].clone())
         .map_err(|e| bad(format!("snapshot header: preconditioning record: {e}")))?;
-    Ok((ftl, rec))
+    Ok((Ftl::from_page(ftl), rec))
 }

@@ -5,7 +5,7 @@
 use super::{CompletionRecord, Ev, Simulator};
 use crate::flash::MAX_BATCH;
 use crate::frontend::{page_span, split, PageChunk};
-use crate::ftl::Stream;
+use crate::ftl::{OpClass, StreamId};
 use crate::ids::{DieId, FlowId, PlaneId, Ppn, ReqId, TxId};
 use crate::stats::breakdown::Step;
 use crate::tsu::policy::flin;
@@ -60,10 +60,8 @@ impl Simulator {
         }
         // A plane stuck below its GC start with nothing to collect can become collectable
         // through an overwrite or TRIM handled anywhere above; its own die may be idle.
-        while let Some(p) = self.ftl.next_gc_wake() {
-            if self.ftl.gc_wanted(p, false) {
-                self.start_gc(p, true);
-            }
+        while self.ftl.wake_one() {
+            self.queue_ftl_ops();
         }
     }
 
@@ -238,11 +236,10 @@ impl Simulator {
             None => self.ftl.target_plane(lpn),
             Some(set) => self.ftl.target_plane_in(lpn, set, &mut f.plane_cursor),
         };
-        self.ftl.next_page_offset(plane, Stream::User)?;
-        let ppn = self.ftl.program(lpn, plane, Stream::User);
-        self.mapped_by_reads += 1;
-        self.after_allocation(plane, ppn);
-        Some(ppn)
+        let ppn = self.ftl.assign_for_read(lpn, plane);
+        self.mapped_by_reads += ppn.is_some() as u64;
+        self.queue_ftl_ops();
+        ppn
     }
 
     /// Splits a request into page transactions with their sector bitmaps and queues them.
@@ -262,9 +259,8 @@ impl Simulator {
         if req.op == Op::Trim {
             // Whole pages only: partial pages at the edges keep their data.
             for c in split(req.start_sector, req.sectors, spp).filter(|c| c.full) {
-                if self.ftl.trim(c.lpn) && self.cmt_on {
-                    self.cmt_trimmed(req.flow, c.lpn);
-                }
+                self.ftl.trim_page(req.flow, c.lpn);
+                self.queue_ftl_ops();
             }
             self.trims += 1;
             self.flash_done(r, 0);
@@ -299,14 +295,7 @@ impl Simulator {
             return true;
         }
         let mapped = match mapped {
-            None if self.read_flash_unmapped => {
-                let m = self.map_for_read(flow, c.lpn);
-                if m.is_some() && self.cmt_on {
-                    // The read created the entry (MQSim's first read of a page).
-                    self.ftl.cmt.as_mut().expect("cached").mark_dirty(c.lpn.0);
-                }
-                m
-            }
+            None if self.read_flash_unmapped => self.map_for_read(flow, c.lpn),
             m => m,
         };
         let Some(ppn) = mapped else {
@@ -399,16 +388,7 @@ impl Simulator {
             }
         }
         self.bd_tx_issued(w, r, false, stall);
-        // Sectors the page holds that this write does not replace: a sub-page write to a page
-        // with no other data (never written, or written only in these sectors) needs no
-        // read-modify-write.
-        // An in-place medium writes just the sectors given: nothing to read first.
-        let keep = if self.ftl.in_place() {
-            0
-        } else {
-            self.ftl.valid_sectors(c.lpn, full_page) & !c.sectors
-        };
-        self.ftl.note_write(c.lpn, c.sectors, full_page);
+        let keep = self.ftl.plan_write(c.lpn, c.sectors, full_page);
         if let Some(old) = mapped.filter(|_| keep != 0) {
             // Read the sectors kept first, then program the merged page. The read needs no
             // host data, so it overlaps the data's transfer.
@@ -681,8 +661,7 @@ impl Simulator {
         let first = die.0 * ppd;
         let stuck = |s: &Self, local: usize| {
             let p = PlaneId(first + local as u32);
-            s.ftl.next_page_offset(p, Stream::User).is_none()
-                && s.ftl.gc_phase(p) == crate::ftl::GcPhase::Idle
+            s.ftl.next_page_offset(p, StreamId::USER).is_none() && !s.ftl.reclaiming(p)
         };
         let mut flags = [false; MAX_BATCH];
         for (l, f) in flags.iter_mut().enumerate().take(ppd as usize) {
@@ -745,7 +724,7 @@ impl Simulator {
         for (l, o) in offsets.iter_mut().enumerate().take(ppd as usize) {
             *o = self
                 .ftl
-                .next_page_offset(PlaneId(first + l as u32), Stream::User);
+                .next_page_offset(PlaneId(first + l as u32), StreamId::USER);
         }
         let mut batch = [TxId::NONE; MAX_BATCH];
         let Some((page, n)) = self.tsu.take_writes(die, class, &offsets, &mut batch) else {
@@ -757,14 +736,14 @@ impl Simulator {
             if self.owners.is_some() && tx.kind != TxKind::MappingWrite {
                 self.note_owner(&tx);
             }
-            let ppn = self.ftl.program(tx.lpn, tx.plane, Stream::User);
-            if tx.kind == TxKind::MappingWrite {
-                self.ftl.stats_mut().mapping_page_writes += 1;
+            let class = if tx.kind == TxKind::MappingWrite {
+                OpClass::Mapping
             } else {
-                self.ftl.stats_mut().user_page_writes += 1;
-            }
+                OpClass::User
+            };
+            let ppn = self.ftl.program_page(tx.lpn, tx.plane, class);
             self.tsu.get_mut(t).ppn = ppn;
-            self.after_allocation(tx.plane, ppn);
+            self.queue_ftl_ops();
         }
         let t = self
             .backend
@@ -807,7 +786,9 @@ impl Simulator {
         let (batch, n) = self.dies.batch(die);
         let first = *self.tsu.get(batch[0]);
         match first.kind {
-            TxKind::GcRead if self.gc_copyback => self.copyback_program(die, batch[0]),
+            TxKind::GcRead if self.ftl.reclaim_by_copyback() => {
+                self.copyback_program(die, batch[0])
+            }
             TxKind::UserRead
             | TxKind::RmwRead
             | TxKind::GcRead
@@ -909,9 +890,13 @@ impl Simulator {
                         o.moves[w as usize - 1] += 1;
                     }
                 }
-                self.gc_move_done(tx.plane, true)
+                self.ftl.reclaim_program_done(tx.plane);
+                self.queue_ftl_ops();
             }
-            TxKind::GcErase => self.gc_erased(tx.plane),
+            TxKind::GcErase => {
+                self.ftl.erase_done(tx.plane);
+                self.queue_ftl_ops();
+            }
             // Mapping traffic is not user progress: the watchdog must see work that only
             // feeds itself.
             TxKind::MappingRead => {

@@ -1,103 +1,116 @@
-//! Timed garbage collection: the FTL's GC lifecycle steps (`ftl::gc`) turned into GC read,
-//! write and erase transactions on the victim's die.
+//! The FTL's flash work turned into transactions: the op list each FTL call may leave
+//! (`ftl::FlashOp`, queued in order) and the reclaim transactions' runs on the die, reported
+//! back to the FTL when each ends. What to collect, when and what follows is the FTL's.
 
 use super::Simulator;
-use crate::ftl::gc::GcStart;
-use crate::ids::{DieId, PlaneId, TxId};
+use crate::ftl::{FlashOp, OpClass};
+use crate::ids::{DieId, TxId};
 use crate::tsu::{Tx, TxKind};
 
 impl Simulator {
-    /// After page `ppn` of `plane` was allocated: start GC if the plane is below its start
-    /// point and the trigger says so (a page at offset 0 opened a block).
+    /// Queues the flash work the last FTL call decided, if any. Call right after each FTL
+    /// call that may decide some, so that queueing order (and so every result) is the
+    /// order the FTL decided in.
     #[inline]
-    pub(super) fn after_allocation(&mut self, plane: PlaneId, ppn: crate::ids::Ppn) {
-        let new_block = self.settings.geo.page_in_block(ppn.0) == 0;
-        if self.ftl.gc_wanted(plane, new_block) {
-            self.start_gc(plane, true);
+    pub(super) fn queue_ftl_ops(&mut self) {
+        if self.ftl.has_ops() {
+            self.queue_ftl_ops_now();
         }
     }
 
-    /// Picks a victim (a static wear-levelling one if due, else by the GC policy when
-    /// `by_policy`) and queues its moves. Returns whether GC started.
-    pub(super) fn start_gc(&mut self, plane: PlaneId, by_policy: bool) -> bool {
-        let mut moves = std::mem::take(&mut self.gc_scratch);
-        moves.clear();
-        // The FTL records the victim before any move is queued: queueing can run the die's
-        // scheduler, whose user writes allocate and must see the collection in progress.
-        let started = match self.ftl.gc_begin(plane, by_policy, &mut moves) {
-            GcStart::No => false,
-            GcStart::EraseNow(victim) => {
-                self.queue_erase(plane, victim);
-                true
-            }
-            GcStart::Moves(_) => {
-                let spp = self.settings.geo.sectors_per_page;
-                let all = if spp >= 64 {
-                    u64::MAX
-                } else {
-                    (1u64 << spp) - 1
-                };
-                let ids: Vec<TxId> = moves
-                    .iter()
-                    .map(|&(lpn, ppn)| {
-                        self.tsu.insert(Tx {
-                            lpn,
-                            ppn,
-                            sectors: all,
-                            ..Tx::new(TxKind::GcRead, plane)
-                        })
-                    })
-                    .collect();
-                for t in ids {
+    #[inline(never)]
+    fn queue_ftl_ops_now(&mut self) {
+        // Queueing runs die schedulers, whose FTL calls can decide more work: that is queued
+        // inside, before the rest of this list, as it was decided.
+        let mut ops = std::mem::take(&mut self.ftl_ops);
+        self.ftl.take_ops(&mut ops);
+        let all = self.full_page_mask();
+        // One exact allocation, as a job's reads are few and come at most once per call.
+        let n = ops
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o,
+                    FlashOp::Read {
+                        class: OpClass::Reclaim,
+                        ..
+                    }
+                )
+            })
+            .count();
+        let mut reads: Vec<TxId> = Vec::with_capacity(n);
+        for &op in &ops {
+            match op {
+                // A reclaim job's reads are all in the FTL's books before any is queued.
+                FlashOp::Read {
+                    class: OpClass::Reclaim,
+                    lpn,
+                    ppn,
+                    plane,
+                } => reads.push(self.tsu.insert(Tx {
+                    lpn,
+                    ppn,
+                    sectors: all,
+                    ..Tx::new(TxKind::GcRead, plane)
+                })),
+                FlashOp::Read {
+                    lpn, ppn, plane, ..
+                } => {
+                    self.enqueue_reads(&mut reads);
+                    let t = self.tsu.insert(Tx {
+                        lpn,
+                        ppn,
+                        sectors: all,
+                        ..Tx::new(TxKind::MappingRead, plane)
+                    });
                     self.enqueue(t);
                 }
-                true
+                FlashOp::Program {
+                    class,
+                    lpn,
+                    plane,
+                    after_read,
+                } => {
+                    debug_assert_eq!(class, OpClass::Mapping, "user writes come from requests");
+                    self.enqueue_reads(&mut reads);
+                    let w = self.tsu.insert(Tx {
+                        lpn,
+                        sectors: all,
+                        ..Tx::new(TxKind::MappingWrite, plane)
+                    });
+                    if after_read {
+                        self.tsu.get_mut(w).waits = 1;
+                        self.ftl.park_write(lpn, w);
+                    } else {
+                        self.enqueue(w);
+                    }
+                }
+                FlashOp::Erase { plane, block } => {
+                    self.enqueue_reads(&mut reads);
+                    let t = self.tsu.insert(Tx {
+                        block,
+                        ..Tx::new(TxKind::GcErase, plane)
+                    });
+                    self.enqueue(t);
+                }
             }
-        };
-        self.gc_scratch = moves;
-        started
+        }
+        self.enqueue_reads(&mut reads);
+        ops.clear();
+        self.ftl_ops = ops;
     }
 
-    fn queue_erase(&mut self, plane: PlaneId, victim: crate::ids::BlockId) {
-        let t = self.tsu.insert(Tx {
-            block: victim,
-            ..Tx::new(TxKind::GcErase, plane)
-        });
-        self.enqueue(t);
-    }
-
-    /// One move of the plane's victim finished (or was dropped as stale).
-    pub(super) fn gc_move_done(&mut self, plane: PlaneId, moved: bool) {
-        if let Some(victim) = self.ftl.gc_move_done(plane, moved) {
-            self.queue_erase(plane, victim);
+    fn enqueue_reads(&mut self, reads: &mut Vec<TxId>) {
+        for t in reads.drain(..) {
+            self.enqueue(t);
         }
     }
 
-    /// The victim's erase ended: the plane is idle, and collects again if the trigger asks
-    /// for it (refilling, or user writes still blocked at the reserve) or static wear
-    /// levelling is due.
-    pub(super) fn gc_erased(&mut self, plane: PlaneId) {
-        self.ftl.gc_erased(plane);
-        if self.cmt_on {
-            self.cmt_gc_flush(plane);
-        }
-        let needed = self.ftl.gc_wanted(plane, false);
-        self.start_gc(plane, needed);
-        // Writes that waited for space on other dies' planes never wait here: a plane belongs
-        // to one die, whose scheduler runs right after this.
-    }
-
-    /// Idle-time GC: the die has nothing queued, so planes below the background threshold
-    /// collect now rather than under load later.
+    /// Idle-time GC: the die has nothing queued; the FTL decides whether its planes collect.
     pub(super) fn background_gc(&mut self, die: DieId) {
-        let below = self.settings.gc_background_free_pages;
         for plane in self.settings.geo.planes_of_die(die) {
-            if self.ftl.gc_phase(plane) == crate::ftl::GcPhase::Idle
-                && self.ftl.free_pages(plane) < below
-                && self.start_gc(plane, true)
-            {
-                self.ftl.stats_mut().gc_background_runs += 1;
-            }
+            self.ftl.reclaim_when_idle(plane);
+            self.queue_ftl_ops();
         }
     }
 
@@ -113,9 +126,9 @@ impl Simulator {
             let now = self.q.now();
             match tx.kind {
                 TxKind::GcRead => {
-                    if !self.ftl.is_live(tx.lpn, tx.ppn) {
+                    if !self.ftl.reclaim_read_begin(tx.lpn, tx.ppn, tx.plane) {
                         self.tsu.remove(t);
-                        self.gc_move_done(tx.plane, false);
+                        self.queue_ftl_ops();
                         continue;
                     }
                     let page = geo.page_in_block(tx.ppn.0);
@@ -124,15 +137,13 @@ impl Simulator {
                     return true;
                 }
                 TxKind::GcWrite => {
-                    let Some(ppn) = self.ftl.gc_program(tx.lpn, tx.ppn, tx.plane) else {
+                    let Some(ppn) = self.ftl.reclaim_program(tx.lpn, tx.ppn, tx.plane, false)
+                    else {
                         self.tsu.remove(t);
-                        self.gc_move_done(tx.plane, false);
+                        self.queue_ftl_ops();
                         continue;
                     };
-                    self.after_allocation(tx.plane, ppn);
-                    if self.cmt_on {
-                        self.cmt_gc_moved(tx.lpn, tx.plane);
-                    }
+                    self.queue_ftl_ops();
                     let end = self
                         .backend
                         .start_program(now, die.0, geo.page_in_block(ppn.0), 1);
@@ -152,25 +163,21 @@ impl Simulator {
 
     /// Second half of a copyback move: the page sits in the die's register, so the program
     /// follows at once on the same die (nothing may run between, it would overwrite the
-    /// register), into the GC frontier of the same plane.
+    /// register), into the reclaim frontier of the same plane.
     pub(super) fn copyback_program(&mut self, die: DieId, t: TxId) {
         let tx = *self.tsu.get(t);
-        let Some(ppn) = self.ftl.gc_program(tx.lpn, tx.ppn, tx.plane) else {
+        let Some(ppn) = self.ftl.reclaim_program(tx.lpn, tx.ppn, tx.plane, true) else {
             // Overwritten or trimmed during the sense: nothing to move.
             self.tsu.remove(t);
             self.dies.set_busy(die, false);
-            self.gc_move_done(tx.plane, false);
+            self.queue_ftl_ops();
             self.die_freed(die);
             return;
         };
-        self.after_allocation(tx.plane, ppn);
-        if self.cmt_on {
-            self.cmt_gc_moved(tx.lpn, tx.plane);
-        }
+        self.queue_ftl_ops();
         let w = self.tsu.get_mut(t);
         w.kind = TxKind::GcWrite;
         w.ppn = ppn;
-        self.ftl.stats_mut().gc_copyback_moves += 1;
         let end = self.backend.start_copyback_program(
             self.q.now(),
             die.0,

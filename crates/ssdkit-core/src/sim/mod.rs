@@ -31,7 +31,7 @@ use crate::flash::{Backend, Dies};
 use crate::frontend::Firmware;
 use crate::ftl::Ftl;
 use crate::host::Host;
-use crate::ids::{DieId, FlowId, Lpn, Ppn, ReqId, TxId};
+use crate::ids::{DieId, FlowId, ReqId, TxId};
 use crate::settings::Settings;
 use crate::stats::steady::Rounds;
 use crate::stats::timeseries::{DeviceSample, Recorder};
@@ -165,7 +165,6 @@ pub struct Simulator {
     pub(crate) owners: Option<Box<GcOwners>>,
     /// Program/erase suspension; None with `tsu.suspension = "none"`.
     pub(crate) susp: Option<Box<crate::tsu::suspension::SuspensionUnit>>,
-    gc_copyback: bool,
     /// `ftl.unmapped_reads = "read_flash"`.
     read_flash_unmapped: bool,
     mapped_by_reads: u64,
@@ -174,7 +173,10 @@ pub struct Simulator {
     gc_background: bool,
     /// The map is cached (`ftl.cmt.mode` other than "ideal").
     cmt_on: bool,
-    mp: mapping::MappingPath,
+    /// Page transactions waiting for their translation page.
+    parked: mapping::Parking,
+    /// Reused buffer of the flash work the FTL decided (`gc::queue_ftl_ops`).
+    ftl_ops: Vec<crate::ftl::FlashOp>,
     /// The host's processing of completions; None with `host.completion = "none"`.
     host_side: Option<Box<crate::host::completion::HostSide>>,
     /// The latency breakdown's stamps and statistics; None unless `run.latency_breakdown`.
@@ -197,8 +199,6 @@ pub struct Simulator {
     /// Events processed when a user transaction or a request last finished (the watchdog
     /// counts from there).
     pub(crate) progress_at: u64,
-    /// Reused buffer of a victim's moves.
-    gc_scratch: Vec<(Lpn, Ppn)>,
     /// What preconditioning did (or which snapshot the state came from), for the result.
     pub(crate) precondition: crate::result::PreconditionRecord,
     /// Where each random stream came from, for the result.
@@ -301,9 +301,9 @@ impl Simulator {
         precondition: crate::result::PreconditionRecord,
         flows: Vec<Flow>,
     ) -> Self {
-        ftl.clear_gc_wakes();
         let geo = s.geo;
         let n = flows.len();
+        ftl.begin_run(n);
         let policy = if c.ftl.gc_preemptible {
             SchedulingPolicy::PreemptibleGc {
                 starvation_limit: c.ftl.gc_starvation_limit,
@@ -346,14 +346,7 @@ impl Simulator {
             n,
             start,
         );
-        let cmt_on = ftl.cmt().is_some();
-        let mp = mapping::MappingPath::new(
-            n,
-            c.ftl.cmt.mode == crate::config::CmtMode::PerFlow,
-            c.ftl.cmt.gc_updates == crate::config::CmtGcUpdates::Batch,
-            ftl.translation_pages(),
-            geo.planes(),
-        );
+        let cmt_on = ftl.map_cached();
         let mut sim = Self {
             next_mark: series.next_end.min(steady.next_end),
             series,
@@ -407,10 +400,10 @@ impl Simulator {
             direct_reads: false,
             firmware_at_fetch: true,
             susp: crate::tsu::suspension::SuspensionUnit::new(&c.tsu, geo.dies()).map(Box::new),
-            gc_copyback: c.ftl.gc_copyback,
             gc_background: c.ftl.gc_background,
             cmt_on,
-            mp,
+            parked: Default::default(),
+            ftl_ops: Vec::new(),
             host_side: (c.host.completion != crate::config::CompletionMode::None)
                 .then(|| Box::new(crate::host::completion::HostSide::new(c))),
             bd: c.run.latency_breakdown.then(|| {
@@ -431,7 +424,6 @@ impl Simulator {
             log: None,
             submitted: 0,
             progress_at: 0,
-            gc_scratch: Vec::new(),
             precondition,
             random_streams,
             settings: s,
@@ -446,9 +438,8 @@ impl Simulator {
         // collect there from the start, as the timed run would have.
         for p in 0..geo.planes() {
             let plane = crate::ids::PlaneId(p);
-            if sim.ftl.gc_wanted(plane, false) {
-                sim.start_gc(plane, true);
-            }
+            sim.ftl.reclaim_if_wanted(plane);
+            sim.queue_ftl_ops();
         }
         sim
     }

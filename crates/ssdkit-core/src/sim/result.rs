@@ -82,7 +82,7 @@ impl Simulator {
                     trace: self.flows[i].trace_summary(),
                     active_time_s: active_ps as f64 / PS_PER_S as f64,
                     stats: s.summary(active_ps),
-                    cmt: self.cmt_flow_result(i),
+                    cmt: self.ftl.cmt_flow_result(i),
                     app_stats: self.host_side.as_ref().map(|h| {
                         let active = match self.flows[i].first_arrival {
                             Some(first) if self.completed[i] > 0 => {
@@ -160,7 +160,7 @@ impl Simulator {
                     }
                 }),
                 erase_counts: self.ftl.erase_count_summary(),
-                cmt: self.cmt_device_result(),
+                cmt: self.ftl.cmt_device_result(b.page_programs, b.page_reads),
                 app_stats: self
                     .host_side
                     .as_ref()

@@ -21,8 +21,8 @@ use super::{Footprint, PRECONDITION_STREAM};
 use crate::config::{Config, GcPolicy};
 use crate::engine::{derive_stream, Stream as Rng};
 use crate::error::Error;
-use crate::ftl::pagemap::{Base, FastLayout, HotBlocks};
-use crate::ftl::{BlockState, Ftl};
+use crate::ftl::page::pagemap::{Base, FastLayout, HotBlocks};
+use crate::ftl::{BlockState, PageFtl};
 use crate::result::PreconditionRecord;
 use crate::settings::Settings;
 use rand::Rng as _;
@@ -203,7 +203,7 @@ fn plane_of(lpa: u64, k: usize, stripe: &[u32], pinned: &[Pinned]) -> u32 {
 pub type Pinned<'a> = (u64, u64, &'a [u32]);
 
 pub fn run(
-    ftl: &mut Ftl,
+    ftl: &mut PageFtl,
     c: &Config,
     fp: &Footprint,
     level: PoolLevel,
@@ -491,7 +491,7 @@ pub fn run(
 /// P2L region too: hot pages take random slots of their plane's hot blocks (selection
 /// sampling), cold pages the next page of the plane's cold blocks.
 fn place_pinned(
-    ftl: &mut Ftl,
+    ftl: &mut PageFtl,
     ranges: &[(u64, u64, bool)],
     stripe: &[u32],
     pinned: &[Pinned],

@@ -13,8 +13,8 @@ pub mod fast;
 pub mod meanfield;
 pub mod pool;
 
-use super::gc::{write_now, write_now_in};
-use super::Ftl;
+use super::page::gc::{write_now, write_now_in};
+use super::{Ftl, PageFtl};
 use crate::config::{AddressPattern, Config, PreconditionMode, PreconditionPattern};
 use crate::engine::derive_stream;
 use crate::error::Error;
@@ -180,6 +180,8 @@ pub fn run_checked(
     c: &Config,
     check: &mut dyn FnMut() -> Result<(), Error>,
 ) -> Result<PreconditionRecord, Error> {
+    // Each scheme reaches its steady state its own way; the page map's is here.
+    let ftl = ftl.page_mut();
     let wall = Instant::now();
     let p = &c.precondition;
     let fp = footprint(c, ftl.logical_pages as u64);
@@ -271,7 +273,7 @@ pub fn run_checked(
 }
 
 /// Mean free pages per plane (free blocks and the unwritten part of open blocks).
-fn free_pages_per_plane(ftl: &Ftl) -> f64 {
+fn free_pages_per_plane(ftl: &PageFtl) -> f64 {
     let planes = ftl.geometry().planes();
     (0..planes)
         .map(|p| ftl.free_pages(crate::ids::PlaneId(p)))
@@ -282,7 +284,7 @@ fn free_pages_per_plane(ftl: &Ftl) -> f64 {
 /// Write mode: random page overwrites of the footprint through the untimed FTL, in windows,
 /// until two consecutive windows' write amplification agree within the tolerance.
 fn write_overwrites(
-    ftl: &mut Ftl,
+    ftl: &mut PageFtl,
     c: &Config,
     fp: &Footprint,
     pinned: &[fast::Pinned],
@@ -362,7 +364,7 @@ fn write_overwrites(
 /// random lookups. MQSim fills its CMT during preconditioning too. An empty device has no translation page in flash
 /// yet: a first lookup needs no read (MQSim's unallocated translation page).
 fn place_mapping(
-    ftl: &mut Ftl,
+    ftl: &mut PageFtl,
     c: &Config,
     s: &crate::settings::Settings,
 ) -> Result<PreconditionCmt, Error> {

@@ -1,13 +1,13 @@
 //! Static wear levelling (dynamic wear levelling is the free pool's choice, `blocks`).
 
-use super::Ftl;
+use super::PageFtl;
 use crate::ids::{BlockId, PlaneId};
 
-impl Ftl {
+impl PageFtl {
     /// Checked once per `wl_static_interval` GC runs of a plane: when the plane's erase-count
     /// spread exceeds the threshold, the closed block with the fewest erases (it holds cold
     /// data, else it would have been collected) is the next victim.
-    pub(super) fn pick_wl_victim(&mut self, plane: PlaneId) -> Option<BlockId> {
+    pub(in crate::ftl) fn pick_wl_victim(&mut self, plane: PlaneId) -> Option<BlockId> {
         if !self.wl_static {
             return None;
         }

@@ -1,24 +1,23 @@
 //! Garbage collection: each plane's GC lifecycle, victim choice by policy (`policy`), and an
 //! untimed collector (`untimed`) used by write-mode preconditioning and the steady-state checks.
 //!
-//! Lifecycle of a plane (timed runs):
-//! ```text
-//!  Idle --begin (victim chosen, its valid pages listed)--> Moving { victim, pending }
-//!  Moving --move_done x pending--> Erasing { victim } --erased--> Idle
-//! ```
-//! A victim with no valid page goes straight to Erasing. The simulator turns the listed moves
-//! into GC read and write transactions and the erase into an erase transaction; the untimed
-//! collector performs the same steps at once, through the same allocation and mapping calls,
-//! so both reach the same states.
+//! Each plane runs one reclaim job at a time (`ops::GcPhase`): its victim's valid pages are
+//! read and programmed on the reclaim stream, then the victim is erased. The FTL decides when
+//! a job starts (the trigger after each allocation, idle-time GC, wakes), which victim (static
+//! wear levelling first, else the policy), and what follows a move or an erase; it hands the
+//! flash operations to the simulator as [`FlashOp`]s and hears back when each ends. The
+//! untimed collector performs the same steps at once, through the same allocation and mapping
+//! calls, so both reach the same states.
 
 mod policy;
 pub mod untimed;
 
-pub use untimed::{collect_now, write_now, write_now_in};
+pub use untimed::{write_now, write_now_in};
 
-use super::blocks::{BlockState, Stream};
-use super::Ftl;
-use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
+use super::blocks::BlockState;
+use super::PageFtl;
+use crate::ftl::ops::{FlashOp, GcPhase, OpClass, StreamId};
+use crate::ids::{Lpn, PlaneId, Ppn};
 
 /// When a plane below its GC start point starts a collection (`ftl.gc_refill`,
 /// `ftl.gc_foreground`).
@@ -32,42 +31,7 @@ pub enum Trigger {
     Foreground,
 }
 
-/// Where a plane is in its GC lifecycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GcPhase {
-    Idle,
-    /// The victim's valid pages are being moved; `pending` moves are not finished.
-    Moving {
-        victim: BlockId,
-        pending: u32,
-    },
-    /// Every move is done; the victim's erase is queued or running.
-    Erasing {
-        victim: BlockId,
-    },
-}
-
-impl GcPhase {
-    pub fn victim(self) -> Option<BlockId> {
-        match self {
-            GcPhase::Idle => None,
-            GcPhase::Moving { victim, .. } | GcPhase::Erasing { victim } => Some(victim),
-        }
-    }
-}
-
-/// What `begin` started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GcStart {
-    /// Nothing to collect (or a collection already runs).
-    No,
-    /// Moves listed; the erase follows the last of them.
-    Moves(BlockId),
-    /// The victim holds no valid page: erase it now.
-    EraseNow(BlockId),
-}
-
-impl Ftl {
+impl PageFtl {
     pub fn gc_phase(&self, plane: PlaneId) -> GcPhase {
         self.planes[plane.idx()].gc
     }
@@ -107,21 +71,72 @@ impl Ftl {
             && match self.gc_trigger {
                 Trigger::Refill => true,
                 Trigger::PerBlock if new_block => true,
-                _ => self.next_page_offset(plane, Stream::User).is_none(),
+                _ => self.next_page_offset(plane, StreamId::USER).is_none(),
             }
     }
 
-    /// Starts collecting in an idle `plane`: the static wear-levelling victim if one is due,
-    /// else, when `by_policy`, the GC policy's victim. The victim's valid pages are appended
-    /// to `moves` as (logical page, physical page).
-    pub fn gc_begin(
-        &mut self,
-        plane: PlaneId,
-        by_policy: bool,
-        moves: &mut Vec<(Lpn, Ppn)>,
-    ) -> GcStart {
+    /// Whether a reclaim job runs in `plane`.
+    #[inline]
+    pub fn reclaiming(&self, plane: PlaneId) -> bool {
+        self.planes[plane.idx()].gc != GcPhase::Idle
+    }
+
+    /// After page `ppn` of `plane` was allocated: start GC if the plane is below its start
+    /// point and the trigger says so (a page at offset 0 opened a block).
+    #[inline]
+    pub(in crate::ftl) fn after_allocation(&mut self, plane: PlaneId, ppn: Ppn) {
+        let new_block = self.geo.page_in_block(ppn.0) == 0;
+        if self.gc_wanted(plane, new_block) {
+            self.start_reclaim(plane, true);
+        }
+    }
+
+    /// Starts a reclaim job in `plane` if the trigger asks for one now (at the start of a
+    /// timed run: a state whose user writes are blocked at a reserve with GC idle would wait
+    /// for a trigger that never comes).
+    pub fn reclaim_if_wanted(&mut self, plane: PlaneId) {
+        if self.gc_wanted(plane, false) {
+            self.start_reclaim(plane, true);
+        }
+    }
+
+    /// Handles the next plane woken by an overwrite or TRIM (`note_collectable`): it collects
+    /// if it still wants to. False when no wake is left.
+    #[inline]
+    pub fn wake_one(&mut self) -> bool {
+        let Some(p) = self.gc_wake.pop() else {
+            return false;
+        };
+        self.reclaim_if_wanted(p);
+        true
+    }
+
+    /// Whether reclaim moves pages by copyback (`ftl.gc_copyback`): the program follows the
+    /// read on the same die, the data never leaving it.
+    #[inline]
+    pub fn reclaim_by_copyback(&self) -> bool {
+        self.gc_copyback
+    }
+
+    /// Idle-time GC: the plane's die has nothing queued, so a plane below the background
+    /// threshold collects now rather than under load later.
+    pub fn reclaim_when_idle(&mut self, plane: PlaneId) {
+        if self.planes[plane.idx()].gc == GcPhase::Idle
+            && self.free_pages(plane) < self.gc_background_free_pages
+            && self.start_reclaim(plane, true)
+        {
+            self.stats.gc_background_runs += 1;
+        }
+    }
+
+    /// Picks a victim (a static wear-levelling one if due, else by the GC policy when
+    /// `by_policy`) and asks for its moves: one reclaim read per valid page, or the erase at
+    /// once when it holds none. Returns whether a job started. The victim is recorded before
+    /// any op is queued: queueing can run the die's scheduler, whose user writes allocate and
+    /// must see the collection in progress.
+    fn start_reclaim(&mut self, plane: PlaneId, by_policy: bool) -> bool {
         if self.planes[plane.idx()].gc != GcPhase::Idle {
-            return GcStart::No;
+            return false;
         }
         let victim = match self.pick_wl_victim(plane) {
             Some(v) => v,
@@ -130,45 +145,87 @@ impl Ftl {
             // keeps dynamic placement from moving the plane's waiting writes elsewhere).
             None if by_policy && self.collectable(plane) => match self.pick_victim(plane) {
                 Some(v) => v,
-                None => return GcStart::No,
+                None => return false,
             },
-            None => return GcStart::No,
+            None => return false,
         };
         self.make_victim(victim);
         let ppb = self.geo.pages_per_block;
         self.map.settle_block(victim.0, ppb);
-        let before = moves.len();
+        let before = self.ops.len();
         for ppa in victim.0 * ppb..(victim.0 + 1) * ppb {
             if let Some(lpn) = self.owner(Ppn(ppa)) {
-                moves.push((lpn, Ppn(ppa)));
+                self.ops.push(FlashOp::Read {
+                    class: OpClass::Reclaim,
+                    lpn,
+                    ppn: Ppn(ppa),
+                    plane,
+                });
             }
         }
-        let pending = (moves.len() - before) as u32;
+        let pending = (self.ops.len() - before) as u32;
         let ps = &mut self.planes[plane.idx()];
         if pending == 0 {
             ps.gc = GcPhase::Erasing { victim };
-            GcStart::EraseNow(victim)
+            self.ops.push(FlashOp::Erase {
+                plane,
+                block: victim,
+            });
         } else {
             ps.gc = GcPhase::Moving { victim, pending };
-            GcStart::Moves(victim)
         }
+        true
     }
 
-    /// Programs a moved page into the plane's GC frontier (`gc_move_done` follows when the
-    /// program ends). None if the page went stale meanwhile (overwritten or trimmed).
-    pub fn gc_program(&mut self, lpn: Lpn, from: Ppn, plane: PlaneId) -> Option<Ppn> {
+    /// A reclaim read of `lpn` at `ppn` is about to start: false if the page went stale
+    /// meanwhile (overwritten or trimmed), and the move is dropped.
+    #[inline]
+    pub fn reclaim_read_begin(&mut self, lpn: Lpn, ppn: Ppn, plane: PlaneId) -> bool {
+        if self.is_live(lpn, ppn) {
+            return true;
+        }
+        self.move_done(plane, false);
+        false
+    }
+
+    /// Programs a moved page (read from `from`) into the plane's reclaim frontier, at the page
+    /// returned; `reclaim_program_done` follows when the program ends. None if the page went
+    /// stale meanwhile (the move is dropped). `copyback`: the page never left the die.
+    pub fn reclaim_program(
+        &mut self,
+        lpn: Lpn,
+        from: Ppn,
+        plane: PlaneId,
+        copyback: bool,
+    ) -> Option<Ppn> {
         if self.translate(lpn) != Some(from) {
+            self.move_done(plane, false);
             return None;
         }
         if lpn.0 >= self.logical_pages {
             self.stats.gc_translation_moves += 1;
         }
-        Some(self.program(lpn, plane, Stream::Gc))
+        let ppn = self.program(lpn, plane, StreamId::RECLAIM);
+        self.after_allocation(plane, ppn);
+        if self.cmt_path.is_some() {
+            self.cmt_gc_moved(lpn, plane);
+        }
+        if copyback {
+            self.stats.gc_copyback_moves += 1;
+        }
+        Some(ppn)
+    }
+
+    /// A reclaim program of `plane` ended: the move is done.
+    #[inline]
+    pub fn reclaim_program_done(&mut self, plane: PlaneId) {
+        self.move_done(plane, true);
     }
 
     /// One move of the plane's victim finished (done, or dropped as stale); `moved` counts it.
-    /// Returns the victim when it is ready to be erased.
-    pub fn gc_move_done(&mut self, plane: PlaneId, moved: bool) -> Option<BlockId> {
+    /// The last one asks for the victim's erase.
+    #[inline]
+    fn move_done(&mut self, plane: PlaneId, moved: bool) {
         if moved {
             self.stats.gc_page_moves += 1;
         }
@@ -179,18 +236,33 @@ impl Ftl {
                     victim,
                     pending: pending - 1,
                 };
-                None
             }
             GcPhase::Moving { victim, .. } => {
                 ps.gc = GcPhase::Erasing { victim };
-                Some(victim)
+                self.ops.push(FlashOp::Erase {
+                    plane,
+                    block: victim,
+                });
             }
             other => panic!("GC move finished in plane {plane} in phase {other:?}"),
         }
     }
 
+    /// The victim's erase ended: the plane is idle, writes back the translation pages its
+    /// moves changed (cached map, batched updates), and collects again if the trigger asks
+    /// for it (refilling, or user writes still blocked at the reserve) or static wear
+    /// levelling is due.
+    pub fn erase_done(&mut self, plane: PlaneId) {
+        self.gc_erased(plane);
+        if self.cmt_path.is_some() {
+            self.cmt_gc_flush(plane);
+        }
+        let needed = self.gc_wanted(plane, false);
+        self.start_reclaim(plane, needed);
+    }
+
     /// The victim's erase ended: the block is free again and the plane idle.
-    pub fn gc_erased(&mut self, plane: PlaneId) {
+    pub(in crate::ftl) fn gc_erased(&mut self, plane: PlaneId) {
         let ps = &self.planes[plane.idx()];
         let GcPhase::Erasing { victim } = ps.gc else {
             panic!("erase ended in plane {plane} in phase {:?}", ps.gc);
@@ -208,12 +280,6 @@ impl Ftl {
         if self.gc_wanted(plane, false) && !self.gc_wake.contains(&plane) {
             self.gc_wake.push(plane);
         }
-    }
-
-    /// The next plane woken by `note_collectable`, if any (the simulator starts its GC).
-    #[inline]
-    pub fn next_gc_wake(&mut self) -> Option<PlaneId> {
-        self.gc_wake.pop()
     }
 
     /// Forgets the wakes of untimed work (preconditioning, snapshot loading): a timed run

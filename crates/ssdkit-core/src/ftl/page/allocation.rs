@@ -2,11 +2,11 @@
 //! over the planes in `ftl.allocation_order` (the stripe table of the settings); dynamic
 //! placement turns round robin through that order, skipping planes short of free space.
 
-use super::Ftl;
+use super::PageFtl;
 use crate::config::Placement;
 use crate::ids::{Lpn, PlaneId};
 
-impl Ftl {
+impl PageFtl {
     /// Plane of a logical page under static striping.
     #[inline]
     pub fn static_plane(&self, lpn: Lpn) -> PlaneId {
@@ -63,12 +63,11 @@ impl Ftl {
         lpn: Lpn,
         pinned: Option<(&[u32], &mut u32)>,
     ) -> Option<PlaneId> {
-        use super::Stream;
         let p = match pinned {
             Some((set, cursor)) => self.target_plane_in(lpn, set, cursor),
             None => self.target_plane(lpn),
         };
-        self.next_page_offset(p, Stream::User)
+        self.next_page_offset(p, crate::ftl::ops::StreamId::USER)
             .is_some()
             .then_some(p)
     }

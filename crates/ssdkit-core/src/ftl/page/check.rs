@@ -1,11 +1,11 @@
 //! Invariant checks (for tests; O(pages)) and the erase-count summary of the result.
 
 use super::blocks::BlockState;
-use super::{Ftl, NONE};
+use super::{PageFtl, NONE};
 use crate::config::GcPolicy;
 use crate::ids::{BlockId, PlaneId};
 
-impl Ftl {
+impl PageFtl {
     /// Checks that the mapping and block state agree. Costs O(pages); for tests.
     pub fn check_invariants(&self) -> Result<(), String> {
         let g = self.geo;
@@ -46,7 +46,7 @@ impl Ftl {
             ));
         }
         for (p, ps) in self.planes.iter().enumerate() {
-            for (b, what) in [(ps.user_open, "user"), (ps.gc_open, "GC")] {
+            for (b, what) in [(ps.open[0], "user"), (ps.open[1], "GC")] {
                 if b != NONE && self.block_state[b as usize] != BlockState::Open {
                     return Err(format!("plane {p}: {what} open block {b} is not open"));
                 }
@@ -170,7 +170,7 @@ impl Ftl {
     }
 }
 
-impl Ftl {
+impl PageFtl {
     /// Erase-count distribution over every block: min, mean, max, standard deviation and a
     /// histogram of at most 32 equal-width integer bins (`bin_start[i]` is the lowest count
     /// of bin i, all bins `bin_width` wide).

@@ -15,7 +15,7 @@
 //! kept (greedy's always: it also answers "is any block worth collecting").
 
 use super::blocks::BlockState;
-use super::Ftl;
+use super::PageFtl;
 use crate::config::GcPolicy;
 use crate::flash::Geometry;
 use crate::ids::{BlockId, PlaneId};
@@ -117,7 +117,7 @@ impl MinTrees {
 type ByValid = Vec<BTreeSet<(u64, u32)>>;
 
 #[derive(Debug, Default)]
-pub(super) struct VictimIndex {
+pub(in crate::ftl) struct VictimIndex {
     blocks_per_plane: u32,
     pages_per_block: u32,
     greedy: MinTrees,
@@ -129,7 +129,7 @@ pub(super) struct VictimIndex {
 }
 
 impl VictimIndex {
-    pub(super) fn new(g: &Geometry, policy: GcPolicy, wl_static: bool) -> Self {
+    pub(in crate::ftl) fn new(g: &Geometry, policy: GcPolicy, wl_static: bool) -> Self {
         let planes = g.planes() as usize;
         Self {
             blocks_per_plane: g.blocks_per_plane,
@@ -165,7 +165,7 @@ impl VictimIndex {
     }
 
     /// Block `b` was closed with these values.
-    pub(super) fn closed(
+    pub(in crate::ftl) fn closed(
         &mut self,
         b: BlockId,
         valid: u32,
@@ -187,7 +187,13 @@ impl VictimIndex {
     }
 
     /// Closed block `b` left the closed state (became a GC victim).
-    pub(super) fn left_closed(&mut self, b: BlockId, valid: u32, mod_stamp: u64, _erases: u32) {
+    pub(in crate::ftl) fn left_closed(
+        &mut self,
+        b: BlockId,
+        valid: u32,
+        mod_stamp: u64,
+        _erases: u32,
+    ) {
         let (p, l) = self.split(b);
         self.greedy.set(p, l, INF);
         if let Some(t) = &mut self.fifo {
@@ -202,7 +208,13 @@ impl VictimIndex {
     }
 
     /// Closed block `b` lost a valid page (from `valid` to `valid - 1`) at `now`.
-    pub(super) fn valid_dropped(&mut self, b: BlockId, valid: u32, mod_stamp: u64, now: u64) {
+    pub(in crate::ftl) fn valid_dropped(
+        &mut self,
+        b: BlockId,
+        valid: u32,
+        mod_stamp: u64,
+        now: u64,
+    ) {
         let (p, l) = self.split(b);
         self.greedy.set(p, l, self.greedy_key(valid - 1));
         if let Some(cb) = &mut self.cost_benefit {
@@ -211,13 +223,13 @@ impl VictimIndex {
         }
     }
 
-    pub(super) fn erased(&mut self, plane: PlaneId, erases: u32) {
+    pub(in crate::ftl) fn erased(&mut self, plane: PlaneId, erases: u32) {
         let m = &mut self.max_erase[plane.idx()];
         *m = (*m).max(erases);
     }
 
     /// Rebuilds every index from the FTL's block arrays.
-    pub(super) fn rebuild(&mut self, ftl: &Ftl) {
+    pub(in crate::ftl) fn rebuild(&mut self, ftl: &PageFtl) {
         let g = ftl.geo;
         let planes = g.planes() as usize;
         let bpp = g.blocks_per_plane as usize;
@@ -257,7 +269,7 @@ impl VictimIndex {
     }
 
     /// Greedy: the closed block with the fewest valid pages, if one has an invalid page.
-    pub(super) fn fewest_valid(&self, plane: PlaneId) -> Option<(u32, BlockId)> {
+    pub(in crate::ftl) fn fewest_valid(&self, plane: PlaneId) -> Option<(u32, BlockId)> {
         let base = plane.0 * self.blocks_per_plane;
         self.greedy
             .min(plane.idx())
@@ -265,7 +277,7 @@ impl VictimIndex {
     }
 
     /// FIFO: the block closed longest ago.
-    pub(super) fn oldest_closed(&self, plane: PlaneId) -> Option<BlockId> {
+    pub(in crate::ftl) fn oldest_closed(&self, plane: PlaneId) -> Option<BlockId> {
         let base = plane.0 * self.blocks_per_plane;
         let t = self
             .fifo
@@ -275,7 +287,7 @@ impl VictimIndex {
     }
 
     /// Static wear levelling: the closed block with the fewest erases, and the plane's most.
-    pub(super) fn coldest_closed(&self, plane: PlaneId) -> Option<(u32, BlockId, u32)> {
+    pub(in crate::ftl) fn coldest_closed(&self, plane: PlaneId) -> Option<(u32, BlockId, u32)> {
         let base = plane.0 * self.blocks_per_plane;
         let t = self
             .wl
@@ -288,7 +300,7 @@ impl VictimIndex {
     /// Cost-benefit: highest age x (1 - u) / 2u among closed blocks with 0 < valid < pages
     /// per block, the lowest block on equal scores. (An empty block is found by greedy's
     /// index first.)
-    pub(super) fn best_cost_benefit(&self, plane: PlaneId, clock: u64) -> Option<BlockId> {
+    pub(in crate::ftl) fn best_cost_benefit(&self, plane: PlaneId, clock: u64) -> Option<BlockId> {
         let cb = self.cost_benefit.as_ref().expect("cost-benefit index kept");
         let ppb = self.pages_per_block as f64;
         let mut best: Option<(f64, u32)> = None;

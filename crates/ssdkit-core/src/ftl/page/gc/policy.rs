@@ -2,12 +2,12 @@
 //! of `ftl::index` (no scan of the plane); random and d-choices sample.
 
 use super::super::blocks::BlockState;
-use super::super::Ftl;
+use super::super::PageFtl;
 use crate::config::GcPolicy;
 use crate::ids::{BlockId, PlaneId};
 use rand::Rng;
 
-impl Ftl {
+impl PageFtl {
     /// The next victim of `plane` under the configured policy, or None when collecting would
     /// free nothing (no closed block, or, for greedy, every closed block fully valid).
     pub(in crate::ftl) fn pick_victim(&mut self, plane: PlaneId) -> Option<BlockId> {

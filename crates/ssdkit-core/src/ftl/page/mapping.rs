@@ -4,13 +4,13 @@
 
 use super::blocks::BlockState;
 use super::pagemap::Base;
-use super::{Ftl, NONE};
+use super::{PageFtl, NONE};
 use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
 
-impl Ftl {
+impl PageFtl {
     /// Points `lpn` at `ppn`, invalidating its previous location.
     #[inline]
-    pub(super) fn map(&mut self, lpn: Lpn, ppn: Ppn) {
+    pub(in crate::ftl) fn map(&mut self, lpn: Lpn, ppn: Ppn) {
         let old = self.map.ppn(lpn.0);
         if old != NONE {
             self.invalidate(Ppn(old));
@@ -143,7 +143,7 @@ impl Ftl {
 
     /// In-place write of `lpn`: its home page, mapped if it was not (never written or
     /// trimmed). Its block is closed, so the victim indexes follow the valid count.
-    pub(super) fn program_in_place(&mut self, lpn: Lpn) -> Ppn {
+    pub(in crate::ftl) fn program_in_place(&mut self, lpn: Lpn) -> Ppn {
         let home = self.home(lpn);
         self.clock += 1;
         if self.map.ppn(lpn.0) != home.0 {

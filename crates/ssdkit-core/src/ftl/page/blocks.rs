@@ -1,7 +1,7 @@
 //! Block states, each plane's free pool and write frontiers, page allocation and erase.
 
-use super::gc::GcPhase;
-use super::{Ftl, NONE};
+use super::{PageFtl, NONE};
+use crate::ftl::ops::{GcPhase, StreamId};
 use crate::ids::{BlockId, PlaneId, Ppn};
 use std::collections::{BTreeSet, VecDeque};
 
@@ -15,19 +15,11 @@ pub enum BlockState {
     Victim,
 }
 
-/// Which write frontier of a plane a page goes to. GC writes have their own so hot user data
-/// and cold moved data do not share blocks, and so GC can always proceed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
-    User,
-    Gc,
-}
-
 /// A plane's erased blocks. Without dynamic wear levelling the oldest free block is taken
 /// (a FIFO); with it, the one with the fewest erases, the oldest on ties, found in
 /// O(log n) from an ordered set keyed (erase count, arrival) instead of a scan.
 #[derive(Debug, Clone)]
-pub(super) enum FreePool {
+pub(in crate::ftl) enum FreePool {
     Fifo(VecDeque<u32>),
     ByErase {
         set: BTreeSet<(u32, u64, u32)>,
@@ -38,7 +30,10 @@ pub(super) enum FreePool {
 impl FreePool {
     /// A pool of `blocks` (block, erase count) arriving in that order: as pushing each, in
     /// bulk (an ordered set built from sorted entries at once, not by insertions).
-    pub(super) fn from_blocks(by_erase: bool, blocks: impl Iterator<Item = (u32, u32)>) -> Self {
+    pub(in crate::ftl) fn from_blocks(
+        by_erase: bool,
+        blocks: impl Iterator<Item = (u32, u32)>,
+    ) -> Self {
         if by_erase {
             let mut v: Vec<(u32, u64, u32)> = blocks
                 .enumerate()
@@ -54,13 +49,13 @@ impl FreePool {
             FreePool::Fifo(blocks.map(|(b, _)| b).collect())
         }
     }
-    pub(super) fn len(&self) -> usize {
+    pub(in crate::ftl) fn len(&self) -> usize {
         match self {
             FreePool::Fifo(q) => q.len(),
             FreePool::ByErase { set, .. } => set.len(),
         }
     }
-    pub(super) fn push(&mut self, block: u32, erases: u32) {
+    pub(in crate::ftl) fn push(&mut self, block: u32, erases: u32) {
         match self {
             FreePool::Fifo(q) => q.push_back(block),
             FreePool::ByErase { set, next } => {
@@ -69,14 +64,14 @@ impl FreePool {
             }
         }
     }
-    pub(super) fn pop(&mut self) -> Option<u32> {
+    pub(in crate::ftl) fn pop(&mut self) -> Option<u32> {
         match self {
             FreePool::Fifo(q) => q.pop_front(),
             FreePool::ByErase { set, .. } => set.pop_first().map(|(_, _, b)| b),
         }
     }
     /// The blocks in arrival order (oldest first), as snapshots store them.
-    pub(super) fn in_arrival_order(&self) -> Vec<u32> {
+    pub(in crate::ftl) fn in_arrival_order(&self) -> Vec<u32> {
         match self {
             FreePool::Fifo(q) => q.iter().copied().collect(),
             FreePool::ByErase { set, .. } => {
@@ -89,16 +84,16 @@ impl FreePool {
 }
 
 #[derive(Debug, Clone)]
-pub(super) struct PlaneState {
-    pub(super) free: FreePool,
-    pub(super) user_open: u32,
-    pub(super) gc_open: u32,
-    pub(super) gc: GcPhase,
+pub(in crate::ftl) struct PlaneState {
+    pub(in crate::ftl) free: FreePool,
+    /// The open block of each write stream (NONE: the stream takes a free block next).
+    pub(in crate::ftl) open: [u32; StreamId::COUNT],
+    pub(in crate::ftl) gc: GcPhase,
     /// GC runs since the last static wear-levelling check.
-    pub(super) runs_since_wl: u32,
+    pub(in crate::ftl) runs_since_wl: u32,
 }
 
-impl Ftl {
+impl PageFtl {
     /// Rebuilds each plane's free pool (in block order), finds its open user block and
     /// rebuilds the victim indexes from the block arrays, after preconditioning set them
     /// directly.
@@ -113,19 +108,18 @@ impl Ftl {
                     .filter(|&b| self.block_state[b as usize] == BlockState::Free)
                     .map(|b| (b, self.erase_count[b as usize])),
             );
-            // A built state's open blocks: the user frontier first, then the GC one.
-            let mut open =
+            // A built state's open blocks, in stream order: the user frontier first, then
+            // the reclaim one.
+            let mut blocks =
                 (first..first + bpp).filter(|&b| self.block_state[b as usize] == BlockState::Open);
-            let user_open = open.next().unwrap_or(NONE);
-            let gc_open = open.next().unwrap_or(NONE);
+            let open = std::array::from_fn(|_| blocks.next().unwrap_or(NONE));
             debug_assert!(
-                open.next().is_none(),
-                "plane {p}: more than two open blocks"
+                blocks.next().is_none(),
+                "plane {p}: more open blocks than streams"
             );
             self.planes.push(PlaneState {
                 free,
-                user_open,
-                gc_open,
+                open,
                 gc: GcPhase::Idle,
                 runs_since_wl: 0,
             });
@@ -134,7 +128,7 @@ impl Ftl {
     }
 
     /// Rebuilds the victim indexes from the block arrays (after a snapshot load).
-    pub(super) fn rebuild_index(&mut self) {
+    pub(in crate::ftl) fn rebuild_index(&mut self) {
         let mut index = std::mem::take(&mut self.index);
         index.rebuild(self);
         self.index = index;
@@ -145,7 +139,7 @@ impl Ftl {
         let ps = &self.planes[plane.idx()];
         let ppb = self.geo.pages_per_block as u64;
         let mut n = ps.free.len() as u64 * ppb;
-        for b in [ps.user_open, ps.gc_open] {
+        for &b in &ps.open {
             if b != NONE {
                 n += ppb - self.written[b as usize] as u64;
             }
@@ -159,37 +153,33 @@ impl Ftl {
     }
 
     /// Page offset the next write of `stream` in `plane` would get, or None if it must wait
-    /// (user writes may not take the GC reserve).
-    pub fn next_page_offset(&self, plane: PlaneId, stream: Stream) -> Option<u32> {
+    /// (only the reclaim stream may take the GC reserve).
+    #[inline]
+    pub fn next_page_offset(&self, plane: PlaneId, stream: StreamId) -> Option<u32> {
         if self.in_place {
             // A write goes to its page's home, always there: multi-plane partners need no
             // common offset, and the one page type makes the offset's timing the same.
             return Some(0);
         }
         let ps = &self.planes[plane.idx()];
-        let open = match stream {
-            Stream::User => ps.user_open,
-            Stream::Gc => ps.gc_open,
-        };
+        let open = ps.open[stream.idx()];
         if open != NONE {
             return Some(self.written[open as usize]);
         }
-        let floor = match stream {
-            Stream::User => self.reserve_blocks as usize,
-            Stream::Gc => 0,
+        let floor = if stream == StreamId::RECLAIM {
+            0
+        } else {
+            self.reserve_blocks as usize
         };
         (ps.free.len() > floor).then_some(0)
     }
 
     /// Takes the next free page of `stream` in `plane`. Call only after `next_page_offset`
     /// said one is available.
-    pub(super) fn allocate(&mut self, plane: PlaneId, stream: Stream) -> Ppn {
+    pub(in crate::ftl) fn allocate(&mut self, plane: PlaneId, stream: StreamId) -> Ppn {
         let ppb = self.geo.pages_per_block;
         let ps = &mut self.planes[plane.idx()];
-        let open = match stream {
-            Stream::User => &mut ps.user_open,
-            Stream::Gc => &mut ps.gc_open,
-        };
+        let open = &mut ps.open[stream.idx()];
         if *open == NONE {
             let b = ps.free.pop().expect("allocate called without a free block");
             self.block_state[b as usize] = BlockState::Open;
@@ -212,7 +202,7 @@ impl Ftl {
 
     /// Closes a block whose last page was just programmed and mapped, and enters it into the
     /// victim indexes.
-    pub(super) fn close(&mut self, b: BlockId) {
+    pub(in crate::ftl) fn close(&mut self, b: BlockId) {
         let i = b.idx();
         self.block_state[i] = BlockState::Closed;
         self.index.closed(
@@ -225,7 +215,7 @@ impl Ftl {
     }
 
     /// Marks a closed block as GC's victim: it leaves every victim index.
-    pub(super) fn make_victim(&mut self, b: BlockId) {
+    pub(in crate::ftl) fn make_victim(&mut self, b: BlockId) {
         let i = b.idx();
         self.index
             .left_closed(b, self.valid[i], self.mod_stamp[i], self.erase_count[i]);
@@ -233,7 +223,7 @@ impl Ftl {
     }
 
     /// Returns an erased block to its plane's free pool.
-    pub(super) fn erase(&mut self, block: BlockId) {
+    pub(in crate::ftl) fn erase(&mut self, block: BlockId) {
         let b = block.idx();
         debug_assert_eq!(self.valid[b], 0, "erasing a block with valid pages");
         debug_assert_eq!(

@@ -1,0 +1,96 @@
+//! What the FTL asks of the flash, and the state of a reclaim job: the vocabulary every
+//! mapping scheme speaks to the rest of the crate (a leaf: it imports nothing of the FTL).
+//!
+//! The FTL decides; the simulator turns each [`FlashOp`] into a transaction, queues it by its
+//! [`OpClass`], and reports back when it ends (`Ftl::reclaim_program_done`, `Ftl::erase_done`,
+//! `Ftl::mapping_read_done`). Programs name no page: the FTL allocates it when the die is
+//! scheduled (`Ftl::program_page`, `Ftl::reclaim_program`), on the stream of the op's class.
+
+use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
+
+/// A write stream: the frontier a page is programmed into, in each plane. Streams are indices
+/// so that a scheme can open more of them (placement handles, an SLC region) without changing
+/// the interface; every plane keeps one open block per stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StreamId(pub u8);
+
+impl StreamId {
+    /// Host data (and translation pages of the cached map).
+    pub const USER: StreamId = StreamId(0);
+    /// Pages moved by reclaim (GC, wear levelling): kept apart from user data so that hot and
+    /// cold data do not share blocks, and so that reclaim can always proceed.
+    pub const RECLAIM: StreamId = StreamId(1);
+    /// Streams the page scheme opens.
+    pub const COUNT: usize = 2;
+
+    #[inline]
+    pub fn idx(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Who a flash operation works for: the TSU queues it by class and statistics count it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpClass {
+    /// Host data (a request's page, a data-cache fill or write-back).
+    User,
+    /// The mapping table's own pages (translation pages of the cached map).
+    Mapping,
+    /// Reclaim: GC victims, wear-levelling migrations (and, for block schemes, merges).
+    Reclaim,
+}
+
+/// One flash operation the FTL asks for, in the order it must be queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlashOp {
+    /// Read the page `ppn` holding `lpn` in `plane`. A reclaim read is followed by a program
+    /// of the same page on the reclaim stream (`Ftl::reclaim_program`) once it ends; the reads
+    /// of one reclaim job come together and are queued together.
+    Read {
+        class: OpClass,
+        lpn: Lpn,
+        ppn: Ppn,
+        plane: PlaneId,
+    },
+    /// Program `lpn` in `plane`, at a page the FTL allocates when the die takes it. With
+    /// `after_read`, it waits for the read of that page (a mapping write-back merging entries
+    /// the cache does not hold): the simulator registers it with `Ftl::park_write`.
+    Program {
+        class: OpClass,
+        lpn: Lpn,
+        plane: PlaneId,
+        after_read: bool,
+    },
+    /// Erase `block` of `plane` (the end of a reclaim job).
+    Erase { plane: PlaneId, block: BlockId },
+}
+
+/// Where a plane is in its reclaim job.
+///
+/// ```text
+///  Idle --begin (victim chosen, its valid pages listed)--> Moving { victim, pending }
+///  Moving --move done x pending--> Erasing { victim } --erased--> Idle
+/// ```
+/// A victim with no valid page goes straight to Erasing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcPhase {
+    Idle,
+    /// The victim's valid pages are being moved; `pending` moves are not finished.
+    Moving {
+        victim: BlockId,
+        pending: u32,
+    },
+    /// Every move is done; the victim's erase is queued or running.
+    Erasing {
+        victim: BlockId,
+    },
+}
+
+impl GcPhase {
+    pub fn victim(self) -> Option<BlockId> {
+        match self {
+            GcPhase::Idle => None,
+            GcPhase::Moving { victim, .. } | GcPhase::Erasing { victim } => Some(victim),
+        }
+    }
+}

@@ -1,0 +1,397 @@
+//! The cached mapping table on the request path (DFTL, Gupta et al., ASPLOS 2009; the MQSim
+//! paper, FAST'18, section 4.3): a page transaction whose mapping entry is not cached waits
+//! for a read of its translation page (one read per page, however many transactions wait);
+//! an entry that leaves the cache dirty has its translation page written back out of place,
+//! after a read of the entries the cache does not hold; GC moves and TRIM update entries
+//! through the same cache. `cmt` decides hits, LRU order and dirtiness; this file decides the
+//! mapping reads and writes that follow (as [`FlashOp`]s of class `Mapping`), who waits for
+//! them, and counts it all.
+
+use super::cmt::{CmtCounts, Writeback};
+use super::PageFtl;
+use crate::ftl::ops::{FlashOp, OpClass};
+use crate::ids::{FlowId, Lpn, PlaneId, TxId};
+use crate::result::{CmtDevice, CmtLookups};
+use crate::settings::Settings;
+use std::collections::HashMap;
+
+/// What the cached map's path needs of the configuration.
+#[derive(Debug, Clone, Copy, Default)]
+pub(in crate::ftl) struct CmtConf {
+    /// `ftl.cmt.mode = "per_flow"`: each flow has its own partition.
+    per_flow: bool,
+    /// `ftl.cmt.gc_updates = "batch"`.
+    gc_batch: bool,
+    capacity_entries: u64,
+    entry_bytes: u32,
+}
+
+impl CmtConf {
+    pub(in crate::ftl) fn new(s: &Settings) -> Self {
+        Self {
+            per_flow: s.ftl.cmt_per_flow,
+            gc_batch: s.ftl.cmt_gc_batch,
+            capacity_entries: s
+                .cmt
+                .as_ref()
+                .map_or(0, |m| m.partition_entries.iter().sum()),
+            entry_bytes: s.cmt.as_ref().map_or(0, |m| m.entry_bytes),
+        }
+    }
+}
+
+/// A page transaction waiting for its translation page: the caller's handle for it, its flow
+/// and whether it writes.
+pub type Waiter = (u32, FlowId, bool);
+
+/// A translation page being read, and who waits for it.
+#[derive(Debug, Default)]
+struct Loading {
+    waiters: Vec<Waiter>,
+    /// Write-backs of this page waiting for its unchanged entries.
+    release: Vec<TxId>,
+    /// A TRIM of this flow changed an entry of the page: it is cached dirty, in the flow's
+    /// partition, when it arrives.
+    trim: Option<FlowId>,
+}
+
+/// What a finished mapping read lets go, in order: the page transactions that waited for it
+/// (issue them), then the write-backs that waited for it (release them).
+#[derive(Debug, Default)]
+pub struct Resumed {
+    pub waiters: Vec<Waiter>,
+    pub release: Vec<TxId>,
+}
+
+/// The cached map's request path during a timed run.
+#[derive(Debug, Default)]
+pub(in crate::ftl) struct CmtPath {
+    loading: HashMap<u32, Loading>,
+    flows: Vec<CmtCounts>,
+    flow_reads: Vec<u64>,
+    /// Per flow: eviction write-backs its insertions caused.
+    flow_writebacks: Vec<u64>,
+    coalesced: u64,
+    lookup_reads: u64,
+    writeback_reads: u64,
+    eviction_writebacks: u64,
+    gc_writebacks: u64,
+    gc_cached: u64,
+    gc_uncached: u64,
+    trim_updates: u64,
+    /// Per translation page: a GC move changed an entry the cache does not hold, and no
+    /// write-back has carried it yet.
+    gc_pending: Vec<bool>,
+    /// Per plane: translation pages the plane's current victim left pending.
+    gc_tpages: Vec<Vec<u32>>,
+}
+
+impl CmtPath {
+    pub(in crate::ftl) fn new(flows: usize, translation_pages: u64, planes: u32) -> Self {
+        Self {
+            flows: vec![CmtCounts::default(); flows],
+            flow_reads: vec![0; flows],
+            flow_writebacks: vec![0; flows],
+            gc_pending: vec![false; translation_pages as usize],
+            gc_tpages: vec![Vec::new(); planes as usize],
+            ..Default::default()
+        }
+    }
+}
+
+impl PageFtl {
+    #[inline]
+    fn part(&self, flow: FlowId) -> usize {
+        if self.cmt_conf.per_flow {
+            flow.idx()
+        } else {
+            0
+        }
+    }
+
+    /// Whether the map is cached (`ftl.cmt.mode` other than "ideal"), so that page
+    /// transactions look their entry up first (`map_lookup`).
+    #[inline]
+    pub fn map_cached(&self) -> bool {
+        self.cmt_path.is_some()
+    }
+
+    /// Looks up the entry of a page transaction of `flow` (a run with a cached map). True: the
+    /// transaction may be issued now (a hit, or a translation page never written, whose entry
+    /// is created without a read). False: it waits for its translation page, as `waiter` (the
+    /// caller's handle), returned by `mapping_read_done`.
+    pub fn map_lookup(&mut self, lpn: Lpn, flow: FlowId, write: bool, waiter: u32) -> bool {
+        let cmt = self.cmt.as_mut().expect("called with a cached map");
+        let path = self.cmt_path.as_mut().expect("a timed run");
+        let lpn = lpn.0;
+        let counts = &mut path.flows[flow.idx()];
+        if cmt.lookup(lpn) {
+            if write {
+                counts.write_hits += 1;
+                cmt.mark_dirty(lpn);
+            } else {
+                counts.read_hits += 1;
+            }
+            return true;
+        }
+        if write {
+            counts.write_misses += 1;
+        } else {
+            counts.read_misses += 1;
+        }
+        let t = cmt.tpage_of(lpn);
+        if let Some(l) = path.loading.get_mut(&t) {
+            l.waiters.push((waiter, flow, write));
+            path.coalesced += 1;
+            return false;
+        }
+        let tlpn = self.tpage_lpn(t);
+        if self.translate(tlpn).is_none() {
+            let part = self.part(flow);
+            let wb = self.cmt.as_mut().expect("cached").insert(t, part, write);
+            self.after_insert(wb, flow);
+            return true;
+        }
+        let path = self.cmt_path.as_mut().expect("a timed run");
+        path.lookup_reads += 1;
+        path.flow_reads[flow.idx()] += 1;
+        self.read_translation_page(t);
+        self.path()
+            .loading
+            .get_mut(&t)
+            .expect("just added")
+            .waiters
+            .push((waiter, flow, write));
+        false
+    }
+
+    #[inline]
+    fn path(&mut self) -> &mut CmtPath {
+        self.cmt_path
+            .as_mut()
+            .expect("a timed run with a cached map")
+    }
+
+    /// Asks for a read of translation page `t` (the whole page: every entry of it is cached)
+    /// and records it as loading.
+    fn read_translation_page(&mut self, t: u32) {
+        let lpn = self.tpage_lpn(t);
+        let ppn = self.translate(lpn).expect("the page is in flash");
+        self.ops.push(FlashOp::Read {
+            class: OpClass::Mapping,
+            lpn,
+            ppn,
+            plane: self.geo.plane_of(ppn),
+        });
+        self.path().loading.insert(t, Loading::default());
+    }
+
+    /// A write-back the op list asked for (`FlashOp::Program` with `after_read`) is the
+    /// transaction `tx`: it is released when its translation page's read ends.
+    pub fn park_write(&mut self, lpn: Lpn, tx: TxId) {
+        let t = self
+            .translation_page_of(lpn)
+            .expect("a mapping write writes a translation page");
+        self.path()
+            .loading
+            .get_mut(&t)
+            .expect("its read is asked for with it")
+            .release
+            .push(tx);
+    }
+
+    /// A read of translation page `lpn` ended: its waiting transactions get their entries
+    /// (possibly evicting others, whose write-backs join the op list) and are returned to be
+    /// issued, then the write-backs waiting for it to be released. None if nothing waited.
+    pub fn mapping_read_done(&mut self, lpn: Lpn) -> Option<Resumed> {
+        let t = self
+            .translation_page_of(lpn)
+            .expect("a mapping read reads a translation page");
+        let l = self.path().loading.remove(&t)?;
+        // The page is cached for the first waiter's flow (its partition), as a lookup of
+        // that flow brought it in. A write-back's read alone caches nothing.
+        let owner = l.waiters.first().map(|w| w.1).or(l.trim);
+        if let Some(flow) = owner {
+            let part = self.part(flow);
+            let dirty = l.trim.is_some() || l.waiters.iter().any(|w| w.2);
+            let wb = self.cmt.as_mut().expect("cached").insert(t, part, dirty);
+            self.after_insert(wb, flow);
+        }
+        Some(Resumed {
+            waiters: l.waiters,
+            release: l.release,
+        })
+    }
+
+    /// `flow`'s insertion evicted `wb`, if anything.
+    #[inline]
+    fn after_insert(&mut self, wb: Option<Writeback>, flow: FlowId) {
+        if let Some(Writeback(t)) = wb {
+            let path = self.path();
+            path.eviction_writebacks += 1;
+            path.flow_writebacks[flow.idx()] += 1;
+            // Every entry of the page was in DRAM: nothing to read.
+            self.write_back(t, false);
+        }
+    }
+
+    /// Writes translation page `t` back, out of place; with `read`, after reading its
+    /// current copy (to merge changes into a page the cache does not hold).
+    fn write_back(&mut self, t: u32, read: bool) {
+        self.path().gc_pending[t as usize] = false;
+        let lpn = self.tpage_lpn(t);
+        let plane = self.target_plane(lpn);
+        self.ops.push(FlashOp::Program {
+            class: OpClass::Mapping,
+            lpn,
+            plane,
+            after_read: read,
+        });
+        if !read {
+            return;
+        }
+        if !self.path().loading.contains_key(&t) {
+            self.path().writeback_reads += 1;
+            self.read_translation_page(t);
+        }
+    }
+
+    /// GC moved logical page `lpn` of `plane`: a cached entry is updated in DRAM; otherwise
+    /// (`gc_updates = "batch"`) its translation page must be rewritten, once per victim
+    /// however many of its entries moved (DFTL's batch update), when the victim is erased, or
+    /// (`"direct"`) it is updated without flash traffic, as MQSim does.
+    pub(in crate::ftl) fn cmt_gc_moved(&mut self, lpn: Lpn, plane: PlaneId) {
+        if self.translation_page_of(lpn).is_some() {
+            // The translation directory is in DRAM: moving a translation page costs nothing
+            // more.
+            return;
+        }
+        let cmt = self.cmt.as_mut().expect("cached");
+        let path = self.cmt_path.as_mut().expect("a timed run");
+        if cmt.mark_dirty(lpn.0) {
+            path.gc_cached += 1;
+            return;
+        }
+        path.gc_uncached += 1;
+        if !self.cmt_conf.gc_batch {
+            return;
+        }
+        let t = cmt.tpage_of(lpn.0);
+        if !path.gc_pending[t as usize] {
+            path.gc_pending[t as usize] = true;
+            path.gc_tpages[plane.idx()].push(t);
+        }
+    }
+
+    /// The plane's victim is erased: write back the translation pages its moves changed (a
+    /// page cached meanwhile takes the changes in DRAM instead).
+    pub(in crate::ftl) fn cmt_gc_flush(&mut self, plane: PlaneId) {
+        let mut pages = std::mem::take(&mut self.path().gc_tpages[plane.idx()]);
+        for &t in &pages {
+            if !self.path().gc_pending[t as usize] {
+                continue;
+            }
+            let lpn = self.tpage_lpn(t);
+            let cmt = self.cmt.as_mut().expect("cached");
+            if cmt.page_cached(t) {
+                cmt.mark_dirty(t * cmt.entries_per_tpage());
+                self.path().gc_pending[t as usize] = false;
+                continue;
+            }
+            self.path().gc_writebacks += 1;
+            let in_flash = self.translate(lpn).is_some();
+            self.write_back(t, in_flash);
+        }
+        pages.clear();
+        self.path().gc_tpages[plane.idx()] = pages;
+    }
+
+    /// A TRIM unmapped `lpn` on behalf of `flow`: its entry changes in the cache. The TRIM
+    /// completes at once (the firmware applies it in the background); an entry not cached
+    /// has its translation page read in, and the page is cached dirty.
+    pub(in crate::ftl) fn cmt_trimmed(&mut self, flow: FlowId, lpn: Lpn) {
+        let part = self.part(flow);
+        self.path().trim_updates += 1;
+        let cmt = self.cmt.as_mut().expect("cached");
+        if cmt.mark_dirty(lpn.0) {
+            return;
+        }
+        let t = cmt.tpage_of(lpn.0);
+        if let Some(l) = self.path().loading.get_mut(&t) {
+            l.trim.get_or_insert(flow);
+            return;
+        }
+        if self.translate(self.tpage_lpn(t)).is_none() {
+            let wb = self.cmt.as_mut().expect("cached").insert(t, part, true);
+            self.after_insert(wb, flow);
+            return;
+        }
+        let path = self.path();
+        path.lookup_reads += 1;
+        path.flow_reads[flow.idx()] += 1;
+        self.read_translation_page(t);
+        self.path().loading.get_mut(&t).expect("just added").trim = Some(flow);
+    }
+
+    /// The flow's lookups, for the result.
+    pub fn cmt_flow_result(&self, flow: usize) -> Option<CmtLookups> {
+        let path = self.cmt_path.as_ref()?;
+        let c = path.flows[flow];
+        Some(CmtLookups::new(
+            c.read_hits,
+            c.read_misses,
+            c.write_hits,
+            c.write_misses,
+            path.flow_reads[flow],
+            path.flow_writebacks[flow],
+        ))
+    }
+
+    /// The device's mapping traffic, for the result: `page_programs` and `page_reads` are
+    /// the flash's totals, of which mapping traffic takes a share.
+    pub fn cmt_device_result(&self, page_programs: u64, page_reads: u64) -> Option<CmtDevice> {
+        let cmt = self.cmt.as_ref()?;
+        let path = self.cmt_path.as_ref()?;
+        let sum = path
+            .flows
+            .iter()
+            .fold(CmtCounts::default(), |a, c| CmtCounts {
+                read_hits: a.read_hits + c.read_hits,
+                read_misses: a.read_misses + c.read_misses,
+                write_hits: a.write_hits + c.write_hits,
+                write_misses: a.write_misses + c.write_misses,
+            });
+        let f = &self.stats;
+        let share = |n: u64, d: u64| if d > 0 { n as f64 / d as f64 } else { 0.0 };
+        Some(CmtDevice {
+            lookups: CmtLookups::new(
+                sum.read_hits,
+                sum.read_misses,
+                sum.write_hits,
+                sum.write_misses,
+                path.lookup_reads,
+                path.eviction_writebacks,
+            ),
+            capacity_entries: self.cmt_conf.capacity_entries,
+            entry_bytes: self.cmt_conf.entry_bytes,
+            entries_per_translation_page: cmt.entries_per_tpage(),
+            translation_pages: cmt.translation_pages(),
+            cached_entries: cmt.cached_entries(),
+            coalesced_misses: path.coalesced,
+            lookup_reads: path.lookup_reads,
+            writeback_reads: path.writeback_reads,
+            eviction_writebacks: path.eviction_writebacks,
+            gc_writebacks: path.gc_writebacks,
+            gc_updates_cached: path.gc_cached,
+            gc_updates_uncached: path.gc_uncached,
+            trim_updates: path.trim_updates,
+            mapping_page_writes: f.mapping_page_writes,
+            gc_translation_moves: f.gc_translation_moves,
+            write_amplification_share: share(
+                f.mapping_page_writes + f.gc_translation_moves,
+                page_programs,
+            ),
+            read_share: share(path.lookup_reads + path.writeback_reads, page_reads),
+        })
+    }
+}
