@@ -19,7 +19,8 @@
 //! implementation of `crate::config::ranges::Ranged` whose `check_ranges` checks the fields in
 //! declaration order and names each by its key path (serde names). Fields of an enum's struct
 //! variants are declared the same way; with `#[serde(tag = ...)]` they sit in the table of the
-//! enum's key, otherwise under the variant's name.
+//! enum's key, otherwise under the variant's name. A newtype variant (`Flin(FlinConfig)`)
+//! hands its value to the inner type's own `#[ranges]`.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as Tokens;
@@ -143,6 +144,21 @@ fn expand(input: &mut DeriveInput) -> syn::Result<Tokens> {
                         _ => n,
                     }
                 });
+                // A newtype variant's struct holds the keys: in the enum's own table when it
+                // is tagged, else under the variant's name.
+                if let Fields::Unnamed(u) = &v.fields {
+                    if u.unnamed.len() == 1 {
+                        let at = if tagged {
+                            quote!(path)
+                        } else {
+                            quote!(&crate::config::ranges::key(path, #key))
+                        };
+                        arms.push(quote!(
+                            Self::#vname(inner) => crate::config::ranges::Ranged::check_ranges(inner, #at)?,
+                        ));
+                    }
+                    continue;
+                }
                 let prefix = if tagged { None } else { Some(key) };
                 let Fields::Named(_) = &v.fields else {
                     continue;

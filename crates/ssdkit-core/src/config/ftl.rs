@@ -20,6 +20,7 @@ pub enum Placement {
 /// its own parameters. A table tagged by `type`
 /// (`ftl.gc_policy = { type = "d_choices", d = 10 }`) or the bare name for the policy with
 /// its default parameters (`ftl.gc_policy = "d_choices"`).
+#[ranges]
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum GcPolicy {
@@ -32,6 +33,7 @@ pub enum GcPolicy {
         /// Candidates drawn. Default 10; 1..=blocks per plane minus the GC reserve and the
         /// 2 open blocks.
         #[serde(default = "default_gc_d")]
+        #[range(min = 1, max = 1u64 << 20, note = "at most the closed blocks of a plane")]
         d: u32,
     },
     /// The block closed longest ago (LRU/FIFO cleaning).
@@ -89,6 +91,7 @@ pub struct FtlConfig {
     /// (`d`, the candidates drawn: default 10), "fifo" or "cost_benefit". Default "greedy".
     #[serde(deserialize_with = "super::tagged::name_or_table")]
     #[schemars(schema_with = "super::tagged::schema::<GcPolicy>")]
+    #[range(nested)]
     pub gc_policy: GcPolicy,
     /// GC start threshold: while a plane's free pages are below this fraction of its pages,
     /// each block a write frontier opens starts a collection (one victim) if none runs in the

@@ -78,6 +78,7 @@ pub struct Config {
     pub ftl: FtlConfig,
     /// Transaction scheduling unit: the policy at each die and program/erase suspension.
     #[serde(default)]
+    #[range(nested)]
     pub tsu: TsuConfig,
     /// Device state at time zero: steady state (fast or by writing), filled, or empty.
     #[serde(default)]

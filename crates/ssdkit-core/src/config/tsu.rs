@@ -5,11 +5,13 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use ssdkit_macros::ranges;
 
 /// `tsu.policy`: the scheduling policy at each die, one variant per policy carrying its own
 /// parameters. Written as a table tagged by `type`
 /// (`tsu.policy = { type = "flin", epoch_us = 5000 }`) or as the bare name for the policy
 /// with its default parameters (`tsu.policy = "flin"`).
+#[ranges]
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TsuPolicy {
@@ -60,15 +62,19 @@ impl TsuPolicy {
 
 /// `tsu.policy = { type = "priority_out_of_order", ... }`: operations a die gives each
 /// priority class per turn (urgent always goes first).
+#[ranges]
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClassWeights {
     /// Operations a die gives the high class per turn. Default 4 (MQSim's weight for HIGH);
     /// 1..=256.
+    #[range(min = 1, max = 256)]
     pub weight_high: u32,
     /// Operations per turn for medium. Default 2; 1..=256.
+    #[range(min = 1, max = 256)]
     pub weight_medium: u32,
     /// Operations per turn for low. Default 1; 1..=256.
+    #[range(min = 1, max = 256)]
     pub weight_low: u32,
 }
 
@@ -84,28 +90,36 @@ impl Default for ClassWeights {
 
 /// `tsu.policy = { type = "flin", ... }`: FLIN's constants (MQSim's TSU_FLIN by default) and
 /// the turns of its priority classes.
+#[ranges]
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FlinConfig {
     /// Length of an epoch of intensity counting, microseconds. Default 10000 (10 ms, as the
     /// FLIN paper and MQSim's TSU_FLIN); 1..=1e7.
+    #[range(min = 1.0, max = 1e7)]
     pub epoch_us: f64,
     /// Bytes of reads per epoch, over the whole device, from which a flow is high-intensity
     /// (each die's share: divided by the dies and the page size, at least one page). Default
     /// 33554432 (32 MiB, MQSim's TSU_FLIN); >= 1.
+    #[range(min = 1, max = u64::MAX)]
     pub alpha_read_bytes: u64,
     /// Bytes of writes per epoch from which a flow is high-intensity. Default 262144
     /// (256 KiB, MQSim's TSU_FLIN); >= 1.
+    #[range(min = 1, max = u64::MAX)]
     pub alpha_write_bytes: u64,
     /// Fairness (min / max of the flows' mean estimated slowdowns in a queue) below which
     /// the most slowed high-intensity flow's new transaction moves forward. Default 0.6
     /// (MQSim's TSU_FLIN); 0..=1.
+    #[range(min = 0.0, max = 1.0)]
     pub fairness_threshold: f64,
     /// Operations a die gives the high class per turn. Default 4; 1..=256.
+    #[range(min = 1, max = 256)]
     pub weight_high: u32,
     /// Operations per turn for medium. Default 2; 1..=256.
+    #[range(min = 1, max = 256)]
     pub weight_medium: u32,
     /// Operations per turn for low. Default 1; 1..=256.
+    #[range(min = 1, max = 256)]
     pub weight_low: u32,
 }
 
@@ -149,6 +163,7 @@ impl SuspensionMode {
 }
 
 /// `[tsu]`.
+#[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct TsuConfig {
@@ -162,6 +177,7 @@ pub struct TsuConfig {
     /// place is set by `ftl.gc_preemptible`.
     #[serde(deserialize_with = "super::tagged::name_or_table")]
     #[schemars(schema_with = "super::tagged::schema::<TsuPolicy>")]
+    #[range(nested)]
     pub policy: TsuPolicy,
     /// Program/erase suspension: "none" (default), "program", "erase" or "program_erase".
     /// A read that reaches a die in the array phase of a program (erase) whose remaining time
@@ -172,28 +188,35 @@ pub struct TsuConfig {
     pub suspension: SuspensionMode,
     /// Time to suspend a program, microseconds: the die does nothing else meanwhile. Default
     /// 100 (MQSim's Suspend_Program_Time); 0..=1e6.
+    #[range(min = 0.0, max = 1e6)]
     pub suspend_program_us: f64,
     /// Time to suspend an erase, microseconds. Default 700 (MQSim's Suspend_Erase_Time);
     /// 0..=1e6.
+    #[range(min = 0.0, max = 1e6)]
     pub suspend_erase_us: f64,
     /// Time to resume a suspended program, microseconds. Default 0 (MQSim charges none);
     /// 0..=1e6.
+    #[range(min = 0.0, max = 1e6)]
     pub resume_program_us: f64,
     /// Time to resume a suspended erase, microseconds. Default 0 (MQSim); 0..=1e6.
+    #[range(min = 0.0, max = 1e6)]
     pub resume_erase_us: f64,
     /// A read suspends a program only if at least this much of its array time is left,
     /// microseconds. Default 100 (MQSim's Preferred_suspend_write_time_for_read); at least
     /// `suspend_program_us` (a suspension must be able to save time); <= 1e6.
+    #[range(min = 0.0, max = 1e6)]
     pub program_suspend_above_us: f64,
     /// A read suspends an erase only if at least this much of it is left, microseconds.
     /// Default 700 (MQSim's Preferred_suspend_erase_time_for_read); at least
     /// `suspend_erase_us`; <= 1e6.
+    #[range(min = 0.0, max = 1e6)]
     pub erase_suspend_above_us: f64,
     /// Whether a user write may suspend an erase too (a program to another block while the
     /// erase waits), with the same threshold. Default false (MQSim allows it with
     /// Preferred_suspend_erase_time_for_write; most NAND parts do not).
     pub writes_suspend_erase: bool,
     /// Most suspensions of one operation. Default 1; 1..=255.
+    #[range(min = 1, max = 255)]
     pub max_suspensions: u32,
 }
 

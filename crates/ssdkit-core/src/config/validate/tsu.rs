@@ -1,58 +1,13 @@
 //! `[tsu]`: the scheduling policy and program/erase suspension.
 
-use super::{float_range, int_range, unused};
-use crate::config::{Config, SuspensionMode, TsuConfig, TsuPolicy};
+use super::unused;
+use crate::config::{Config, SuspensionMode, TsuConfig};
 
 pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
     let t = &c.tsu;
     let d = TsuConfig::default();
-    for (key, v) in [
-        ("tsu.suspend_program_us", t.suspend_program_us),
-        ("tsu.suspend_erase_us", t.suspend_erase_us),
-        ("tsu.resume_program_us", t.resume_program_us),
-        ("tsu.resume_erase_us", t.resume_erase_us),
-        ("tsu.program_suspend_above_us", t.program_suspend_above_us),
-        ("tsu.erase_suspend_above_us", t.erase_suspend_above_us),
-    ] {
-        float_range(key, v, 0.0, 1e6, false)?;
-    }
-    int_range("tsu.max_suspensions", t.max_suspensions as u64, 1, 255)?;
-    // A policy's parameters are its own (serde refuses another policy's); only their ranges
-    // are checked here.
-    match &t.policy {
-        TsuPolicy::Fifo {} | TsuPolicy::OutOfOrder {} | TsuPolicy::PriorityOutOfOrder(_) => {}
-        TsuPolicy::Flin(f) => {
-            float_range("tsu.policy.epoch_us", f.epoch_us, 1.0, 1e7, false)?;
-            float_range(
-                "tsu.policy.fairness_threshold",
-                f.fairness_threshold,
-                0.0,
-                1.0,
-                false,
-            )?;
-            int_range(
-                "tsu.policy.alpha_read_bytes",
-                f.alpha_read_bytes,
-                1,
-                u64::MAX,
-            )?;
-            int_range(
-                "tsu.policy.alpha_write_bytes",
-                f.alpha_write_bytes,
-                1,
-                u64::MAX,
-            )?;
-        }
-    }
-    if let Some(w) = t.policy.class_weights() {
-        for (key, v) in [
-            ("tsu.policy.weight_high", w[0]),
-            ("tsu.policy.weight_medium", w[1]),
-            ("tsu.policy.weight_low", w[2]),
-        ] {
-            int_range(key, v as u64, 1, 256)?;
-        }
-    }
+    // Every key's own range is declared on its field (config/tsu.rs) and checked before
+    // this; what is left relates keys to each other.
     let mode = serde_json::to_string(&t.suspension).unwrap_or_default();
     let program_keys: [(&str, bool, f64); 3] = [
         (
