@@ -15,7 +15,7 @@ mod lru;
 mod path;
 
 pub use dram::Dram;
-pub use path::{Action, Io, Plan, WriteBackIo};
+pub use path::{Action, Answer, Io, Plan, ReadMiss, WriteBackIo};
 
 use crate::config::{CacheConfig, CacheMode, CacheSharing};
 use crate::engine::{Picoseconds, Slab};

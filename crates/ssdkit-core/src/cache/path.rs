@@ -1,8 +1,10 @@
 //! The data cache's decisions on the request path (docs/cache.md): what a request hits, which
 //! slots it takes, which pages are written back and when, which waiting writes may go, when a
-//! Flush is done, and the DRAM time of what the cache serves. Each method answers with a
-//! [`Plan`] in plain values; the simulator turns it into flash transactions and events, in the
-//! plan's order (the order of the plan is the order of the simulation's events).
+//! Flush is done, and the DRAM time of what the cache serves. Each method answers in plain
+//! values, most with a [`Plan`]; the simulator turns the answer into flash transactions and
+//! events, in the plan's order (the order of the plan is the order of the simulation's
+//! events). Reads, the hottest path, are answered page by page ([`DataCache::read_page`])
+//! rather than through a plan buffer.
 //!
 //! - Writes (write cache): each page merges into its cached page or takes a slot (a free one,
 //!   or the least recently used page if it is clean). When the least recently used idle page
@@ -44,21 +46,28 @@ pub struct WriteBackIo {
     pub req: ReqId,
 }
 
+/// The sectors of a read's page that must come from flash, and the cache entry that keeps
+/// them (a read cache) or [`NO_ENTRY`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadMiss {
+    pub sectors: u64,
+    pub fill: u32,
+}
+
+/// How the cache takes a request.
+#[derive(Debug)]
+pub enum Answer {
+    /// A read: page by page ([`DataCache::read_page`], then [`DataCache::read_from_dram`]).
+    Read,
+    /// What to do now.
+    Plan(Plan),
+    /// The request takes the uncached path.
+    Uncached,
+}
+
 /// One step of a plan.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Action {
-    /// Read `sectors` of `lpn` from flash for `req` (`fill`: the cache entry that keeps them,
-    /// or [`NO_ENTRY`]); a part of the request.
-    ReadPage {
-        req: ReqId,
-        flow: FlowId,
-        lpn: Lpn,
-        sectors: u64,
-        fill: u32,
-    },
-    /// The cached sectors of read `req` are out of DRAM at `at`
-    /// ([`DataCache::read_out_sectors`] says how many); a part of the request.
-    ReadOut { req: ReqId, at: Picoseconds },
     /// Start a write-back (a part of its FUA write, if any).
     WriteBack(WriteBackIo),
     /// Write `req` has its slots: its data may cross the host link and go into DRAM
@@ -69,10 +78,8 @@ pub enum Action {
     Complete(ReqId),
 }
 
-/// What the simulator must do, in order. With `parts_of`, that request completes when its
-/// parts (pages read from flash, sectors out of DRAM, FUA write-backs) are done: the
-/// simulator counts them as it issues them (a page never written needs no flash and is no
-/// part), and completes it at once when there is none.
+/// What the simulator must do, in order. With `parts_of`, that FUA write completes when its
+/// write-backs are done.
 #[derive(Debug, Default)]
 pub struct Plan {
     pub actions: Vec<Action>,
@@ -97,21 +104,22 @@ impl DataCache {
         self.spare = plan.actions;
     }
 
-    /// The cache's part of a request after the firmware. None: the request takes the uncached
-    /// path (writes around a read-only cache, TRIMs, flushes without a write cache), after
-    /// the cache dropped what they make stale.
-    pub fn request(&mut self, now: Picoseconds, op: Op, io: Io) -> Option<Plan> {
+    /// The cache's part of a request after the firmware. Uncached: the request takes the
+    /// uncached path (writes around a read-only cache, TRIMs, flushes without a write cache),
+    /// after the cache dropped what they make stale.
+    #[inline]
+    pub fn request(&mut self, now: Picoseconds, op: Op, io: Io) -> Answer {
         match op {
-            Op::Read => Some(self.read(now, io)),
-            Op::Write if self.write => Some(self.write(now, io)),
-            Op::Flush if self.write => Some(self.flush(io.req, io.flow)),
+            Op::Read => Answer::Read,
+            Op::Write if self.write => Answer::Plan(self.write(now, io)),
+            Op::Flush if self.write => Answer::Plan(self.flush(io.req, io.flow)),
             Op::Write | Op::Trim => {
                 // A write around a read cache, or a TRIM: cached copies of those sectors are
                 // stale (TRIM: whole pages, as the FTL trims them).
                 self.invalidate(io.start_sector, io.sectors, op == Op::Trim);
-                None
+                Answer::Uncached
             }
-            Op::Flush => None,
+            Op::Flush => Answer::Uncached,
         }
     }
 
@@ -130,59 +138,67 @@ impl DataCache {
 
     // ----- reads -----
 
-    /// A read: its cached sectors come out of DRAM (one access, issued now), the others are
-    /// read from flash; with a read cache a page missed takes a slot to keep them.
-    pub fn read(&mut self, now: Picoseconds, io: Io) -> Plan {
-        let mut plan = self.plan();
-        plan.parts_of = Some(io.req);
-        let flow = io.flow.0;
-        let mut hit_total = 0u64;
-        for c in split(io.start_sector, io.sectors, self.spp) {
-            let e = self.lookup(c.lpn);
-            let hit = e.map_or(0, |e| self.entry(e).valid & c.sectors);
-            let miss = c.sectors & !hit;
-            let s = &mut self.stats[flow as usize];
-            if miss == 0 {
-                s.read_page_hits += 1;
-            } else if hit != 0 {
-                s.read_page_partial_hits += 1;
-            } else {
-                s.read_page_misses += 1;
-            }
-            s.read_sectors_from_dram += hit.count_ones() as u64;
-            s.read_sectors_from_flash += miss.count_ones() as u64;
-            if hit != 0 {
-                self.touch(e.expect("a hit has a page"));
-                hit_total += hit.count_ones() as u64;
-            }
-            if miss != 0 {
-                let fill = match (self.read, e) {
-                    (false, _) => NO_ENTRY,
-                    (true, Some(e)) => e,
-                    (true, None) => self.slot_now(c.lpn, flow),
-                };
-                plan.actions.push(Action::ReadPage {
-                    req: io.req,
-                    flow: io.flow,
-                    lpn: c.lpn,
-                    sectors: c.sectors & !hit,
-                    fill,
-                });
-            }
+    /// Page `lpn` of a read of flow `flow`, its `sectors` asked: the cached ones add to
+    /// `hits` (they come out of DRAM, [`DataCache::read_from_dram`]); the others, if any, are
+    /// read from flash, and a read cache keeps them in an entry (a slot now, when one is free
+    /// or clean).
+    #[inline]
+    pub fn read_page(
+        &mut self,
+        flow: FlowId,
+        lpn: Lpn,
+        sectors: u64,
+        hits: &mut u64,
+    ) -> Option<ReadMiss> {
+        let flow = flow.0;
+        let e = self.lookup(lpn);
+        let hit = e.map_or(0, |e| self.entry(e).valid & sectors);
+        let miss = sectors & !hit;
+        let s = &mut self.stats[flow as usize];
+        if miss == 0 {
+            s.read_page_hits += 1;
+        } else if hit != 0 {
+            s.read_page_partial_hits += 1;
+        } else {
+            s.read_page_misses += 1;
         }
-        if hit_total > 0 {
-            let t = self.dram.access(now, hit_total * self.sector_bytes);
-            let r = io.req.idx();
-            if self.hit_sectors.len() <= r {
-                self.hit_sectors.resize(r + 1, 0);
-            }
-            self.hit_sectors[r] = hit_total as u32;
-            plan.actions.push(Action::ReadOut { req: io.req, at: t });
+        s.read_sectors_from_dram += hit.count_ones() as u64;
+        s.read_sectors_from_flash += miss.count_ones() as u64;
+        if hit != 0 {
+            self.touch(e.expect("a hit has a page"));
+            *hits += hit.count_ones() as u64;
         }
-        plan
+        if miss == 0 {
+            return None;
+        }
+        let fill = match (self.read, e) {
+            (false, _) => NO_ENTRY,
+            (true, Some(e)) => e,
+            (true, None) => self.slot_now(lpn, flow),
+        };
+        Some(ReadMiss {
+            sectors: miss,
+            fill,
+        })
     }
 
-    /// Sectors of read `r` served from DRAM (its [`Action::ReadOut`]).
+    /// The `hits` sectors of read `r` come out of DRAM in one access issued at `now`:
+    /// returns when it ends (None without hits).
+    #[inline]
+    pub fn read_from_dram(&mut self, now: Picoseconds, r: ReqId, hits: u64) -> Option<Picoseconds> {
+        if hits == 0 {
+            return None;
+        }
+        let t = self.dram.access(now, hits * self.sector_bytes);
+        let r = r.idx();
+        if self.hit_sectors.len() <= r {
+            self.hit_sectors.resize(r + 1, 0);
+        }
+        self.hit_sectors[r] = hits as u32;
+        Some(t)
+    }
+
+    /// Sectors of read `r` served from DRAM ([`DataCache::read_from_dram`]).
     #[inline]
     pub fn read_out_sectors(&self, r: ReqId) -> u64 {
         self.hit_sectors[r.idx()] as u64
@@ -198,14 +214,16 @@ impl DataCache {
         self.take_slot(part, lpn, flow).unwrap_or(NO_ENTRY)
     }
 
-    /// A flash read of an [`Action::ReadPage`] ended at `now`: its page (`fill`) keeps the
+    /// A flash read of a [`ReadMiss`] ended at `now`: its page (`fill`) keeps the
     /// sectors, written into DRAM beside the transfer to the host, unless it left the cache
-    /// meanwhile.
-    pub fn read_page_done(&mut self, now: Picoseconds, fill: u32, lpn: Lpn, sectors: u64) {
+    /// meanwhile. Returns the bytes read (for the host).
+    #[inline]
+    pub fn read_page_done(&mut self, now: Picoseconds, fill: u32, lpn: Lpn, sectors: u64) -> u64 {
+        let bytes = sectors.count_ones() as u64 * self.sector_bytes;
         if fill != NO_ENTRY && self.fill(fill, lpn, sectors) {
-            self.dram
-                .access(now, sectors.count_ones() as u64 * self.sector_bytes);
+            self.dram.access(now, bytes);
         }
+        bytes
     }
 
     // ----- writes -----
@@ -508,6 +526,20 @@ mod tests {
         c.recycle(p);
     }
 
+    /// A read at `now` as the simulator asks it: the pages read from flash and when the
+    /// cached sectors are out of DRAM.
+    fn read(
+        c: &mut DataCache,
+        now: Picoseconds,
+        io: Io,
+    ) -> (Vec<(Lpn, ReadMiss)>, Option<Picoseconds>) {
+        let mut hits = 0;
+        let misses = split(io.start_sector, io.sectors, c.spp)
+            .filter_map(|p| Some((p.lpn, c.read_page(io.flow, p.lpn, p.sectors, &mut hits)?)))
+            .collect();
+        (misses, c.read_from_dram(now, io.req, hits))
+    }
+
     fn write_backs(p: &Plan) -> Vec<WriteBackIo> {
         p.actions
             .iter()
@@ -564,36 +596,18 @@ mod tests {
             },
         );
         let now = 5 * PS_PER_US;
-        let p = c.read(now, io(1, 0, 0, 2));
-        assert_eq!(p.parts_of, Some(ReqId(1)));
+        let (misses, out) = read(&mut c, now, io(1, 0, 0, 2));
         let e0 = c.lookup(Lpn(0)).unwrap();
         let e1 = c
             .lookup(Lpn(1))
             .expect("a read cache keeps the page it misses");
         let dram_end = now + c.dram.access_ps(4 * 512);
+        let miss = |sectors, fill| ReadMiss { sectors, fill };
         assert_eq!(
-            p.actions,
-            vec![
-                Action::ReadPage {
-                    req: ReqId(1),
-                    flow: FlowId(0),
-                    lpn: Lpn(0),
-                    sectors: 0xF0,
-                    fill: e0
-                },
-                Action::ReadPage {
-                    req: ReqId(1),
-                    flow: FlowId(0),
-                    lpn: Lpn(1),
-                    sectors: FULL,
-                    fill: e1
-                },
-                Action::ReadOut {
-                    req: ReqId(1),
-                    at: dram_end
-                },
-            ]
+            misses,
+            vec![(Lpn(0), miss(0xF0, e0)), (Lpn(1), miss(FULL, e1))]
         );
+        assert_eq!(out, Some(dram_end));
         assert_eq!(c.read_out_sectors(ReqId(1)), 4);
         let s = c.flow_counts(0);
         assert_eq!(
@@ -609,24 +623,22 @@ mod tests {
             (4, 12)
         );
         // The flash data arrives: the next read hits entirely.
-        c.read_page_done(dram_end, e1, Lpn(1), FULL);
-        let p = c.read(dram_end, io(2, 0, 1, 1));
-        assert!(
-            matches!(p.actions[..], [Action::ReadOut { .. }]),
-            "{:?}",
-            p.actions
-        );
+        assert_eq!(c.read_page_done(dram_end, e1, Lpn(1), FULL), 8 * 512);
+        let (misses, out) = read(&mut c, dram_end, io(2, 0, 1, 1));
+        assert!(misses.is_empty() && out.is_some());
+        assert_eq!(c.read_out_sectors(ReqId(2)), 8);
         assert_eq!(c.flow_counts(0).read_fills, 1);
     }
 
     #[test]
     fn a_write_only_cache_keeps_no_page_it_reads() {
         let mut c = cache(CacheMode::Write, 4, vec![false]);
-        let p = c.read(0, io(0, 0, 3, 1));
-        assert!(matches!(
-            p.actions[..],
-            [Action::ReadPage { fill: NO_ENTRY, .. }]
-        ));
+        let (misses, out) = read(&mut c, 0, io(0, 0, 3, 1));
+        let miss = ReadMiss {
+            sectors: FULL,
+            fill: NO_ENTRY,
+        };
+        assert_eq!((misses, out), (vec![(Lpn(3), miss)], None));
         assert_eq!(c.pages(), 0);
     }
 
@@ -677,27 +689,31 @@ mod tests {
     #[test]
     fn requests_around_the_cache_drop_stale_copies() {
         let mut c = cache(CacheMode::Read, 8, vec![false]);
-        let p = c.read(0, io(0, 0, 0, 3));
-        for a in &p.actions {
-            if let Action::ReadPage {
-                fill, lpn, sectors, ..
-            } = *a
-            {
-                c.read_page_done(0, fill, lpn, sectors);
-            }
+        assert!(matches!(
+            c.request(0, Op::Read, io(0, 0, 0, 3)),
+            Answer::Read
+        ));
+        for (lpn, m) in read(&mut c, 0, io(0, 0, 0, 3)).0 {
+            c.read_page_done(0, m.fill, lpn, m.sectors);
         }
         // A read cache lets writes go to flash; a TRIM of a page and a half drops one page.
-        assert!(c.request(0, Op::Write, io(1, 0, 0, 1)).is_none());
+        assert!(matches!(
+            c.request(0, Op::Write, io(1, 0, 0, 1)),
+            Answer::Uncached
+        ));
         assert!(c.lookup(Lpn(0)).is_none());
         let trim = Io {
             start_sector: 12,
             sectors: 12,
             ..io(2, 0, 0, 0)
         };
-        assert!(c.request(0, Op::Trim, trim).is_none());
+        assert!(matches!(c.request(0, Op::Trim, trim), Answer::Uncached));
         assert!(c.lookup(Lpn(1)).is_some(), "half a page is not trimmed");
         assert!(c.lookup(Lpn(2)).is_none());
-        assert!(c.request(0, Op::Flush, io(3, 0, 0, 0)).is_none());
+        assert!(matches!(
+            c.request(0, Op::Flush, io(3, 0, 0, 0)),
+            Answer::Uncached
+        ));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! there, so a mapping cache can delay them in one place.
 
 use super::{Ev, Simulator};
-use crate::cache::{Action, Io, Plan};
+use crate::cache::{Action, Answer, Io, Plan};
 use crate::config::Config;
 use crate::frontend::split;
 use crate::host::Request;
@@ -35,10 +35,11 @@ impl Simulator {
             start_sector: req.start_sector,
             sectors: req.sectors,
         };
-        let Some(plan) = self.dc().request(now, req.op, io) else {
-            return false;
-        };
-        self.cache_run(plan);
+        match self.dc().request(now, req.op, io) {
+            Answer::Read => self.cache_read(r, req),
+            Answer::Plan(plan) => self.cache_run(plan),
+            Answer::Uncached => return false,
+        }
         true
     }
 
@@ -47,21 +48,6 @@ impl Simulator {
         let mut parts = 0;
         for &a in &plan.actions {
             match a {
-                Action::ReadPage {
-                    req,
-                    flow,
-                    lpn,
-                    sectors,
-                    fill,
-                } => {
-                    if self.issue_read_page(req, flow, lpn, sectors, fill) {
-                        parts += 1;
-                    }
-                }
-                Action::ReadOut { req, at } => {
-                    self.at(at, Ev::CacheReadOut(req));
-                    parts += 1;
-                }
                 Action::WriteBack(w) => {
                     self.issue_write_page(w.lpn, w.dirty, w.cached, w.flow, w.wb, w.req);
                     parts += 1;
@@ -81,6 +67,31 @@ impl Simulator {
     }
 
     // ----- reads -----
+
+    /// A read: the cache answers page by page what comes from flash; its cached sectors come
+    /// out of DRAM once the pages are issued.
+    fn cache_read(&mut self, r: ReqId, req: &Request) {
+        let spp = self.settings.geo.sectors_per_page;
+        let mut pending = 0;
+        let mut hits = 0;
+        for c in split(req.start_sector, req.sectors, spp) {
+            let Some(m) = self.dc().read_page(req.flow, c.lpn, c.sectors, &mut hits) else {
+                continue;
+            };
+            if self.issue_read_page(r, req.flow, c.lpn, m.sectors, m.fill) {
+                pending += 1;
+            }
+        }
+        let now = self.q.now();
+        if let Some(t) = self.dc().read_from_dram(now, r, hits) {
+            self.at(t, Ev::CacheReadOut(r));
+            pending += 1;
+        }
+        self.host.request_mut(r).pending_tx = pending;
+        if pending == 0 {
+            self.flash_done(r, 0);
+        }
+    }
 
     /// Reads `sectors` of `lpn` from flash for request `r` (filling cache entry `fill` unless
     /// NO_ENTRY). False when the page was never written and is answered without flash.
@@ -158,8 +169,7 @@ impl Simulator {
     pub(super) fn cache_read_done(&mut self, tx: &Tx) {
         self.progress_at = self.q.processed();
         let now = self.q.now();
-        self.dc().read_page_done(now, tx.slot, tx.lpn, tx.sectors);
-        let bytes = self.settings.geo.sector_bytes_of(tx.sector_count() as u64);
+        let bytes = self.dc().read_page_done(now, tx.slot, tx.lpn, tx.sectors);
         self.cache_part_done(tx.req, bytes);
     }
 
