@@ -87,7 +87,7 @@ impl Simulator {
             self.at(t, Ev::CacheReadOut(r));
             pending += 1;
         }
-        self.host.request_mut(r).pending_tx = pending;
+        self.firmware.expect_parts(r, pending);
         if pending == 0 {
             self.flash_done(r, 0);
         }
