@@ -23,7 +23,7 @@ use crate::ids::{Lpn, ReqId};
 use lru::Lru;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// What the data cache did, per flow (the flow whose request it served, or for write-backs
 /// the flow whose data they carry) or for the device.
@@ -185,7 +185,7 @@ pub struct DataCache {
     sector_bytes: u64,
     entries: Vec<Entry>,
     free: Vec<u32>,
-    index: HashMap<Lpn, u32>,
+    index: crate::engine::FastMap<Lpn, u32>,
     lru: Lru,
     parts: Vec<Partition>,
     per_flow: bool,
@@ -245,7 +245,7 @@ impl DataCache {
             sector_bytes,
             entries: Vec::new(),
             free: Vec::new(),
-            index: HashMap::new(),
+            index: Default::default(),
             lru: Lru::new(parts.len()),
             parts,
             per_flow: k.sharing == CacheSharing::PerFlow,

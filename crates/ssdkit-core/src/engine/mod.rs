@@ -12,6 +12,12 @@ pub use queue::{EventQueue, Packed, PastEvent, EVENT_BITS};
 pub use rng::{derive_stream, Stream};
 pub use slab::Slab;
 
+/// A hash map for integer keys on the event path (in-flight lookups, cache indexes):
+/// foldhash's fixed-seed hasher is several times cheaper than std's SipHash, which guards
+/// against hash flooding that simulated addresses cannot mount. Fixed seed: the same run
+/// behaves the same (no iteration order is ever used, but nothing random hides there either).
+pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+
 /// Simulation time in picoseconds. u64 covers about 213 days, far beyond any run.
 pub type Picoseconds = u64;
 

@@ -10,7 +10,7 @@ use crate::ids::{DieId, FlowId, PlaneId, Ppn, ReqId, TxId};
 use crate::stats::breakdown::Step;
 use crate::tsu::policy::flin;
 use crate::tsu::suspension::Suspendable;
-use crate::tsu::{Attempt, Choice, Tx, TxKind};
+use crate::tsu::{Attempt, Attempts, Choice, Tx, TxKind};
 use crate::workload::flow::Next;
 use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
@@ -549,7 +549,7 @@ impl Simulator {
         if !served {
             self.dies.set_busy(die, true);
             let steps = self.tsu.steps_while_suspended(die, writes);
-            if self.run_steps(die, steps.as_slice()) {
+            if self.run_steps(die, steps) {
                 return;
             }
             self.dies.set_busy(die, false);
@@ -617,13 +617,13 @@ impl Simulator {
     #[inline]
     fn start_user(&mut self, die: DieId) -> bool {
         let steps = self.tsu.user_steps(die, self.q.now());
-        self.run_steps(die, steps.as_slice())
+        self.run_steps(die, steps)
     }
 
     /// Runs the TSU's steps in order until one starts.
     #[inline(always)]
-    fn run_steps(&mut self, die: DieId, steps: &[Attempt]) -> bool {
-        for &step in steps {
+    fn run_steps(&mut self, die: DieId, steps: Attempts) -> bool {
+        for step in steps {
             let started = match step {
                 Attempt::Reads(class) => self.start_reads(die, class as usize),
                 Attempt::Writes { class, turn } => {

@@ -25,6 +25,26 @@ impl Simulator {
         let mut ops = std::mem::take(&mut self.ftl_ops);
         self.ftl.take_ops(&mut ops);
         let all = self.full_page_mask();
+        // The cached map's misses leave one translation-page read: the common case, queued
+        // without the list's bookkeeping.
+        if let [FlashOp::Read {
+            class: OpClass::Mapping,
+            lpn,
+            ppn,
+            plane,
+        }] = ops[..]
+        {
+            ops.clear();
+            self.ftl_ops = ops;
+            let t = self.tsu.insert(Tx {
+                lpn,
+                ppn,
+                sectors: all,
+                ..Tx::new(TxKind::MappingRead, plane)
+            });
+            self.enqueue(t);
+            return;
+        }
         // One exact allocation, as a job's reads are few and come at most once per call.
         let n = ops
             .iter()

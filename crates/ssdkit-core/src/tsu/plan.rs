@@ -24,28 +24,57 @@ pub enum Attempt {
 }
 
 /// The steps of one choice, in order; at most one reads try ends them (it always starts).
+/// Packed one byte per step into an integer (0 ends the list): a free die builds one at
+/// every start, and an array of steps cost measurably more to fill and copy.
 #[derive(Debug, Clone, Copy)]
 pub struct Attempts {
-    steps: [Attempt; 8],
-    n: u8,
+    packed: u64,
+    shift: u8,
 }
 
 impl Attempts {
     #[inline(always)]
     pub(super) fn new() -> Self {
         Self {
-            steps: [Attempt::Gc; 8],
-            n: 0,
+            packed: 0,
+            shift: 0,
         }
     }
     #[inline(always)]
     pub(super) fn push(&mut self, s: Attempt) {
-        self.steps[self.n as usize] = s;
-        self.n += 1;
+        debug_assert!(self.shift < 64, "at most 8 steps");
+        let code = match s {
+            Attempt::Reads(c) => 1 + c,
+            Attempt::Writes { class, turn } => 0x10 | class | (turn as u8) << 3,
+            Attempt::Gc => 0x20,
+        };
+        self.packed |= (code as u64) << self.shift;
+        self.shift += 8;
     }
+    /// The next step, removed from the list.
     #[inline(always)]
-    pub fn as_slice(&self) -> &[Attempt] {
-        &self.steps[..self.n as usize]
+    pub fn pop(&mut self) -> Option<Attempt> {
+        let code = self.packed as u8;
+        if code == 0 {
+            return None;
+        }
+        self.packed >>= 8;
+        Some(match code {
+            0x20 => Attempt::Gc,
+            c if c & 0x10 != 0 => Attempt::Writes {
+                class: c & 0x07,
+                turn: c & 0x08 != 0,
+            },
+            c => Attempt::Reads(c - 1),
+        })
+    }
+}
+
+impl Iterator for Attempts {
+    type Item = Attempt;
+    #[inline(always)]
+    fn next(&mut self) -> Option<Attempt> {
+        self.pop()
     }
 }
 
@@ -171,13 +200,14 @@ impl Tsu {
     /// transactions wait for it), else the oldest (FLIN: first in its order) user read of
     /// `class` with, multi-plane, reads of the same page offset on other planes among the
     /// first 4 x planes queued.
+    #[inline]
     pub fn take_reads(
         &mut self,
         die: DieId,
         class: usize,
         out: &mut [TxId; MAX_BATCH],
     ) -> Option<Batch> {
-        let geo = self.geo;
+        let geo = &self.geo;
         let q = &mut self.queues[die.idx()];
         if let Some(t) = q.mapping_reads.pop_front() {
             out[0] = t;
@@ -322,4 +352,43 @@ pub(super) fn user_write(k: TxKind) -> bool {
         k,
         TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite
     )
+}
+
+#[cfg(test)]
+mod attempts_tests {
+    use super::{Attempt, Attempts};
+
+    /// Every step a policy can push comes back, in order, as pushed: eight of them (the most a
+    /// choice holds), every class and both turns.
+    #[test]
+    fn steps_round_trip_in_order() {
+        let steps = [
+            Attempt::Reads(0),
+            Attempt::Reads(3),
+            Attempt::Writes {
+                class: 0,
+                turn: true,
+            },
+            Attempt::Writes {
+                class: 3,
+                turn: false,
+            },
+            Attempt::Gc,
+            Attempt::Writes {
+                class: 1,
+                turn: false,
+            },
+            Attempt::Reads(2),
+            Attempt::Writes {
+                class: 2,
+                turn: true,
+            },
+        ];
+        let mut a = Attempts::new();
+        for s in steps {
+            a.push(s);
+        }
+        assert_eq!(a.collect::<Vec<_>>(), steps);
+        assert_eq!(Attempts::new().next(), None);
+    }
 }

@@ -13,7 +13,6 @@ use crate::ftl::ops::{FlashOp, OpClass};
 use crate::ids::{FlowId, Lpn, PlaneId, TxId};
 use crate::result::{CmtDevice, CmtLookups};
 use crate::settings::Settings;
-use std::collections::HashMap;
 
 /// What the cached map's path needs of the configuration.
 #[derive(Debug, Clone, Copy, Default)]
@@ -66,7 +65,7 @@ pub struct Resumed {
 /// The cached map's request path during a timed run.
 #[derive(Debug, Default)]
 pub(in crate::ftl) struct CmtPath {
-    loading: HashMap<u32, Loading>,
+    loading: crate::engine::FastMap<u32, Loading>,
     flows: Vec<CmtCounts>,
     flow_reads: Vec<u64>,
     /// Per flow: eviction write-backs its insertions caused.

@@ -128,7 +128,7 @@ pub struct PageFtl {
     /// Valid sectors of mapped pages that do not hold a whole page of data (written by
     /// sub-page writes only), by logical page; a mapped page absent here is fully valid.
     /// Sparse: such pages are rare, and the common full-page path only checks emptiness.
-    pub(in crate::ftl) partial: std::collections::HashMap<u32, u64>,
+    pub(in crate::ftl) partial: crate::engine::FastMap<u32, u64>,
     /// `flash.medium = "in_place"`: logical page l lives at `home(l)` and writes overwrite it.
     /// Every block stays closed and fully written (no erase, nothing free): the valid counts
     /// still say which pages hold data, and GC never starts.
