@@ -7,7 +7,10 @@ mod common;
 
 use common::{preset, run_cfg};
 use serde_json::Value;
+use ssdkit_core::api::{load, Source};
 use ssdkit_core::config::Config;
+use ssdkit_core::internals::ftl::Ftl;
+use ssdkit_core::internals::ids::{FlowId, Lpn};
 
 const PPB: u64 = 16;
 
@@ -104,7 +107,8 @@ fn hybrid_write_amplification_lies_between_page_and_block() {
     )));
     let block = wa(&run_cfg(&device("block", spare, "random", n, &[])));
     let mut last = block;
-    for k in [1, 4, 8, 16] {
+    // 22: every spare block of a plane in the pool (64 blocks, 39 logical ones, 3 kept back).
+    for k in [1, 4, 8, 16, 22] {
         let m = format!("{{scheme=\"hybrid\",log_blocks={k},associativity=\"full\"}}");
         let h = wa(&run_cfg(&device(&m, spare, "random", n, &[])));
         println!("full, k = {k}: write amplification {h:.3} (page {page:.3}, block {block:.3})");
@@ -126,4 +130,107 @@ fn hybrid_write_amplification_lies_between_page_and_block() {
         );
         last = h;
     }
+}
+
+/// Untimed random overwrites and TRIMs through each scheme's merges (the reclaim jobs run at
+/// once): the map stays consistent after every write, trimmed pages stay unmapped, and with
+/// dynamic wear levelling the erase counts stay level.
+#[test]
+fn merges_keep_the_map_consistent() {
+    for m in [
+        "block",
+        "{scheme=\"hybrid\",log_blocks=2,associativity=\"set\"}",
+        "{scheme=\"hybrid\",log_blocks=8,associativity=\"set\"}",
+        "{scheme=\"hybrid\",log_blocks=4,associativity=\"full\"}",
+    ] {
+        let c = device(m, 0.25, "random", 1, &[]);
+        let mut ftl = Ftl::from_config(&c);
+        let n = ftl.logical_pages() as u32;
+        for l in 0..n {
+            assert!(ftl.write_untimed(Lpn(l)));
+        }
+        let mut x: u64 = 12345;
+        for i in 0..20_000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let l = ((x >> 33) % n as u64) as u32;
+            if i % 50 == 49 {
+                ftl.trim_page(FlowId(0), Lpn(l));
+                assert_eq!(ftl.translate(Lpn(l)), None, "{m}");
+            } else {
+                assert!(ftl.write_untimed(Lpn(l)));
+                assert!(ftl.translate(Lpn(l)).is_some(), "{m}");
+            }
+            if i % 97 == 0 {
+                ftl.check_invariants()
+                    .unwrap_or_else(|e| panic!("{m}, write {i}: {e}"));
+            }
+        }
+        ftl.check_invariants()
+            .unwrap_or_else(|e| panic!("{m}: {e}"));
+        let e = ftl.erase_count_summary();
+        assert!(e.max > 0, "{m}: no erase");
+        assert!(
+            e.max - e.min <= e.max / 2 + 2,
+            "{m}: erase counts {} to {}",
+            e.min,
+            e.max
+        );
+    }
+}
+
+/// What block and hybrid mapping do not model is refused, naming the key and the values
+/// allowed.
+#[test]
+fn refusals_name_the_key() {
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["ftl.mapping=block", "ftl.cmt.mode=shared"],
+            &["ftl.cmt.mode", "\"ideal\""],
+        ),
+        (
+            &["ftl.mapping=block", "precondition.mode=fast"],
+            &["precondition.mode", "\"sequential\""],
+        ),
+        (
+            &["ftl.mapping=block", "ftl.placement=dynamic"],
+            &["ftl.placement", "\"static\""],
+        ),
+        (&["ftl.mapping=lru"], &["ftl.mapping", "lru", "hybrid"]),
+        (
+            &["ftl.mapping={scheme=\"hybrid\",associativity=\"direct\"}"],
+            &["ftl.mapping", "direct", "full"],
+        ),
+        (
+            &["ftl.mapping={scheme=\"hybrid\",log_blocks=60,associativity=\"full\"}"],
+            &["ftl.spare_factor", "ftl.mapping.log_blocks"],
+        ),
+    ];
+    for (extra, says) in cases {
+        let mut o: Vec<String> = [
+            "ftl.cmt.mode=ideal",
+            "cache.mode=off",
+            "flash.blocks_per_plane=256",
+            "flash.pages_per_block=16",
+            "precondition.mode=sequential",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        o.extend(extra.iter().map(|s| s.to_string()));
+        let e = load(Source::Preset("mqsim-paper"), &o)
+            .map(|_| ())
+            .expect_err(&format!("{extra:?} accepted"))
+            .to_string();
+        for w in says {
+            assert!(e.contains(w), "{extra:?}: {e}");
+        }
+    }
+    // Snapshots hold the page map's state only.
+    let c = device("block", 0.25, "random", 1, &[]);
+    let e = ssdkit_core::api::precondition_to_snapshot(&c, std::path::Path::new("/nonexistent/x"))
+        .expect_err("a block-mapped snapshot")
+        .to_string();
+    assert!(e.contains("ftl.mapping") && e.contains("snapshots"), "{e}");
 }

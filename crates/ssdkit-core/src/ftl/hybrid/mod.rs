@@ -142,7 +142,7 @@ impl BlockFtl {
             let target = match room {
                 Some(b) => Some(b),
                 None if (self.logs().order[p as usize].len() as u32) < k
-                    && self.spare_free(p) >= 1 =>
+                    && self.spare_free(p) >= 2 =>
                 {
                     let b = self.new_log(p, NONE);
                     let l = self.logs();
