@@ -217,4 +217,43 @@ mod tests {
         let text = toml::to_string(&c).unwrap();
         assert_eq!(Config::load(&text, "echo", &[]).unwrap(), c);
     }
+
+    /// `ftl.mapping` is tagged by `scheme`: a name, a table, a parameter set over a name by an
+    /// override; the echo is the table, which loads back.
+    #[test]
+    fn the_mapping_is_tagged_by_scheme() {
+        use crate::config::{Associativity, Mapping};
+        // Block and hybrid mapping build no "fast" steady state (the default).
+        let seq = "[precondition]\nmode = \"sequential\"\n";
+        let by_name = load(&format!("[ftl]\nmapping = \"hybrid\"\n{seq}"), &[]).unwrap();
+        let set = Mapping::Hybrid {
+            log_blocks: 8,
+            associativity: Associativity::Set,
+        };
+        assert_eq!(by_name.ftl.mapping, set);
+        let c = load(
+            &format!("[ftl]\nmapping = \"hybrid\"\n{seq}"),
+            &["ftl.mapping.associativity=full", "ftl.mapping.log_blocks=4"],
+        )
+        .unwrap();
+        let full = Mapping::Hybrid {
+            log_blocks: 4,
+            associativity: Associativity::Full,
+        };
+        assert_eq!(c.ftl.mapping, full);
+        assert_eq!(load("", &[]).unwrap().ftl.mapping, Mapping::Page {});
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            v["ftl"]["mapping"],
+            serde_json::json!({"scheme": "hybrid", "log_blocks": 4, "associativity": "full"})
+        );
+        let text = toml::to_string(&c).unwrap();
+        assert_eq!(Config::load(&text, "echo", &[]).unwrap(), c);
+        let e = load(
+            "[ftl]\nmapping = { scheme = \"block\", log_blocks = 2 }\n",
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.contains("ftl.mapping") && e.contains("log_blocks"), "{e}");
+    }
 }
