@@ -592,7 +592,11 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
     p = D("Address_Mapping")
     if conv.enum(p, ("PAGE_LEVEL", "HYBRID")) == "HYBRID":
         conv.unmapped(
-            p[1], p[0], "MQSim's HYBRID mapping is an empty stub; converted as PAGE_LEVEL", cause="value_changed"
+            p[1],
+            p[0],
+            "MQSim's HYBRID mapping is an empty stub (no behaviour to reproduce); converted as PAGE_LEVEL."
+            ' ssdkit\'s own hybrid mapping is ftl.mapping = { scheme = "hybrid" } (docs/ftl.md)',
+            cause="value_changed",
         )
     p = D("Ideal_Mapping_Table")
     ideal = conv.bool(p)

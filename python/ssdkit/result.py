@@ -218,6 +218,24 @@ class FlashStats(_DictLike):
 
 
 @dataclass(frozen=True)
+class MergeCounts(_DictLike):
+    """Merges of block and hybrid mapping (``ftl.mapping``, docs/ftl.md)."""
+
+    #: A log block written in order over the whole block became the data block (no copy).
+    switch: int
+    #: A log block written in order from offset 0 took copies of the rest, then switched.
+    partial: int
+    #: A new block took the newest copy of every page (every overwrite under block mapping).
+    full: int
+    #: Pages copied by merges (one read and one program each).
+    page_copies: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> MergeCounts:
+        return _pick(cls, d)
+
+
+@dataclass(frozen=True)
 class FtlStats(_DictLike):
     user_page_writes: int
     gc_runs: int
@@ -240,12 +258,15 @@ class FtlStats(_DictLike):
     trimmed_pages: int = 0
     #: Never-written pages mapped by their first read (``ftl.unmapped_reads = "read_flash"``).
     pages_mapped_by_reads: int = 0
+    #: Merges of block and hybrid mapping; None under page mapping (the document omits them).
+    merges: MergeCounts | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> FtlStats:
         # A ratio over no user page writes is undefined, not 0 (what the document holds).
         wa = _get(d, "write_amplification") if _get(d, "user_page_writes") else None
-        return _pick(cls, d, write_amplification=wa)
+        m = d.get("merges") if isinstance(d, dict) else None
+        return _pick(cls, d, write_amplification=wa, merges=None if m is None else MergeCounts.from_dict(m))
 
 
 @dataclass(frozen=True)

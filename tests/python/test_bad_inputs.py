@@ -124,6 +124,13 @@ CASES = [
     toml_case("range_tsu_policy_type", ["tsu.policy", "lottery", "out_of_order", "priority_out_of_order"]),
     toml_case("range_flin_threshold", ["tsu.policy.fairness_threshold", "1.5", "[0, 1]"]),
     toml_case("unknown_tsu_policy_param", ["tsu.policy", "weight_high"]),
+    # --- ftl.mapping: the scheme, its parameters, what block and hybrid mapping refuse ---------
+    toml_case("range_mapping_scheme", ["ftl.mapping", "lru", "block", "hybrid"]),
+    toml_case("range_log_blocks_0", ["ftl.mapping.log_blocks"]),
+    toml_case("range_associativity", ["ftl.mapping", "direct", "set", "full"]),
+    toml_case("mapping_block_cached", ["ftl.cmt.mode", "block", '"ideal"']),
+    toml_case("mapping_hybrid_fast", ["precondition.mode", "hybrid", '"sequential" or "empty"']),
+    toml_case("mapping_full_too_many_logs", ["ftl.spare_factor", "ftl.mapping.log_blocks"]),
     # --- keys that moved into a policy's table: where they went --------------------------------
     toml_case("moved_gc_d", ["ftl.gc_d", "moved", '{ type = "d_choices", d = 10 }']),
     toml_case("moved_tsu_weight", ["tsu.weight_high", "moved", 'type = "priority_out_of_order"']),

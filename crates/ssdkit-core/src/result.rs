@@ -445,6 +445,34 @@ pub struct FtlCounts {
     /// Never-written pages mapped by their first read (`ftl.unmapped_reads = "read_flash"`).
     #[serde(default)]
     pub pages_mapped_by_reads: u64,
+    /// Merges of block and hybrid mapping (absent under page mapping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merges: Option<MergeCounts>,
+}
+
+/// Merges of block and hybrid mapping (docs/ftl.md): each is one reclaim job (page copies,
+/// then erases), timed like a GC victim's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MergeCounts {
+    /// A log block written in order over the whole block became the data block (no copy).
+    pub switch: u64,
+    /// A log block written in order from offset 0 took copies of the remaining pages, then
+    /// became the data block.
+    pub partial: u64,
+    /// A new block took the newest copy of every page (every overwrite under block mapping).
+    pub full: u64,
+    /// Pages copied by merges (one read and one program each).
+    pub page_copies: u64,
+}
+
+impl MergeCounts {
+    /// None when no merge happened (page mapping never merges).
+    pub fn if_any(self) -> Option<MergeCounts> {
+        (!self.is_zero()).then_some(self)
+    }
+    pub fn is_zero(&self) -> bool {
+        *self == MergeCounts::default()
+    }
 }
 
 /// Erase counts of every block at the end of the run, preconditioning included.

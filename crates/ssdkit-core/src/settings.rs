@@ -69,6 +69,8 @@ pub struct Settings {
 /// The FTL's policies (`[ftl]`) and the seed of the device's random stream.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FtlSettings {
+    /// `ftl.mapping`: the mapping scheme and its parameters.
+    pub mapping: crate::config::Mapping,
     pub gc_policy: GcPolicy,
     /// `ftl.gc_foreground`: GC starts only when user writes are blocked.
     pub gc_foreground: bool,
@@ -95,6 +97,7 @@ impl FtlSettings {
     pub fn resolve(c: &Config) -> Self {
         let f = &c.ftl;
         Self {
+            mapping: f.mapping,
             gc_policy: f.gc_policy,
             gc_foreground: f.gc_foreground,
             gc_refill: f.gc_refill,

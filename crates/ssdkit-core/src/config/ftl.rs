@@ -60,11 +60,66 @@ impl GcPolicy {
     }
 }
 
+/// `ftl.mapping`: the address mapping scheme, one variant per scheme carrying its own
+/// parameters. A table tagged by `scheme` (`ftl.mapping = { scheme = "hybrid", log_blocks = 8 }`)
+/// or the bare name for the scheme with its defaults (`ftl.mapping = "block"`).
+#[ranges]
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
+#[serde(tag = "scheme", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Mapping {
-    /// Page-level mapping: whole in DRAM, or cached (`ftl.cmt`).
-    Page,
+    /// Page-level mapping: any logical page in any physical page, the map whole in DRAM or
+    /// cached (`ftl.cmt`).
+    Page {},
+    /// Block-level mapping: a logical block maps to one physical block of a fixed plane, page
+    /// offsets fixed; an overwrite merges the block into a new one.
+    Block {},
+    /// Block mapping with log blocks that absorb overwrites (switch, partial and full merges).
+    Hybrid {
+        /// "set": log blocks a data block may own (SimpleSSD's baseline: 8); "full": the log
+        /// pool of each plane, shared by every data block (FAST). Default 8; 1..=2^20, and
+        /// at most what the plane's spare blocks allow (docs/ftl.md).
+        #[serde(default = "default_log_blocks")]
+        #[range(min = 1, max = 1u64 << 20, note = "at most the spare blocks of a plane allow")]
+        log_blocks: u32,
+        /// "set" (each log block serves one data block) or "full" (one log pool per plane
+        /// shared by every data block). Default "set".
+        #[serde(default)]
+        associativity: Associativity,
+    },
+}
+
+fn default_log_blocks() -> u32 {
+    8
+}
+
+impl Default for Mapping {
+    fn default() -> Self {
+        Mapping::Page {}
+    }
+}
+
+impl Mapping {
+    /// The scheme's name, its `scheme`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mapping::Page {} => "page",
+            Mapping::Block {} => "block",
+            Mapping::Hybrid { .. } => "hybrid",
+        }
+    }
+}
+
+/// `ftl.mapping.associativity` of the hybrid scheme.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Associativity {
+    /// Set associative: each log block serves one data block, which owns up to `log_blocks`
+    /// of them (SimpleSSD, IEEE CAL 2018).
+    #[default]
+    Set,
+    /// Fully associative: one pool of `log_blocks` log blocks per plane shared by every data
+    /// block, oldest reclaimed first (FAST, Lee et al., ACM TECS 2007).
+    Full,
 }
 
 /// `[ftl]`
@@ -72,7 +127,13 @@ pub enum Mapping {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FtlConfig {
-    /// Address mapping scheme: "page". Default "page".
+    /// Address mapping scheme, a table tagged by `scheme` with its parameters, or its name
+    /// alone for its defaults: "page" (the cached map of `ftl.cmt` applies), "block" or
+    /// "hybrid" (`log_blocks`: default 8; `associativity`: "set" or "full", default "set").
+    /// Default "page".
+    #[serde(deserialize_with = "super::tagged::name_or_scheme")]
+    #[schemars(schema_with = "super::tagged::schema_by::<Mapping>")]
+    #[range(nested)]
     pub mapping: Mapping,
     /// The cached mapping table: which mapping entries the controller's DRAM holds.
     #[range(nested)]
@@ -172,7 +233,7 @@ pub struct FtlConfig {
 impl Default for FtlConfig {
     fn default() -> Self {
         Self {
-            mapping: Mapping::Page,
+            mapping: Mapping::Page {},
             cmt: Default::default(),
             allocation_order: "CWDP".into(),
             placement: Placement::Static,

@@ -76,9 +76,9 @@ pub fn apply_override(root: &mut Value, spec: &str) -> Result<(), Error> {
 /// set over it.
 pub(super) fn expand_policy_name(v: &mut Value, key: &str) {
     if let Value::String(name) = v {
-        if super::tagged::TAGGED_KEYS.contains(&key) {
+        if let Some(&(_, tag)) = super::tagged::TAGGED_KEYS.iter().find(|(k, _)| *k == key) {
             let mut t = toml::map::Map::new();
-            t.insert("type".into(), Value::String(std::mem::take(name)));
+            t.insert(tag.into(), Value::String(std::mem::take(name)));
             *v = Value::Table(t);
         }
     }

@@ -14,7 +14,12 @@ use std::marker::PhantomData;
 
 /// Keys that hold such a policy: a bare name there reads as `{ type = name }` when an
 /// override or a file sets one of its parameters.
-pub(super) const TAGGED_KEYS: [&str; 2] = ["tsu.policy", "ftl.gc_policy"];
+/// Each with the key of its tag.
+pub(super) const TAGGED_KEYS: [(&str, &str); 3] = [
+    ("tsu.policy", "type"),
+    ("ftl.gc_policy", "type"),
+    ("ftl.mapping", "scheme"),
+];
 
 /// `deserialize_with` for a policy field: its name or its tagged table.
 pub(super) fn name_or_table<'de, D, T>(d: D) -> Result<T, D::Error>
@@ -22,20 +27,37 @@ where
     D: Deserializer<'de>,
     T: Deserialize<'de>,
 {
-    struct V<T>(PhantomData<T>);
+    name_or_tagged(d, "type")
+}
+
+/// `deserialize_with` for `ftl.mapping`: its scheme's name or its table tagged by `scheme`.
+pub(super) fn name_or_scheme<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    name_or_tagged(d, "scheme")
+}
+
+fn name_or_tagged<'de, D, T>(d: D, tag: &'static str) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct V<T>(PhantomData<T>, &'static str);
     impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
         type Value = T;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("a policy name or a table with its `type` and parameters")
         }
         fn visit_str<E: de::Error>(self, s: &str) -> Result<T, E> {
-            T::deserialize(MapDeserializer::new(std::iter::once(("type", s))))
+            T::deserialize(MapDeserializer::new(std::iter::once((self.1, s))))
         }
         fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<T, A::Error> {
             T::deserialize(MapAccessDeserializer::new(m))
         }
     }
-    d.deserialize_any(V(PhantomData))
+    d.deserialize_any(V(PhantomData, tag))
 }
 
 /// The `type` of a tagged policy.
@@ -52,10 +74,20 @@ pub(super) fn type_name<T: Serialize>(p: &T) -> String {
 
 /// Schema of a policy field: one of the names, or the tagged table.
 pub(super) fn schema<T: JsonSchema>(gen: &mut SchemaGenerator) -> Schema {
+    schema_tagged::<T>(gen, "type")
+}
+
+/// Schema of `ftl.mapping`: one of the scheme names, or the table tagged by `scheme`.
+pub(super) fn schema_by<T: JsonSchema>(gen: &mut SchemaGenerator) -> Schema {
+    schema_tagged::<T>(gen, "scheme")
+}
+
+fn schema_tagged<T: JsonSchema>(gen: &mut SchemaGenerator, tag: &str) -> Schema {
     let table = T::json_schema(gen);
     let mut names = Vec::new();
     collect_type_names(
         &serde_json::to_value(&table).unwrap_or_default(),
+        tag,
         &mut names,
     );
     let name = SchemaObject {
@@ -73,12 +105,12 @@ pub(super) fn schema<T: JsonSchema>(gen: &mut SchemaGenerator) -> Schema {
     .into()
 }
 
-fn collect_type_names(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
+fn collect_type_names(v: &serde_json::Value, tag: &str, out: &mut Vec<serde_json::Value>) {
     match v {
         serde_json::Value::Object(m) => {
             if let Some(e) = m
                 .get("properties")
-                .and_then(|p| p.get("type"))
+                .and_then(|p| p.get(tag))
                 .and_then(|t| t.get("enum"))
                 .and_then(|e| e.as_array())
             {
@@ -86,11 +118,11 @@ fn collect_type_names(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
             }
             for (k, x) in m {
                 if k != "properties" {
-                    collect_type_names(x, out);
+                    collect_type_names(x, tag, out);
                 }
             }
         }
-        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_type_names(x, out)),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_type_names(x, tag, out)),
         _ => {}
     }
 }
@@ -184,5 +216,44 @@ mod tests {
         );
         let text = toml::to_string(&c).unwrap();
         assert_eq!(Config::load(&text, "echo", &[]).unwrap(), c);
+    }
+
+    /// `ftl.mapping` is tagged by `scheme`: a name, a table, a parameter set over a name by an
+    /// override; the echo is the table, which loads back.
+    #[test]
+    fn the_mapping_is_tagged_by_scheme() {
+        use crate::config::{Associativity, Mapping};
+        // Block and hybrid mapping build no "fast" steady state (the default).
+        let seq = "[precondition]\nmode = \"sequential\"\n";
+        let by_name = load(&format!("[ftl]\nmapping = \"hybrid\"\n{seq}"), &[]).unwrap();
+        let set = Mapping::Hybrid {
+            log_blocks: 8,
+            associativity: Associativity::Set,
+        };
+        assert_eq!(by_name.ftl.mapping, set);
+        let c = load(
+            &format!("[ftl]\nmapping = \"hybrid\"\n{seq}"),
+            &["ftl.mapping.associativity=full", "ftl.mapping.log_blocks=4"],
+        )
+        .unwrap();
+        let full = Mapping::Hybrid {
+            log_blocks: 4,
+            associativity: Associativity::Full,
+        };
+        assert_eq!(c.ftl.mapping, full);
+        assert_eq!(load("", &[]).unwrap().ftl.mapping, Mapping::Page {});
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            v["ftl"]["mapping"],
+            serde_json::json!({"scheme": "hybrid", "log_blocks": 4, "associativity": "full"})
+        );
+        let text = toml::to_string(&c).unwrap();
+        assert_eq!(Config::load(&text, "echo", &[]).unwrap(), c);
+        let e = load(
+            "[ftl]\nmapping = { scheme = \"block\", log_blocks = 2 }\n",
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.contains("ftl.mapping") && e.contains("log_blocks"), "{e}");
     }
 }

@@ -5,8 +5,8 @@
 //! The FTL decides *what* happens to which physical page; the simulator decides *when*, by
 //! queueing transactions in the scheduling unit (`tsu`) and driving the flash back end.
 //! [`Ftl`] is the interface: the rest of the crate may ask only what its methods answer, and
-//! each mapping scheme implements them in its own folder (`page/`: today's page map with the
-//! cached mapping table). Dispatch is by enum ([`Ftl`] holds the scheme), not by trait
+//! each mapping scheme implements them in its own folder (`page/`: the page map with the
+//! cached mapping table; `block/`: block mapping; `hybrid/`: log blocks over block mapping). Dispatch is by enum ([`Ftl`] holds the scheme), not by trait
 //! object: one variant costs nothing on the hot path.
 //!
 //! - reads: `translate` (a page, or unmapped), and with a cached map first `map_lookup`
@@ -25,8 +25,11 @@
 //!
 //! - `ops`: the interface's vocabulary (write streams, op classes, flash ops, reclaim phase);
 //! - `page`: the page-mapping scheme;
+//! - `block`, `hybrid`: block mapping, and the hybrid scheme's log blocks and merges;
 //! - `precondition`, `snapshot`: the state at time zero, and saving/loading it.
 
+pub mod block;
+pub(in crate::ftl) mod hybrid;
 mod ops;
 pub mod page;
 pub mod precondition;
@@ -46,9 +49,13 @@ pub struct Ftl {
     scheme: Scheme,
 }
 
-/// The mapping schemes (`ftl.mapping`).
+/// The mapping schemes (`ftl.mapping`). One per device, held inline: boxing the larger
+/// variant would add an indirection to every call of the page scheme's hot path.
+#[allow(clippy::large_enum_variant)]
 enum Scheme {
     Page(PageFtl),
+    /// Block and hybrid mapping (the hybrid scheme's log blocks are part of its state).
+    Block(block::BlockFtl),
 }
 
 /// Methods every scheme answers, forwarded to it.
@@ -59,6 +66,7 @@ macro_rules! forward {
         pub fn $name(&self $(, $a: $t)*) $(-> $r)? {
             match &self.scheme {
                 Scheme::Page(f) => f.$name($($a),*),
+                Scheme::Block(f) => f.$name($($a),*),
             }
         }
     )*};
@@ -71,6 +79,7 @@ macro_rules! forward_mut {
         pub fn $name(&mut self $(, $a: $t)*) $(-> $r)? {
             match &mut self.scheme {
                 Scheme::Page(f) => f.$name($($a),*),
+                Scheme::Block(f) => f.$name($($a),*),
             }
         }
     )*};
@@ -79,7 +88,12 @@ macro_rules! forward_mut {
 impl Ftl {
     /// An erased device: nothing mapped, every block free. Preconditioning fills it.
     pub fn new(s: &Settings) -> Self {
-        Self::from_page(PageFtl::new(s))
+        match s.ftl.mapping {
+            crate::config::Mapping::Page {} => Self::from_page(PageFtl::new(s)),
+            _ => Self {
+                scheme: Scheme::Block(block::BlockFtl::new(s)),
+            },
+        }
     }
 
     /// An erased device for a configuration (resolving its settings).
@@ -94,15 +108,24 @@ impl Ftl {
     }
 
     /// The page scheme's state, for the code that builds and saves it (preconditioning,
-    /// snapshots).
-    pub(crate) fn page(&self) -> &PageFtl {
+    /// snapshots); None under another scheme.
+    pub(crate) fn page(&self) -> Option<&PageFtl> {
         match &self.scheme {
-            Scheme::Page(f) => f,
+            Scheme::Page(f) => Some(f),
+            Scheme::Block(_) => None,
         }
     }
-    pub(crate) fn page_mut(&mut self) -> &mut PageFtl {
+    pub(crate) fn page_mut(&mut self) -> Option<&mut PageFtl> {
         match &mut self.scheme {
-            Scheme::Page(f) => f,
+            Scheme::Page(f) => Some(f),
+            Scheme::Block(_) => None,
+        }
+    }
+    /// The block (or hybrid) scheme's state, for preconditioning.
+    pub(crate) fn block_mut(&mut self) -> Option<&mut block::BlockFtl> {
+        match &mut self.scheme {
+            Scheme::Block(f) => Some(f),
+            Scheme::Page(_) => None,
         }
     }
 
@@ -193,6 +216,7 @@ impl Ftl {
     pub fn write_untimed(&mut self, lpn: Lpn) -> bool {
         match &mut self.scheme {
             Scheme::Page(f) => page::gc::write_now(f, lpn),
+            Scheme::Block(f) => f.write_untimed(lpn),
         }
     }
 }

@@ -65,10 +65,8 @@ pub(crate) fn device_keys(c: &Config) -> Vec<(&'static str, String)> {
         ("flash.page_size_bytes", f.page_size_bytes.to_string()),
         ("ftl.spare_factor", c.ftl.spare_factor.to_string()),
         ("ftl.allocation_order", c.ftl.allocation_order.clone()),
-        (
-            "ftl.mapping",
-            serde_json::to_string(&c.ftl.mapping).expect("enum serialises"),
-        ),
+        // The scheme's name, as snapshots of the page map have always recorded it.
+        ("ftl.mapping", format!("\"{}\"", c.ftl.mapping.name())),
         // Translation pages live in flash beside the data: a cached map's state loads only
         // into a cached map with the same pages (the entry size decides their number).
         (
@@ -135,7 +133,9 @@ pub fn save(
     precondition: &PreconditionRecord,
     path: &Path,
 ) -> Result<u64, Error> {
-    let ftl = ftl.page();
+    let Some(ftl) = ftl.page() else {
+        return Err(Error::Config(refusal(c)));
+    };
     if ftl.planes.iter().any(|p| p.gc != GcPhase::Idle) {
         return Err(Error::Simulation(
             "snapshot requested while garbage collection is in flight".into(),
@@ -382,11 +382,22 @@ impl<R: Read> CrcReader<R> {
     }
 }
 
+/// Snapshots hold the page map's state only.
+fn refusal(c: &Config) -> String {
+    format!(
+        "key `ftl.mapping` = \"{}\": snapshots are not supported with block or hybrid mapping (they save the page map's state); allowed with snapshots: \"page\"",
+        c.ftl.mapping.name()
+    )
+}
+
 /// Loads a snapshot into a fresh FTL for `c`. Refuses a file that is not a snapshot, of
 /// another version, damaged (checksum), truncated, or taken on a device that differs from
 /// `c` in any key of `device_keys` (the message names each differing key). Returns the FTL
 /// and the snapshot's preconditioning record.
 pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error> {
+    if !matches!(c.ftl.mapping, crate::config::Mapping::Page {}) {
+        return Err(Error::Config(refusal(c)));
+    }
     let origin = path.display().to_string();
     let bad = |m: String| Error::Io(format!("{origin}: {m}"));
     // Opening a directory succeeds on Unix; its first read fails, which would read as a

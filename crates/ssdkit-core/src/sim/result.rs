@@ -143,6 +143,7 @@ impl Simulator {
                     rmw_reads: self.rmw_reads,
                     unmapped_page_reads: self.unmapped_reads,
                     pages_mapped_by_reads: self.mapped_by_reads,
+                    merges: f.merges.if_any(),
                 },
                 cache: self.cache.as_ref().map(|k| {
                     let mut totals = crate::cache::CacheCounts::default();

@@ -162,6 +162,10 @@ fn base() -> Value {
         ..Default::default()
     };
     c.ftl.gc_policy = crate::config::GcPolicy::DChoices { d: 10 };
+    c.ftl.mapping = crate::config::Mapping::Hybrid {
+        log_blocks: 8,
+        associativity: Default::default(),
+    };
     c.tsu.policy = crate::config::TsuPolicy::Flin(Default::default());
     serde_json::to_value(&c).expect("config serialises")
 }

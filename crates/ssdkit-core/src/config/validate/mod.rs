@@ -8,6 +8,7 @@ mod delimited;
 mod device;
 mod flow;
 mod host;
+mod mapping;
 mod pinning;
 mod tsu;
 
@@ -64,6 +65,7 @@ pub fn validate(c: &Config) -> Result<(), String> {
     // `Sizes::of` relies on the range checks above.
     let s = Sizes::of(c);
     device::validate_ftl_blocks(c, &s)?;
+    mapping::validate_mapping(c, &s)?;
     device::validate_precondition(&c.precondition)?;
     device::validate_gc_start(c, &s)?;
     flow::validate_flow_count(c)?;

@@ -175,35 +175,39 @@ impl PageFtl {
     /// histogram of at most 32 equal-width integer bins (`bin_start[i]` is the lowest count
     /// of bin i, all bins `bin_width` wide).
     pub fn erase_count_summary(&self) -> crate::result::EraseCounts {
-        let n = self.erase_count.len() as f64;
-        let min = self.erase_count.iter().copied().min().unwrap_or(0);
-        let max = self.erase_count.iter().copied().max().unwrap_or(0);
-        let sum: u64 = self.erase_count.iter().map(|&e| e as u64).sum();
-        let mean = sum as f64 / n;
-        let var = self
-            .erase_count
-            .iter()
-            .map(|&e| (e as f64 - mean).powi(2))
-            .sum::<f64>()
-            / n;
-        let width = (max - min + 1).div_ceil(32).max(1);
-        let bins = ((max - min) / width + 1) as usize;
-        let mut count = vec![0u64; bins];
-        for &e in &self.erase_count {
-            count[((e - min) / width) as usize] += 1;
-        }
-        let start: Vec<u32> = (0..bins as u32).map(|i| min + i * width).collect();
-        crate::result::EraseCounts {
-            blocks: self.erase_count.len() as u64,
-            min,
-            mean,
-            max,
-            std: var.sqrt(),
-            histogram: crate::result::EraseHistogram {
-                bin_start: start,
-                bin_width: width,
-                count,
-            },
-        }
+        summarize_erases(&self.erase_count)
+    }
+}
+
+/// Erase-count distribution over `erase_count` (every scheme summarises its blocks so).
+pub(in crate::ftl) fn summarize_erases(erase_count: &[u32]) -> crate::result::EraseCounts {
+    let n = erase_count.len() as f64;
+    let min = erase_count.iter().copied().min().unwrap_or(0);
+    let max = erase_count.iter().copied().max().unwrap_or(0);
+    let sum: u64 = erase_count.iter().map(|&e| e as u64).sum();
+    let mean = sum as f64 / n;
+    let var = erase_count
+        .iter()
+        .map(|&e| (e as f64 - mean).powi(2))
+        .sum::<f64>()
+        / n;
+    let width = (max - min + 1).div_ceil(32).max(1);
+    let bins = ((max - min) / width + 1) as usize;
+    let mut count = vec![0u64; bins];
+    for &e in erase_count {
+        count[((e - min) / width) as usize] += 1;
+    }
+    let start: Vec<u32> = (0..bins as u32).map(|i| min + i * width).collect();
+    crate::result::EraseCounts {
+        blocks: erase_count.len() as u64,
+        min,
+        mean,
+        max,
+        std: var.sqrt(),
+        histogram: crate::result::EraseHistogram {
+            bin_start: start,
+            bin_width: width,
+            count,
+        },
     }
 }

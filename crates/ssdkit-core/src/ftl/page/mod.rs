@@ -28,6 +28,7 @@ pub(crate) mod pagemap;
 mod wear;
 
 pub use blocks::BlockState;
+pub(in crate::ftl) use check::summarize_erases;
 pub use cmt_path::Resumed;
 
 use crate::ftl::ops::{FlashOp, OpClass, StreamId};
@@ -68,6 +69,9 @@ pub struct FtlStats {
     pub mapping_page_writes: u64,
     /// Of `gc_page_moves`, translation pages moved.
     pub gc_translation_moves: u64,
+    /// Merges of block and hybrid mapping (zero under page mapping).
+    #[serde(skip_serializing_if = "crate::result::MergeCounts::is_zero")]
+    pub merges: crate::result::MergeCounts,
 }
 
 /// Page-level mapping and block bookkeeping. All per-page and per-block state is flat arrays

@@ -181,7 +181,10 @@ pub fn run_checked(
     check: &mut dyn FnMut() -> Result<(), Error>,
 ) -> Result<PreconditionRecord, Error> {
     // Each scheme reaches its steady state its own way; the page map's is here.
-    let ftl = ftl.page_mut();
+    if let Some(b) = ftl.block_mut() {
+        return Ok(b.precondition(c));
+    }
+    let ftl = ftl.page_mut().expect("the page scheme");
     let wall = Instant::now();
     let p = &c.precondition;
     let fp = footprint(c, ftl.logical_pages as u64);
