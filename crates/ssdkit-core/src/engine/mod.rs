@@ -10,7 +10,7 @@ mod slab;
 pub use div::Div;
 pub use queue::{EventQueue, Packed, PastEvent, EVENT_BITS};
 pub use rng::{derive_stream, Stream};
-pub use slab::Slab;
+pub use slab::{Parking, Slab};
 
 /// Simulation time in picoseconds. u64 covers about 213 days, far beyond any run.
 pub type Picoseconds = u64;

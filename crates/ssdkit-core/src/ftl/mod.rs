@@ -29,6 +29,7 @@
 
 mod ops;
 pub mod page;
+mod placement;
 pub mod precondition;
 pub mod snapshot;
 
