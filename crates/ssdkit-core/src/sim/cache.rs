@@ -12,6 +12,7 @@ use crate::cache::{Action, Answer, Io, Plan};
 use crate::frontend::split;
 use crate::host::Request;
 use crate::ids::{FlowId, Lpn, ReqId};
+use crate::stats::breakdown::Hooks;
 use crate::tsu::{Tx, TxKind};
 
 impl Simulator {
@@ -159,7 +160,7 @@ impl Simulator {
             slot: fill,
             ..Tx::new(TxKind::CacheRead, self.settings.geo.plane_of(ppn))
         });
-        self.bd_tx_issued(t, r, true, 0);
+        self.bd.tx_issued(t, r, true, self.q.now(), 0);
         self.enqueue(t);
         true
     }

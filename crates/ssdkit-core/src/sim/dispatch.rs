@@ -7,11 +7,11 @@ use crate::flash::MAX_BATCH;
 use crate::frontend::{page_span, split, PageChunk};
 use crate::ftl::{OpClass, StreamId};
 use crate::ids::{DieId, FlowId, PlaneId, Ppn, ReqId, TxId};
-use crate::stats::breakdown::Step;
+use crate::stats::breakdown::{Hooks, Step};
 use crate::tsu::policy::flin;
 use crate::tsu::suspension::Suspendable;
 use crate::tsu::{Attempt, Choice, Tx, TxKind};
-use crate::workload::flow::Next;
+use crate::workload::flow::Poll;
 use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
 
@@ -28,7 +28,7 @@ impl Simulator {
                     None => self.firmware(r),
                     Some(t) => {
                         let stall = self.host.link_stall_ps() - s0;
-                        self.bd_phase(r, Step::DataDma, t, stall);
+                        self.bd.phase(r, Step::DataDma, t, stall);
                         self.at(t, Ev::WriteDataArrived(r));
                     }
                 }
@@ -51,7 +51,7 @@ impl Simulator {
             Ev::CacheWriteIn(r) => self.cache_write_in(r),
             Ev::CacheReadOut(r) => self.cache_read_out(r),
             Ev::Arrival(f) => {
-                self.flows[f.idx()].arrival_scheduled = false;
+                self.flows[f.idx()].woken();
                 self.pump(f);
             }
             Ev::MsiArrived(b) => self.msi_arrived(b),
@@ -72,28 +72,16 @@ impl Simulator {
     pub(crate) fn pump(&mut self, f: FlowId) {
         let now = self.q.now();
         loop {
-            let flow = &mut self.flows[f.idx()];
-            if flow.outstanding >= flow.cap {
-                return;
-            }
-            match flow.next(now) {
-                Ok(Next::Due(at, req)) => {
-                    flow.outstanding += 1;
-                    let tag = flow.tag.take();
+            match self.flows[f.idx()].poll(now) {
+                Ok(Poll::Submit(at, req, tag)) => {
                     let id = self.submit(f, at, req);
                     if let Some(t) = tag {
                         // A host program's request keeps the id it was given.
                         self.host.request_mut(id).seq = t;
                     }
                 }
-                Ok(Next::Later(t)) => {
-                    if !flow.arrival_scheduled {
-                        flow.arrival_scheduled = true;
-                        self.at(t, Ev::Arrival(f));
-                    }
-                    return;
-                }
-                Ok(Next::Done) => return,
+                Ok(Poll::Wake(t)) => return self.at(t, Ev::Arrival(f)),
+                Ok(Poll::Idle) => return,
                 Err(e) => {
                     self.failure.get_or_insert(e);
                     return;
@@ -136,7 +124,7 @@ impl Simulator {
                 return;
             };
             let stall = self.host.link_stall_ps() - s0;
-            self.bd_fetched(r, t, stall);
+            self.bd.fetched(r, self.q.now(), t, stall);
             if self.host.data_before_firmware(r) {
                 self.firmware_at_fetch = false;
             }
@@ -214,7 +202,7 @@ impl Simulator {
             self.settings.geo.sectors_per_page,
         );
         let t = self.firmware.process(at, pages);
-        self.bd_phase(r, Step::Firmware, t, 0);
+        self.bd.phase(r, Step::Firmware, t, 0);
         self.at(t, Ev::FirmwareDone(r));
     }
 
@@ -301,7 +289,7 @@ impl Simulator {
             sectors: c.sectors,
             ..Tx::new(TxKind::UserRead, self.settings.geo.plane_of(ppn))
         });
-        self.bd_tx_issued(t, r, true, 0);
+        self.bd.tx_issued(t, r, true, self.q.now(), 0);
         self.enqueue_read(t, ppn);
         true
     }
@@ -315,7 +303,7 @@ impl Simulator {
         if !self.direct_reads || self.dies.busy(die) || !self.tsu.queues(die).is_empty() {
             return self.enqueue(t);
         }
-        self.bd_tx_ready(t);
+        self.bd.tx_ready(t, self.q.now());
         self.dies.set_busy(die, true);
         let page = self.settings.geo.page_in_block(ppn.0);
         let end = self.backend.start_read(self.q.now(), die.0, page, 1);
@@ -375,7 +363,7 @@ impl Simulator {
                 waits += 1;
             }
         }
-        self.bd_tx_issued(w, r, false, stall);
+        self.bd.tx_issued(w, r, false, self.q.now(), stall);
         let keep = self.ftl.plan_write(c.lpn, c.sectors, full_page);
         if let Some(old) = mapped.filter(|_| keep != 0) {
             // Read the sectors kept first, then program the merged page. The read needs no
@@ -411,7 +399,7 @@ impl Simulator {
     /// All flash work of request `r` is done: send the read data not sent yet (with pipelined
     /// transfers, the `last_page_bytes` of the page just out of its die) and the completion.
     pub(super) fn flash_done(&mut self, r: ReqId, last_page_bytes: u64) {
-        self.bd_flash_done(r);
+        self.bd.flash_done(r, self.q.now());
         let t = self.host.complete(self.q.now(), r, last_page_bytes);
         self.bd_completing(r, t);
         self.at(t, Ev::Completed(r));
@@ -420,7 +408,7 @@ impl Simulator {
     // ----- transaction scheduling and flash execution -----
 
     pub(super) fn enqueue(&mut self, t: TxId) {
-        self.bd_tx_ready(t);
+        self.bd.tx_ready(t, self.q.now());
         let die = if self.tsu.classes() {
             self.enqueue_classed(t)
         } else {
@@ -700,7 +688,7 @@ impl Simulator {
     }
 
     pub(super) fn begin(&mut self, die: DieId, batch: &[TxId], array_end: u64) {
-        self.bd_die_began(die);
+        self.bd.die_began(die, self.q.now(), &self.backend);
         self.dies.begin(die, batch);
         self.at(array_end, Ev::DieArrayDone(die));
         if self.susp.is_some() {
@@ -740,7 +728,7 @@ impl Simulator {
                     .map(|&t| self.tsu.get(t).sector_count())
                     .sum();
                 let end = self.backend.transfer_out(self.q.now(), die.0, sectors);
-                self.bd_die_xfer(die);
+                self.bd.die_xfer(die, &self.backend);
                 self.at(end, Ev::DieXferDone(die));
             }
             _ => self.die_finish(die),

@@ -200,31 +200,6 @@ impl Simulator {
         )
     }
 
-    /// How far the run is: the least advanced flow (the run ends with the last one), or the
-    /// time cap's fraction if that is further. None when neither is known.
-    pub fn progress_fraction(&self) -> Option<f64> {
-        let now = self.q.now();
-        let mut least: Option<f64> = Some(1.0);
-        for (i, f) in self.flows.iter().enumerate() {
-            least = match (least, f.progress(now, self.done.completed(i))) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                _ => None,
-            };
-        }
-        let cap = self.settings.max_simulated_ps;
-        let by_cap = (cap != Picoseconds::MAX).then(|| now as f64 / cap.max(1) as f64);
-        // Steady-state rounds end the run by `max_rounds` at the latest.
-        let rounds_ps = self.steady.max_ps();
-        let by_cap = match (by_cap, rounds_ps) {
-            (a, Some(r)) => Some(a.unwrap_or(0.0).max(now as f64 / r.max(1) as f64)),
-            (a, None) => a,
-        };
-        match (least, by_cap) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
     /// Runs the configured workload to its end with `hooks`. Never inlined, so that profilers
     /// (callgrind's --toggle-collect) can count the simulation alone.
     #[inline(never)]
@@ -278,7 +253,13 @@ impl Simulator {
             }
             last_report = now;
             let p = Progress {
-                fraction: sim.progress_fraction(),
+                fraction: crate::stats::completions::progress(
+                    &sim.flows,
+                    &sim.done,
+                    sim.q.now(),
+                    sim.settings.max_simulated_ps,
+                    sim.steady.max_ps(),
+                ),
                 requests: sim.done.total(),
                 simulated_ps: sim.q.now(),
                 elapsed_s: now.duration_since(wall).as_secs_f64(),

@@ -112,6 +112,34 @@ impl Completions {
     }
 }
 
+/// How far a run is at `now`: the least advanced flow (the run ends with the last one), or
+/// the fraction of the time cap `cap` (or of the steady-state rounds' longest run,
+/// `rounds_ps`) if that is further. None when neither is known.
+pub(crate) fn progress(
+    flows: &[crate::workload::flow::Flow],
+    done: &Completions,
+    now: Picoseconds,
+    cap: Picoseconds,
+    rounds_ps: Option<Picoseconds>,
+) -> Option<f64> {
+    let mut least: Option<f64> = Some(1.0);
+    for (i, f) in flows.iter().enumerate() {
+        least = match (least, f.progress(now, done.completed(i))) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            _ => None,
+        };
+    }
+    let by_cap = (cap != Picoseconds::MAX).then(|| now as f64 / cap.max(1) as f64);
+    let by_cap = match (by_cap, rounds_ps) {
+        (a, Some(r)) => Some(a.unwrap_or(0.0).max(now as f64 / r.max(1) as f64)),
+        (a, None) => a,
+    };
+    match (least, by_cap) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Per-flow GC accounting (runs of 2 to 255 flows): which flow last wrote each logical page,
 /// one byte per page (flow index + 1; 0: preconditioning, or no flow), and the GC page moves
 /// charged to each flow. Zero means no flow so that the table is allocated zeroed: the system

@@ -38,6 +38,16 @@ pub enum Next {
     Done,
 }
 
+/// What a flow does when the device asks it (`Flow::poll`).
+pub enum Poll {
+    /// Submit this request, which arrived at the given time (with the host program's id).
+    Submit(Picoseconds, HostRequest, Option<u64>),
+    /// Ask again at this time (an Arrival is to be scheduled).
+    Wake(Picoseconds),
+    /// Nothing now: the queue is full, the flow has ended, or an Arrival is scheduled.
+    Idle,
+}
+
 pub struct Flow {
     pub source: Source,
     pub open_loop: bool,
@@ -286,6 +296,38 @@ impl Flow {
             }
         }
         best.map(|b| b.clamp(0.0, 1.0))
+    }
+
+    /// What the flow does at `now`: a due request (counted outstanding from here), a time to
+    /// be asked again (once: the flow remembers its Arrival is scheduled), or nothing.
+    #[inline]
+    pub fn poll(&mut self, now: Picoseconds) -> Result<Poll, Error> {
+        if self.outstanding >= self.cap {
+            return Ok(Poll::Idle);
+        }
+        Ok(match self.next(now)? {
+            Next::Due(at, req) => {
+                self.outstanding += 1;
+                Poll::Submit(at, req, self.tag.take())
+            }
+            Next::Later(t) if !self.arrival_scheduled => {
+                self.arrival_scheduled = true;
+                Poll::Wake(t)
+            }
+            Next::Later(_) | Next::Done => Poll::Idle,
+        })
+    }
+
+    /// The flow's Arrival event fired.
+    #[inline]
+    pub fn woken(&mut self) {
+        self.arrival_scheduled = false;
+    }
+
+    /// The application has the completion of one of the flow's requests.
+    #[inline]
+    pub fn seen(&mut self) {
+        self.outstanding -= 1;
     }
 
     /// What the flow can submit at `now`, given that its queue has room.
