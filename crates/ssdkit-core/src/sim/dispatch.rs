@@ -11,7 +11,7 @@ use crate::stats::breakdown::{Hooks, Step};
 use crate::tsu::policy::flin;
 use crate::tsu::suspension::Suspendable;
 use crate::tsu::{Attempt, Choice, Tx, TxKind};
-use crate::workload::flow::Poll;
+use crate::workload::flow::Next;
 use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
 
@@ -72,16 +72,26 @@ impl Simulator {
     pub(crate) fn pump(&mut self, f: FlowId) {
         let now = self.q.now();
         loop {
-            match self.flows[f.idx()].poll(now) {
-                Ok(Poll::Submit(at, req, tag)) => {
+            let flow = &mut self.flows[f.idx()];
+            if flow.is_full() {
+                return;
+            }
+            match flow.next(now) {
+                Ok(Next::Due(at, req)) => {
+                    let tag = flow.submitting();
                     let id = self.submit(f, at, req);
                     if let Some(t) = tag {
                         // A host program's request keeps the id it was given.
                         self.host.request_mut(id).seq = t;
                     }
                 }
-                Ok(Poll::Wake(t)) => return self.at(t, Ev::Arrival(f)),
-                Ok(Poll::Idle) => return,
+                Ok(Next::Later(t)) => {
+                    if flow.wants_arrival() {
+                        self.at(t, Ev::Arrival(f));
+                    }
+                    return;
+                }
+                Ok(Next::Done) => return,
                 Err(e) => {
                     self.failure.get_or_insert(e);
                     return;

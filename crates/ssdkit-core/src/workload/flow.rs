@@ -38,16 +38,6 @@ pub enum Next {
     Done,
 }
 
-/// What a flow does when the device asks it (`Flow::poll`).
-pub enum Poll {
-    /// Submit this request, which arrived at the given time (with the host program's id).
-    Submit(Picoseconds, HostRequest, Option<u64>),
-    /// Ask again at this time (an Arrival is to be scheduled).
-    Wake(Picoseconds),
-    /// Nothing now: the queue is full, the flow has ended, or an Arrival is scheduled.
-    Idle,
-}
-
 pub struct Flow {
     pub source: Source,
     pub open_loop: bool,
@@ -298,24 +288,25 @@ impl Flow {
         best.map(|b| b.clamp(0.0, 1.0))
     }
 
-    /// What the flow does at `now`: a due request (counted outstanding from here), a time to
-    /// be asked again (once: the flow remembers its Arrival is scheduled), or nothing.
+    /// Whether the flow has as many requests outstanding as it may.
     #[inline]
-    pub fn poll(&mut self, now: Picoseconds) -> Result<Poll, Error> {
-        if self.outstanding >= self.cap {
-            return Ok(Poll::Idle);
-        }
-        Ok(match self.next(now)? {
-            Next::Due(at, req) => {
-                self.outstanding += 1;
-                Poll::Submit(at, req, self.tag.take())
-            }
-            Next::Later(t) if !self.arrival_scheduled => {
-                self.arrival_scheduled = true;
-                Poll::Wake(t)
-            }
-            Next::Later(_) | Next::Done => Poll::Idle,
-        })
+    pub fn is_full(&self) -> bool {
+        self.outstanding >= self.cap
+    }
+
+    /// The request `next` returned is submitted: it is outstanding from now; the host
+    /// program's id for it, if it has one.
+    #[inline]
+    pub fn submitting(&mut self) -> Option<u64> {
+        self.outstanding += 1;
+        self.tag.take()
+    }
+
+    /// `next` said the flow has nothing before a later time: whether an Arrival is to be
+    /// scheduled for it (once; the flow remembers it is).
+    #[inline]
+    pub fn wants_arrival(&mut self) -> bool {
+        !std::mem::replace(&mut self.arrival_scheduled, true)
     }
 
     /// The flow's Arrival event fired.
