@@ -1,5 +1,6 @@
 //! Where user writes go, in terms of the interface's own questions: the plane of a new write
-//! for a flow (pinned to a set of planes or not), and dynamic placement's stuck planes.
+//! for a flow (pinned to a set of planes or not), dynamic placement's stuck planes, and whether
+//! a die's planes are at their reserve.
 
 use super::{Ftl, StreamId};
 use crate::config::Placement;
@@ -15,6 +16,12 @@ impl Ftl {
             None => self.target_plane(lpn),
             Some((set, cursor)) => self.target_plane_in(lpn, set, cursor),
         }
+    }
+
+    /// Whether a plane among `planes` is down to its reserve, so reclaim must go first there.
+    #[inline]
+    pub fn any_at_reserve(&self, mut planes: impl Iterator<Item = PlaneId>) -> bool {
+        planes.any(|p| self.at_reserve(p))
     }
 
     /// Dynamic placement can queue more writes for a plane than it can take: the planes of

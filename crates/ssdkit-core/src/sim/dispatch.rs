@@ -535,14 +535,6 @@ impl Simulator {
         self.suspend_for_queued(die);
     }
 
-    /// Whether a plane of `die` is down to its GC reserve, so GC must go first.
-    fn die_urgent(&self, die: DieId) -> bool {
-        self.settings
-            .geo
-            .planes_of_die(die)
-            .any(|p| self.ftl.at_reserve(p))
-    }
-
     pub(super) fn schedule_die(&mut self, die: DieId) {
         if self.dies.busy(die) {
             return;
@@ -557,7 +549,11 @@ impl Simulator {
             return;
         }
         let gc_waiting = self.tsu.gc_waiting(die);
-        let choice = self.tsu.gc_choice(die, gc_waiting && self.die_urgent(die));
+        let urgent = gc_waiting
+            && self
+                .ftl
+                .any_at_reserve(self.settings.geo.planes_of_die(die));
+        let choice = self.tsu.gc_choice(die, urgent);
         // Busy before choosing: allocating a page can start GC, whose enqueue must not
         // re-enter this die's scheduler.
         self.dies.set_busy(die, true);
