@@ -123,6 +123,26 @@ CASES: dict[str, tuple[str, dict[str, Any], str]] = {
         },
         "run",
     ),
+    # Dynamic placement's re-targeting of writes queued for a plane that cannot take them: reads
+    # of never-written pages (read_flash) pinned to plane 1 fill it with assigned pages, so the
+    # other flow's writes queued there move to plane 0 (about 11,000 moves).
+    "dynamic-retarget-stuck-writes": (
+        "mqsim-paper",
+        {
+            **TINY,
+            **BARE,
+            "flash.channels": 1,
+            "flash.planes_per_die": 2,
+            "ftl.placement": "dynamic",
+            "ftl.unmapped_reads": "read_flash",
+            "precondition.mode": "empty",
+            **flow(0, read_fraction=1.0, pattern="sequential", planes=[1], range_bytes=32 << 20),
+            **flow(0, request_bytes=4096, requests=12000, queue_depth=8),
+            **flow(1, read_fraction=0.0, request_bytes=4096, pattern="random", start_bytes=32 << 20),
+            **flow(1, range_bytes=8 << 20, requests=20000, queue_depth=8),
+        },
+        "run",
+    ),
     "precondition-write": (
         "mqsim-paper",
         {**TINY, **BARE, **WRITES, "precondition.mode": "write", **flow(0, requests=8000)},

@@ -936,6 +936,26 @@ pub struct RandomStreams {
     pub precondition_seed: u64,
 }
 
+impl RandomStreams {
+    /// Where the streams of a run of `c` come from. GC's stream belongs to the device:
+    /// preconditioning seeds it and the run continues it (from a snapshot too: the snapshot
+    /// saves it).
+    pub fn for_config(c: &Config) -> Self {
+        Self {
+            seed: c.run.seed,
+            flows: "run.seed (one stream per flow for sizes and addresses, one for arrivals)"
+                .into(),
+            gc_victims: if c.precondition.seed.is_some() {
+                "precondition.seed (the device's stream, continued from preconditioning)"
+            } else {
+                "run.seed (the device's stream, continued from preconditioning)"
+            }
+            .into(),
+            precondition_seed: c.precondition_seed(),
+        }
+    }
+}
+
 /// JSON Schema of the result document, for `docs/result.schema.json`.
 pub fn schema_json() -> String {
     let schema = schemars::schema_for!(RunResult);

@@ -447,6 +447,27 @@ impl DataCache {
 
     // ----- preconditioning -----
 
+    /// `cache.precondition = "dirty"`: the cache fills itself with dirty pages of the logical
+    /// ranges of the flows that write.
+    pub fn precondition_for(&mut self, c: &crate::config::Config, s: &crate::settings::Settings) {
+        let page = c.flash.page_size_bytes as u64;
+        let writers: Vec<(usize, u64, u64)> = c
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.is_trace() || f.read_fraction < 1.0)
+            .map(|(i, _)| {
+                let fs = &s.flows[i];
+                (
+                    i,
+                    fs.start_bytes.div_ceil(page),
+                    (fs.start_bytes + fs.range_bytes) / page,
+                )
+            })
+            .collect();
+        self.precondition_dirty(c.run.seed, &writers);
+    }
+
     /// `cache.precondition = "dirty"`: every partition full of dirty whole pages drawn
     /// uniformly from the logical page ranges `[first, end)` of the flows that write,
     /// `writers` as (flow, first, end) (a per-flow partition from its own flow; the shared one

@@ -75,6 +75,13 @@ pub enum Priority {
     Low,
 }
 
+impl Priority {
+    /// The NVMe priority class at the die queues: 0 urgent .. 3 low.
+    pub fn class(self) -> u8 {
+        self as u8
+    }
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Replay {

@@ -10,7 +10,7 @@ mod slab;
 pub use div::Div;
 pub use queue::{EventQueue, Packed, PastEvent, EVENT_BITS};
 pub use rng::{derive_stream, Stream};
-pub use slab::Slab;
+pub use slab::{Parking, Slab};
 
 /// A hash map for integer keys on the event path (in-flight lookups, cache indexes):
 /// foldhash's fixed-seed hasher is several times cheaper than std's SipHash, which guards

@@ -45,3 +45,41 @@ impl<T: Copy> Default for Slab<T> {
         Self::new()
     }
 }
+
+/// Values waiting under a handle given before they are parked (the owner hands the handle
+/// out first, then parks the value if it must wait); handles of taken values are reused.
+#[derive(Debug)]
+pub struct Parking<T> {
+    slots: Vec<Option<T>>,
+    free: Vec<u32>,
+}
+
+impl<T> Default for Parking<T> {
+    fn default() -> Self {
+        Self {
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T> Parking<T> {
+    /// The handle the next parked value gets.
+    #[inline]
+    pub fn next(&self) -> u32 {
+        self.free.last().copied().unwrap_or(self.slots.len() as u32)
+    }
+    pub fn park(&mut self, h: u32, p: T) {
+        if self.free.last() == Some(&h) {
+            self.free.pop();
+            self.slots[h as usize] = Some(p);
+        } else {
+            debug_assert_eq!(h as usize, self.slots.len());
+            self.slots.push(Some(p));
+        }
+    }
+    pub fn take(&mut self, h: u32) -> T {
+        self.free.push(h);
+        self.slots[h as usize].take().expect("a parked value")
+    }
+}

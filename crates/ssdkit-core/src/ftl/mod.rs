@@ -32,6 +32,7 @@ pub mod block;
 pub(in crate::ftl) mod hybrid;
 mod ops;
 pub mod page;
+mod placement;
 pub mod precondition;
 pub mod snapshot;
 

@@ -9,10 +9,10 @@
 
 use super::{Ev, Simulator};
 use crate::cache::{Action, Answer, Io, Plan};
-use crate::config::Config;
 use crate::frontend::split;
 use crate::host::Request;
 use crate::ids::{FlowId, Lpn, ReqId};
+use crate::stats::breakdown::Hooks;
 use crate::tsu::{Tx, TxKind};
 
 impl Simulator {
@@ -160,7 +160,7 @@ impl Simulator {
             slot: fill,
             ..Tx::new(TxKind::CacheRead, self.settings.geo.plane_of(ppn))
         });
-        self.bd_tx_issued(t, r, true, 0);
+        self.bd.tx_issued(t, r, true, self.q.now(), 0);
         self.enqueue(t);
         true
     }
@@ -270,11 +270,7 @@ impl Simulator {
         req: ReqId,
     ) {
         let full = self.full_page_mask();
-        let f = &mut self.flows[flow.idx()];
-        let plane = match &f.planes {
-            None => self.ftl.target_plane(lpn),
-            Some(set) => self.ftl.target_plane_in(lpn, set, &mut f.plane_cursor),
-        };
+        let plane = self.ftl.user_plane(lpn, self.flows[flow.idx()].pinned());
         let mapped = self.ftl.translate(lpn);
         let w = self.tsu.insert(Tx {
             req,
@@ -283,13 +279,8 @@ impl Simulator {
             slot: wb,
             ..Tx::new(TxKind::CacheWrite, plane)
         });
-        // An in-place medium writes just the sectors given: nothing to read first.
-        let keep = if self.ftl.in_place() {
-            0
-        } else {
-            self.ftl.valid_sectors(lpn, full) & !cached & !sectors
-        };
-        self.ftl.note_write(lpn, sectors | cached, full);
+        // Sectors the page holds on flash and the cache does not are read first.
+        let keep = self.ftl.plan_write(lpn, sectors | cached, full);
         match mapped.filter(|_| keep != 0) {
             Some(old) => {
                 self.rmw_reads += 1;
@@ -318,24 +309,5 @@ impl Simulator {
             self.cache_part_done(tx.req, 0);
         }
         self.cache_run(plan);
-    }
-
-    /// `cache.precondition = "dirty"`: the cache fills itself with dirty pages of the logical
-    /// ranges of the flows that write.
-    pub(super) fn cache_precondition(&mut self, c: &Config) {
-        let page = c.flash.page_size_bytes as u64;
-        let writers: Vec<(usize, u64, u64)> = c
-            .flows
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.is_trace() || f.read_fraction < 1.0)
-            .map(|(i, _)| {
-                let fs = &self.settings.flows[i];
-                let first = fs.start_bytes.div_ceil(page);
-                (i, first, (fs.start_bytes + fs.range_bytes) / page)
-            })
-            .collect();
-        let seed = c.run.seed;
-        self.dc().precondition_dirty(seed, &writers);
     }
 }

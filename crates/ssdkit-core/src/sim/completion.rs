@@ -6,6 +6,7 @@ use crate::engine::Picoseconds;
 use crate::host::completion::Wake;
 use crate::host::interrupts::Pending;
 use crate::ids::FlowId;
+use crate::stats::breakdown::Hooks;
 use crate::workload::Op;
 
 impl Simulator {
@@ -68,7 +69,7 @@ impl Simulator {
                 Op::Write => Some(true),
                 _ => None,
             };
-            self.bd_host_done(p.flow.idx(), write, p.cq_ps);
+            self.bd.host_done(p.flow.idx(), write, now - p.cq_ps);
             self.app_sees(p.flow);
         }
         if self.host.outstanding() == 0 && self.host_side.as_ref().is_some_and(|h| h.in_host() == 0)
@@ -79,7 +80,7 @@ impl Simulator {
 
     /// The application of `flow` has its completion: a closed-loop flow submits again.
     pub(super) fn app_sees(&mut self, flow: FlowId) {
-        self.flows[flow.idx()].outstanding -= 1;
+        self.flows[flow.idx()].seen();
         self.pump(flow);
     }
 }

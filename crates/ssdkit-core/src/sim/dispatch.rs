@@ -7,7 +7,7 @@ use crate::flash::MAX_BATCH;
 use crate::frontend::{page_span, split, PageChunk};
 use crate::ftl::{OpClass, StreamId};
 use crate::ids::{DieId, FlowId, PlaneId, Ppn, ReqId, TxId};
-use crate::stats::breakdown::Step;
+use crate::stats::breakdown::{Hooks, Step};
 use crate::tsu::policy::flin;
 use crate::tsu::suspension::Suspendable;
 use crate::tsu::{Attempt, Attempts, Choice, Tx, TxKind};
@@ -28,7 +28,7 @@ impl Simulator {
                     None => self.firmware(r),
                     Some(t) => {
                         let stall = self.host.link_stall_ps() - s0;
-                        self.bd_phase(r, Step::DataDma, t, stall);
+                        self.bd.phase(r, Step::DataDma, t, stall);
                         self.at(t, Ev::WriteDataArrived(r));
                     }
                 }
@@ -51,7 +51,7 @@ impl Simulator {
             Ev::CacheWriteIn(r) => self.cache_write_in(r),
             Ev::CacheReadOut(r) => self.cache_read_out(r),
             Ev::Arrival(f) => {
-                self.flows[f.idx()].arrival_scheduled = false;
+                self.flows[f.idx()].woken();
                 self.pump(f);
             }
             Ev::MsiArrived(b) => self.msi_arrived(b),
@@ -73,13 +73,12 @@ impl Simulator {
         let now = self.q.now();
         loop {
             let flow = &mut self.flows[f.idx()];
-            if flow.outstanding >= flow.cap {
+            if flow.is_full() {
                 return;
             }
             match flow.next(now) {
                 Ok(Next::Due(at, req)) => {
-                    flow.outstanding += 1;
-                    let tag = flow.tag.take();
+                    let tag = flow.submitting();
                     let id = self.submit(f, at, req);
                     if let Some(t) = tag {
                         // A host program's request keeps the id it was given.
@@ -87,8 +86,7 @@ impl Simulator {
                     }
                 }
                 Ok(Next::Later(t)) => {
-                    if !flow.arrival_scheduled {
-                        flow.arrival_scheduled = true;
+                    if flow.wants_arrival() {
                         self.at(t, Ev::Arrival(f));
                     }
                     return;
@@ -112,8 +110,7 @@ impl Simulator {
             let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
             self.host_buffer_held(req.op, bytes);
         }
-        self.host.request_mut(id).seq = self.submitted;
-        self.submitted += 1;
+        self.host.request_mut(id).seq = self.done.next_id();
         if self.series.on() {
             self.series.submitted(flow.idx(), self.q.now());
         }
@@ -137,7 +134,7 @@ impl Simulator {
                 return;
             };
             let stall = self.host.link_stall_ps() - s0;
-            self.bd_fetched(r, t, stall);
+            self.bd.fetched(r, self.q.now(), t, stall);
             if self.host.data_before_firmware(r) {
                 self.firmware_at_fetch = false;
             }
@@ -160,9 +157,9 @@ impl Simulator {
         };
         let steps = self.bd_completed(r, req.flow.idx(), write, lat);
         let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
-        self.flow_stats[req.flow.idx()].record(req.op, lat, bytes);
-        if let Some(log) = self.log.as_mut() {
-            log.push(CompletionRecord {
+        self.done.record(req.flow.idx(), req.op, lat, bytes, now);
+        if self.done.logging() {
+            self.done.log(CompletionRecord {
                 id: req.seq,
                 flow: req.flow.0,
                 op: req.op,
@@ -183,9 +180,6 @@ impl Simulator {
             }
         }
         self.progress_at = self.q.processed();
-        self.completed[req.flow.idx()] += 1;
-        self.last_completion = now;
-        self.flow_last_completion[req.flow.idx()] = now;
         self.try_fetch();
         if self.host_side.is_some() {
             self.host_completion(crate::host::interrupts::Pending {
@@ -218,7 +212,7 @@ impl Simulator {
             self.settings.geo.sectors_per_page,
         );
         let t = self.firmware.process(at, pages);
-        self.bd_phase(r, Step::Firmware, t, 0);
+        self.bd.phase(r, Step::Firmware, t, 0);
         self.at(t, Ev::FirmwareDone(r));
     }
 
@@ -231,11 +225,7 @@ impl Simulator {
         flow: FlowId,
         lpn: crate::ids::Lpn,
     ) -> Option<crate::ids::Ppn> {
-        let f = &mut self.flows[flow.idx()];
-        let plane = match &f.planes {
-            None => self.ftl.target_plane(lpn),
-            Some(set) => self.ftl.target_plane_in(lpn, set, &mut f.plane_cursor),
-        };
+        let plane = self.ftl.user_plane(lpn, self.flows[flow.idx()].pinned());
         let ppn = self.ftl.assign_for_read(lpn, plane);
         self.mapped_by_reads += ppn.is_some() as u64;
         self.queue_ftl_ops();
@@ -309,7 +299,7 @@ impl Simulator {
             sectors: c.sectors,
             ..Tx::new(TxKind::UserRead, self.settings.geo.plane_of(ppn))
         });
-        self.bd_tx_issued(t, r, true, 0);
+        self.bd.tx_issued(t, r, true, self.q.now(), 0);
         self.enqueue_read(t, ppn);
         true
     }
@@ -323,7 +313,7 @@ impl Simulator {
         if !self.direct_reads || self.dies.busy(die) || !self.tsu.queues(die).is_empty() {
             return self.enqueue(t);
         }
-        self.bd_tx_ready(t);
+        self.bd.tx_ready(t, self.q.now());
         self.dies.set_busy(die, true);
         let page = self.settings.geo.page_in_block(ppn.0);
         let end = self.backend.start_read(self.q.now(), die.0, page, 1);
@@ -359,11 +349,7 @@ impl Simulator {
         full_page: u64,
     ) {
         let now = self.q.now();
-        let f = &mut self.flows[flow.idx()];
-        let plane = match &f.planes {
-            None => self.ftl.target_plane(c.lpn),
-            Some(set) => self.ftl.target_plane_in(c.lpn, set, &mut f.plane_cursor),
-        };
+        let plane = self.ftl.user_plane(c.lpn, self.flows[flow.idx()].pinned());
         let w = self.tsu.insert(Tx {
             req: r,
             lpn: c.lpn,
@@ -387,7 +373,7 @@ impl Simulator {
                 waits += 1;
             }
         }
-        self.bd_tx_issued(w, r, false, stall);
+        self.bd.tx_issued(w, r, false, self.q.now(), stall);
         let keep = self.ftl.plan_write(c.lpn, c.sectors, full_page);
         if let Some(old) = mapped.filter(|_| keep != 0) {
             // Read the sectors kept first, then program the merged page. The read needs no
@@ -423,7 +409,7 @@ impl Simulator {
     /// All flash work of request `r` is done: send the read data not sent yet (with pipelined
     /// transfers, the `last_page_bytes` of the page just out of its die) and the completion.
     pub(super) fn flash_done(&mut self, r: ReqId, last_page_bytes: u64) {
-        self.bd_flash_done(r);
+        self.bd.flash_done(r, self.q.now());
         let t = self.host.complete(self.q.now(), r, last_page_bytes);
         self.bd_completing(r, t);
         self.at(t, Ev::Completed(r));
@@ -432,7 +418,7 @@ impl Simulator {
     // ----- transaction scheduling and flash execution -----
 
     pub(super) fn enqueue(&mut self, t: TxId) {
-        self.bd_tx_ready(t);
+        self.bd.tx_ready(t, self.q.now());
         let die = if self.tsu.classes() {
             self.enqueue_classed(t)
         } else {
@@ -446,8 +432,8 @@ impl Simulator {
 
     /// The flow a transaction works for: its request's, or for a data-cache write-back the
     /// flow whose data it writes; None for GC and translation pages.
-    fn flow_of(&self, t: TxId) -> Option<FlowId> {
-        let tx = self.tsu.get(t);
+    #[inline]
+    fn tx_flow(&self, tx: &Tx) -> Option<FlowId> {
         match (&self.cache, tx.kind) {
             (Some(c), TxKind::CacheWrite) => Some(c.write_back_flow(tx.slot)),
             _ if tx.req == ReqId::NONE => None,
@@ -460,7 +446,7 @@ impl Simulator {
     /// UNDEFINED).
     #[inline(never)]
     fn enqueue_classed(&mut self, t: TxId) -> DieId {
-        let flow = self.flow_of(t);
+        let flow = self.tx_flow(self.tsu.get(t));
         let class = flow.map_or(1, |f| self.flow_class[f.idx()] as usize);
         let id = flow.map_or(flin::NO_FLOW, |f| f.0 as u16);
         self.tsu.enqueue_user(t, class, id, self.q.now())
@@ -470,15 +456,8 @@ impl Simulator {
     /// (for per-flow GC accounting).
     #[inline(never)]
     fn note_owner(&mut self, tx: &Tx) {
-        let flow = match (&self.cache, tx.kind) {
-            (Some(c), TxKind::CacheWrite) => c.write_back_flow(tx.slot).0,
-            _ if tx.req == ReqId::NONE => return,
-            _ => self.host.request(tx.req).flow.0,
-        };
-        let o = self.owners.as_mut().expect("checked");
-        if let Some(slot) = o.by_lpn.get_mut(tx.lpn.0 as usize) {
-            // At most 255 flows keep owners: index + 1 fits.
-            *slot = flow as u8 + 1;
+        if let Some(flow) = self.tx_flow(tx) {
+            self.owners.as_mut().expect("checked").wrote(tx.lpn, flow.0);
         }
     }
 
@@ -495,24 +474,16 @@ impl Simulator {
     /// then starts the transaction (`Ev::DieSuspended`).
     #[inline(never)]
     fn maybe_suspend(&mut self, die: DieId, t: TxId) {
-        let read = match self.tsu.get(t).kind {
-            TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead | TxKind::MappingRead => true,
-            TxKind::UserWrite | TxKind::CacheWrite | TxKind::MappingWrite => false,
-            _ => return,
-        };
-        self.suspend_for(die, read);
+        if let Some(read) = Suspendable::suspends_as_read(self.tsu.get(t).kind) {
+            self.suspend_for(die, read);
+        }
     }
 
     /// The die began a program or erase, or resumed one: reads (or writes) already queued
     /// there may suspend it as one arriving now would.
     fn suspend_for_queued(&mut self, die: DieId) {
-        let q = self.tsu.queues(die);
-        let reads = q.reads_len() > 0 || !q.mapping_reads.is_empty();
-        let writes = q.writes_len() > 0;
-        if reads {
-            self.suspend_for(die, true);
-        } else if writes {
-            self.suspend_for(die, false);
+        if let Some(read) = self.tsu.queued_suspender(die) {
+            self.suspend_for(die, read);
         }
     }
 
@@ -564,14 +535,6 @@ impl Simulator {
         self.suspend_for_queued(die);
     }
 
-    /// Whether a plane of `die` is down to its GC reserve, so GC must go first.
-    fn die_urgent(&self, die: DieId) -> bool {
-        self.settings
-            .geo
-            .planes_of_die(die)
-            .any(|p| self.ftl.at_reserve(p))
-    }
-
     pub(super) fn schedule_die(&mut self, die: DieId) {
         if self.dies.busy(die) {
             return;
@@ -586,7 +549,11 @@ impl Simulator {
             return;
         }
         let gc_waiting = self.tsu.gc_waiting(die);
-        let choice = self.tsu.gc_choice(die, gc_waiting && self.die_urgent(die));
+        let urgent = gc_waiting
+            && self
+                .ftl
+                .any_at_reserve(self.settings.geo.planes_of_die(die));
+        let choice = self.tsu.gc_choice(die, urgent);
         // Busy before choosing: allocating a page can start GC, whose enqueue must not
         // re-enter this die's scheduler.
         self.dies.set_busy(die, true);
@@ -652,48 +619,22 @@ impl Simulator {
         true
     }
 
-    /// Dynamic placement can queue more writes for a plane than it can take: if a plane is at its reserve with no GC under way (every closed block fully
-    /// valid, so GC cannot help), its queued writes move to a plane that has room, inside the
-    /// flow's pinned planes when it has them. Static placement never needs this: each plane's
-    /// logical share fits by validation.
-    fn retarget_stuck_writes(&mut self, die: DieId) {
+    /// The writes queued at `die` for planes the FTL says are stuck (`Ftl::stuck_user_planes`)
+    /// move to the plane the FTL gives them (inside their flow's pinned planes), or stay.
+    #[cold]
+    #[inline(never)]
+    fn retarget_stuck_writes(&mut self, die: DieId, stuck: [bool; MAX_BATCH]) {
         let ppd = self.settings.geo.planes_per_die;
         let first = die.0 * ppd;
-        let stuck = |s: &Self, local: usize| {
-            let p = PlaneId(first + local as u32);
-            s.ftl.next_page_offset(p, StreamId::USER).is_none() && !s.ftl.reclaiming(p)
-        };
-        let mut flags = [false; MAX_BATCH];
-        for (l, f) in flags.iter_mut().enumerate().take(ppd as usize) {
-            *f = stuck(self, l);
-        }
-        if !flags.contains(&true) {
-            return;
-        }
-        let taken = self.tsu.take_writes_of_planes(die, |l| flags[l]);
+        let taken = self.tsu.take_writes_of_planes(die, |l| stuck[l]);
         let mut kept: Vec<Vec<crate::tsu::queues::TakenWrite>> = vec![Vec::new(); ppd as usize];
         for (seq, class, t) in taken {
             let tx = *self.tsu.get(t);
-            // Translation-page write-backs belong to no flow; a data-cache write-back to the
-            // flow whose data it writes.
-            let flow = match (&self.cache, tx.kind) {
-                (Some(c), TxKind::CacheWrite) => Some(c.write_back_flow(tx.slot)),
-                _ if tx.req == ReqId::NONE => None,
-                _ => Some(self.host.request(tx.req).flow),
+            let pinned = match self.tx_flow(&tx) {
+                Some(f) => self.flows[f.idx()].pinned(),
+                None => None,
             };
-            let target = match flow {
-                None => self.ftl.plane_with_room(tx.lpn, None),
-                Some(flow) => {
-                    let f = &mut self.flows[flow.idx()];
-                    match &f.planes {
-                        None => self.ftl.plane_with_room(tx.lpn, None),
-                        Some(set) => self
-                            .ftl
-                            .plane_with_room(tx.lpn, Some((set, &mut f.plane_cursor))),
-                    }
-                }
-            };
-            match target {
+            match self.ftl.plane_with_room(tx.lpn, pinned) {
                 Some(p) if p != tx.plane => {
                     self.tsu.get_mut(t).plane = p;
                     self.enqueue(t);
@@ -714,11 +655,11 @@ impl Simulator {
         if !self.tsu.writes_waiting(die, class) {
             return false;
         }
-        if self.ftl.placement() == crate::config::Placement::Dynamic {
-            self.retarget_stuck_writes(die);
-        }
         let ppd = self.settings.geo.planes_per_die;
         let first = die.0 * ppd;
+        if let Some(stuck) = self.ftl.stuck_user_planes(first, ppd) {
+            self.retarget_stuck_writes(die, stuck);
+        }
         // A fixed array, not a Vec: this runs on every write dispatch.
         let mut offsets = [None; MAX_BATCH];
         for (l, o) in offsets.iter_mut().enumerate().take(ppd as usize) {
@@ -753,7 +694,7 @@ impl Simulator {
     }
 
     pub(super) fn begin(&mut self, die: DieId, batch: &[TxId], array_end: u64) {
-        self.bd_die_began(die);
+        self.bd.die_began(die, self.q.now(), &self.backend);
         self.dies.begin(die, batch);
         self.at(array_end, Ev::DieArrayDone(die));
         if self.susp.is_some() {
@@ -767,13 +708,7 @@ impl Simulator {
     /// only the test in `begin`.
     #[inline(never)]
     fn began_for_suspension(&mut self, die: DieId, first: TxId, array_end: u64) {
-        let kind = match self.tsu.get(first).kind {
-            TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite | TxKind::GcWrite => {
-                Some(Suspendable::Program)
-            }
-            TxKind::GcErase => Some(Suspendable::Erase),
-            _ => None,
-        };
+        let kind = Suspendable::of(self.tsu.get(first).kind);
         let start = array_end - self.backend.last_array.min(array_end);
         let su = self.susp.as_mut().expect("checked");
         su.began(die, kind, start, array_end);
@@ -799,7 +734,7 @@ impl Simulator {
                     .map(|&t| self.tsu.get(t).sector_count())
                     .sum();
                 let end = self.backend.transfer_out(self.q.now(), die.0, sectors);
-                self.bd_die_xfer(die);
+                self.bd.die_xfer(die, &self.backend);
                 self.at(end, Ev::DieXferDone(die));
             }
             _ => self.die_finish(die),
@@ -881,14 +816,7 @@ impl Simulator {
             }
             TxKind::GcWrite => {
                 if let Some(o) = self.owners.as_mut() {
-                    let w = o
-                        .by_lpn
-                        .get(tx.lpn.0 as usize)
-                        .copied()
-                        .unwrap_or(super::NO_FLOW);
-                    if w != super::NO_FLOW {
-                        o.moves[w as usize - 1] += 1;
-                    }
+                    o.moved(tx.lpn);
                 }
                 self.ftl.reclaim_program_done(tx.plane);
                 self.queue_ftl_ops();

@@ -9,7 +9,7 @@ use crate::ids::{FlowId, Lpn, ReqId};
 
 /// A page transaction waiting for its translation page, with what it needs to be issued.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Parked {
+pub(crate) enum Parked {
     /// A request's page on the uncached path.
     Page {
         req: ReqId,
@@ -50,34 +50,6 @@ impl Parked {
             Parked::CacheRead { .. } => false,
             Parked::CacheWrite { .. } => true,
         }
-    }
-}
-
-/// Parked transactions by handle; handles of issued ones are reused.
-#[derive(Debug, Default)]
-pub(crate) struct Parking {
-    slots: Vec<Option<Parked>>,
-    free: Vec<u32>,
-}
-
-impl Parking {
-    /// The handle the next parked transaction gets.
-    #[inline]
-    fn next(&self) -> u32 {
-        self.free.last().copied().unwrap_or(self.slots.len() as u32)
-    }
-    fn park(&mut self, h: u32, p: Parked) {
-        if self.free.last() == Some(&h) {
-            self.free.pop();
-            self.slots[h as usize] = Some(p);
-        } else {
-            debug_assert_eq!(h as usize, self.slots.len());
-            self.slots.push(Some(p));
-        }
-    }
-    fn take(&mut self, h: u32) -> Parked {
-        self.free.push(h);
-        self.slots[h as usize].take().expect("a parked transaction")
     }
 }
 

@@ -8,7 +8,8 @@
 //! - `gc`: turning the FTL's GC steps into transactions;
 //! - `mapping`: the cached mapping table's lookups, translation-page reads and write-backs;
 //! - `run`: the batch run loop, stepping (`step`, `run_until`, `is_idle`) and the watchdog;
-//! - `result`: the result document.
+//! - `result`: gathering the layers' figures for the result document (`stats::report`);
+//! - `breakdown`, `completion`: the latency breakdown's and the host model's wiring.
 
 mod breakdown;
 mod cache;
@@ -19,11 +20,11 @@ mod mapping;
 mod result;
 mod run;
 
-pub use result::SCHEMA_VERSION;
-pub use run::{
+pub use crate::stats::run_hooks::{
     BuildCheck, CompletionRecord, LogMode, LogSink, Progress, ProgressHook, RunHooks, RunOutput,
-    WATCHDOG_EVENTS,
 };
+pub use result::SCHEMA_VERSION;
+pub use run::WATCHDOG_EVENTS;
 
 use crate::config::{Config, RunEnd};
 use crate::engine::{EventQueue, Picoseconds};
@@ -33,14 +34,16 @@ use crate::ftl::Ftl;
 use crate::host::Host;
 use crate::ids::{DieId, FlowId, ReqId, TxId};
 use crate::settings::Settings;
+use crate::stats::completions::{Completions, GcOwners};
+use crate::stats::report::AtLast;
 use crate::stats::steady::Rounds;
 use crate::stats::timeseries::{DeviceSample, Recorder};
-use crate::stats::RwStats;
 use crate::tsu::{SchedulingPolicy, Tsu};
 use crate::workload::flow::Flow;
 
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Ev {
+#[doc(hidden)]
+pub enum Ev {
     /// The host's announcement of the request reached the device.
     Doorbell(ReqId),
     /// The command of the request is inside the device.
@@ -124,17 +127,6 @@ impl crate::engine::Packed for Ev {
     }
 }
 
-/// Which flow last wrote each logical page, one byte per page (flow index + 1; `NO_FLOW`:
-/// preconditioning, or no flow), and the GC page moves charged to each flow. Zero means no
-/// flow so that the table is allocated zeroed: the system gives it memory only where flows
-/// write.
-pub(crate) struct GcOwners {
-    pub by_lpn: Vec<u8>,
-    pub moves: Vec<u64>,
-}
-
-pub(crate) const NO_FLOW: u8 = 0;
-
 pub struct Simulator {
     q: EventQueue<Ev>,
     pub(crate) settings: Settings,
@@ -174,7 +166,7 @@ pub struct Simulator {
     /// The map is cached (`ftl.cmt.mode` other than "ideal").
     cmt_on: bool,
     /// Page transactions waiting for their translation page.
-    parked: mapping::Parking,
+    parked: crate::engine::Parking<mapping::Parked>,
     /// Reused buffer of the flash work the FTL decided (`gc::queue_ftl_ops`).
     ftl_ops: Vec<crate::ftl::FlashOp>,
     /// The host's processing of completions; None with `host.completion = "none"`.
@@ -185,17 +177,11 @@ pub struct Simulator {
     /// First error of a flow's request source (a bad trace line) or of the model; stops the
     /// run.
     failure: Option<crate::Error>,
-    pub(crate) flow_stats: Vec<RwStats>,
-    completed: Vec<u64>,
-    pub(crate) last_completion: Picoseconds,
-    /// Per flow: time of its last completion (the end of its active interval).
-    pub(crate) flow_last_completion: Vec<Picoseconds>,
+    /// Per-flow completion counters and the request log.
+    pub(crate) done: Completions,
     pub(crate) unmapped_reads: u64,
     pub(crate) trims: u64,
     pub(crate) rmw_reads: u64,
-    log: Option<Vec<CompletionRecord>>,
-    /// Requests submitted so far: each request's id in the log.
-    pub(crate) submitted: u64,
     /// Events processed when a user transaction or a request last finished (the watchdog
     /// counts from there).
     pub(crate) progress_at: u64,
@@ -219,17 +205,6 @@ pub struct Simulator {
     pub(crate) at_last: Option<AtLast>,
 }
 
-/// The state of the counters at the last completion of a batch run.
-#[derive(Debug, Clone)]
-pub(crate) struct AtLast {
-    pub time: Picoseconds,
-    /// Events processed by then.
-    pub events: u64,
-    pub flash: crate::flash::BackendStats,
-    pub gc_runs: u64,
-    pub gc_page_moves: u64,
-}
-
 impl Simulator {
     /// A simulator whose device is preconditioned as configured.
     pub fn new(c: &Config) -> Result<Self, crate::Error> {
@@ -244,43 +219,10 @@ impl Simulator {
     ) -> Result<Self, crate::Error> {
         let s = Settings::resolve(c);
         // Open the traces first: a missing file should not cost a preconditioning.
-        let flows = Self::make_flows(c, &s)?;
+        let flows = crate::workload::flow::Flow::all(c, &s)?;
         let mut ftl = Ftl::new(&s);
         let rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
         Ok(Self::assemble_with(c, s, ftl, rec, flows))
-    }
-
-    fn make_flows(c: &Config, s: &Settings) -> Result<Vec<Flow>, crate::Error> {
-        crate::config::validate_picked_rounds(c).map_err(crate::Error::Config)?;
-        // An open-loop flow holds at most this many requests submitted and not completed: its
-        // NVMe submission queue, or for SATA the host's queue in front of the NCQ.
-        let sq_entries = c.interface.io_queue_depth;
-        c.flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                Flow::new(
-                    f,
-                    i,
-                    crate::workload::flow::AddressSpace {
-                        capacity_bytes: s.capacity_bytes,
-                        sector_bytes: c.interface.sector_bytes,
-                    },
-                    c.run.seed,
-                    sq_entries,
-                    s.flows[i].planes.clone(),
-                    // fio's sync/datasync reach the device as Flush commands only when a write
-                    // cache gives them something to do: without one, results stay as they were.
-                    c.cache.mode.caches_writes(),
-                )
-                .map(|mut flow| {
-                    if !f.enabled {
-                        flow.stop();
-                    }
-                    flow
-                })
-            })
-            .collect()
     }
 
     /// A simulator over a given device state (preconditioned or loaded from a snapshot).
@@ -290,7 +232,7 @@ impl Simulator {
         precondition: crate::result::PreconditionRecord,
     ) -> Result<Self, crate::Error> {
         let s = Settings::resolve(c);
-        let flows = Self::make_flows(c, &s)?;
+        let flows = crate::workload::flow::Flow::all(c, &s)?;
         Ok(Self::assemble_with(c, s, ftl, precondition, flows))
     }
 
@@ -304,27 +246,6 @@ impl Simulator {
         let geo = s.geo;
         let n = flows.len();
         ftl.begin_run(n);
-        let policy = if c.ftl.gc_preemptible {
-            SchedulingPolicy::PreemptibleGc {
-                starvation_limit: c.ftl.gc_starvation_limit,
-            }
-        } else {
-            SchedulingPolicy::GcFirst
-        };
-        // GC's stream belongs to the device: preconditioning seeds it and the run continues it
-        // (from a snapshot too: the snapshot saves it).
-        let random_streams = crate::result::RandomStreams {
-            seed: c.run.seed,
-            flows: "run.seed (one stream per flow for sizes and addresses, one for arrivals)"
-                .into(),
-            gc_victims: if c.precondition.seed.is_some() {
-                "precondition.seed (the device's stream, continued from preconditioning)"
-            } else {
-                "run.seed (the device's stream, continued from preconditioning)"
-            }
-            .into(),
-            precondition_seed: c.precondition_seed(),
-        };
         let start = DeviceSample {
             free_blocks: ftl.total_free_blocks(),
             gc_runs: ftl.stats().gc_runs,
@@ -362,26 +283,12 @@ impl Simulator {
             tsu: Tsu::new(
                 &s,
                 c.flash.multiplane && geo.planes_per_die > 1,
-                policy,
+                SchedulingPolicy::for_ftl(&c.ftl),
                 c.tsu.policy,
                 n,
             ),
-            owners: (2..=255).contains(&n).then(|| {
-                Box::new(GcOwners {
-                    by_lpn: vec![NO_FLOW; s.logical_pages as usize],
-                    moves: vec![0; n],
-                })
-            }),
-            flow_class: c
-                .flows
-                .iter()
-                .map(|f| match f.priority {
-                    crate::config::Priority::Urgent => 0,
-                    crate::config::Priority::High => 1,
-                    crate::config::Priority::Medium => 2,
-                    crate::config::Priority::Low => 3,
-                })
-                .collect(),
+            owners: GcOwners::for_flows(n, s.logical_pages),
+            flow_class: c.flows.iter().map(|f| f.priority.class()).collect(),
             cache: crate::cache::DataCache::new(
                 &c.cache,
                 (0..n)
@@ -414,24 +321,20 @@ impl Simulator {
             }),
             flows,
             failure: None,
-            flow_stats: vec![RwStats::default(); n],
-            completed: vec![0; n],
-            last_completion: 0,
-            flow_last_completion: vec![0; n],
+            done: Completions::new(n),
             unmapped_reads: 0,
             trims: 0,
             rmw_reads: 0,
-            log: None,
-            submitted: 0,
             progress_at: 0,
             precondition,
-            random_streams,
+            random_streams: crate::result::RandomStreams::for_config(c),
             settings: s,
         };
         sim.backend.record = c.run.latency_breakdown;
         sim.direct_reads = sim.tsu.reads_always_first() && sim.susp.is_none();
         if c.cache.precondition == crate::config::CachePrecondition::Dirty {
-            sim.cache_precondition(c);
+            let k = sim.cache.as_mut().expect("a dirty cache is on");
+            k.precondition_for(c, &sim.settings);
         }
         // A state whose user writes are blocked at a reserve with GC idle (a snapshot or
         // untimed writes that stopped there) would wait for a trigger that never comes:
@@ -529,6 +432,24 @@ impl Simulator {
         }
     }
 
+    /// Whether a read to an idle die with nothing queued starts without the queue.
+    #[doc(hidden)]
+    pub fn direct_reads(&self) -> bool {
+        self.direct_reads
+    }
+
+    /// Switches the direct start of reads (tests compare it with the queued path).
+    #[doc(hidden)]
+    pub fn set_direct_reads(&mut self, on: bool) {
+        self.direct_reads = on;
+    }
+
+    /// Switches the firmware's booking at fetch (tests compare it with booking at arrival).
+    #[doc(hidden)]
+    pub fn set_firmware_at_fetch(&mut self, on: bool) {
+        self.firmware_at_fetch = on;
+    }
+
     /// Requests inside the simulator (submitted, not completed).
     pub fn outstanding(&self) -> usize {
         self.host.outstanding() + self.host_side.as_ref().map_or(0, |h| h.in_host())
@@ -548,13 +469,9 @@ impl Simulator {
                 .map(|p| self.ftl.describe_plane(crate::ids::PlaneId(p)))
                 .collect();
             parts.push(format!(
-                "die {d} busy {}: reads {} writes {} gc reads {} gc writes {} gc erases {} [{}]",
+                "die {d} busy {}: {} [{}]",
                 self.dies.busy(die),
-                dq.reads_len(),
-                dq.writes_len(),
-                dq.gc_reads.len(),
-                dq.gc_writes.len(),
-                dq.gc_erases.len(),
+                dq.describe(),
                 planes.join("; ")
             ));
             if parts.len() == 3 {
@@ -562,183 +479,5 @@ impl Simulator {
             }
         }
         parts.join(" | ")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{Ev, Simulator};
-    use crate::config::Config;
-    use crate::engine::Packed;
-    use crate::ids::{DieId, FlowId, ReqId, TxId};
-
-    /// The result without the fields that measure the machine or count events.
-    fn results_only(v: &serde_json::Value) -> serde_json::Value {
-        match v {
-            serde_json::Value::Object(m) => m
-                .iter()
-                .filter(|(k, _)| {
-                    !matches!(
-                        k.as_str(),
-                        "events" | "wall_time_s" | "events_per_wall_s" | "requests_per_wall_s"
-                    )
-                })
-                .map(|(k, v)| (k.clone(), results_only(v)))
-                .collect(),
-            serde_json::Value::Array(a) => a.iter().map(results_only).collect(),
-            x => x.clone(),
-        }
-    }
-
-    /// Booking the firmware when a command's fetch is booked gives what booking it when the
-    /// command arrives gives, with one event fewer per command: two flows of reads and writes
-    /// on the Table 3 controller, over the modelled PCIe link, an ideal link (fetch and
-    /// arrival at one instant: ties), with PRP lists read after the command, with the
-    /// latency breakdown, with a limit on commands in flight, over SATA, and a flow with TRIMs (whose range crosses the link
-    /// before the firmware: the booking at fetch stops at the first).
-    #[test]
-    fn firmware_booked_at_fetch_as_at_arrival() {
-        let two_flows = [
-            "flash.blocks_per_plane=128",
-            "flow.0.queue_depth=16",
-            "flow.0.read_fraction=0.7",
-            "flow.0.requests=6000",
-            "flow.1.queue_depth=16",
-            "flow.1.read_fraction=0.3",
-            "flow.1.requests=6000",
-            "flow.1.request_bytes=16384",
-        ];
-        let with = |extra: &[&'static str]| -> Vec<&'static str> {
-            two_flows.iter().chain(extra).copied().collect()
-        };
-        let cases: [(&str, Vec<&str>, bool); 7] = [
-            ("mqsim-paper", with(&[]), true),
-            // Fetches wait for completions: commands arrive when slots free, not at doorbells.
-            (
-                "mqsim-paper",
-                with(&["interface.max_inflight_commands=8"]),
-                true,
-            ),
-            (
-                "mqsim-paper",
-                with(&["interface.link_model=\"ideal\""]),
-                true,
-            ),
-            (
-                "mqsim-paper",
-                with(&["interface.data_pointers=\"prp\""]),
-                true,
-            ),
-            ("mqsim-paper", with(&["run.latency_breakdown=true"]), true),
-            (
-                "x25m",
-                vec![
-                    "flow.0.queue_depth=32",
-                    "flow.0.read_fraction=0.6",
-                    "flow.0.requests=5000",
-                ],
-                true,
-            ),
-            (
-                "mqsim-paper",
-                vec![
-                    "flash.blocks_per_plane=128",
-                    "flow.0.queue_depth=16",
-                    "flow.0.read_fraction=0.5",
-                    "flow.0.trim_fraction=0.2",
-                    "flow.0.requests=6000",
-                ],
-                // Stops at the first TRIM, which may be the first command.
-                false,
-            ),
-        ];
-        for (preset, keys, fewer) in cases {
-            let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-            let c = Config::load_preset(preset, &o).unwrap();
-            let run = |at_fetch: bool| {
-                let mut sim = Simulator::new(&c).unwrap();
-                sim.firmware_at_fetch = at_fetch;
-                let (out, _) = sim.run(&c, false, false).unwrap();
-                (results_only(&out.result), out.events)
-            };
-            let (fetch, fetch_events) = run(true);
-            let (arrival, arrival_events) = run(false);
-            assert_eq!(fetch, arrival, "{preset} {keys:?}");
-            assert!(fetch_events <= arrival_events, "{preset} {keys:?}");
-            if fewer {
-                assert!(fetch_events < arrival_events, "{preset} {keys:?}");
-            }
-        }
-    }
-
-    /// A read to an idle die with nothing queued, started without the die queue, runs as the
-    /// scheduler would run it: the same results and the same events, over random reads and
-    /// a 70/30 mix on two flows (GC under way), with multi-plane reads. The map in DRAM and
-    /// no data cache: the cached paths queue their reads through `enqueue`.
-    #[test]
-    fn direct_reads_as_through_the_queue() {
-        for keys in [
-            &[
-                "ftl.cmt.mode=\"ideal\"",
-                "cache.mode=\"off\"",
-                "flash.blocks_per_plane=128",
-                "flow.0.queue_depth=8",
-                "flow.0.requests=8000",
-            ][..],
-            &[
-                "ftl.cmt.mode=\"ideal\"",
-                "cache.mode=\"off\"",
-                "flash.blocks_per_plane=128",
-                "flow.0.queue_depth=16",
-                "flow.0.read_fraction=0.7",
-                "flow.0.requests=6000",
-                "flow.1.queue_depth=4",
-                "flow.1.read_fraction=0.9",
-                "flow.1.requests=3000",
-                "flow.1.request_bytes=32768",
-            ][..],
-        ] {
-            let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-            let c = Config::load_preset("mqsim-paper", &o).unwrap();
-            let run = |direct: bool| {
-                let mut sim = Simulator::new(&c).unwrap();
-                assert!(sim.direct_reads, "out_of_order without suspension");
-                sim.direct_reads = direct;
-                let (out, _) = sim.run(&c, false, false).unwrap();
-                (results_only(&out.result), out.events)
-            };
-            assert_eq!(run(true), run(false), "{keys:?}");
-        }
-    }
-
-    /// Every event survives the queue's packing, with the largest and smallest indices.
-    #[test]
-    fn events_pack_within_their_bits_and_unpack_to_themselves() {
-        for x in [0, 1, 0x1234_5678, u32::MAX] {
-            let all = [
-                Ev::Doorbell(ReqId(x)),
-                Ev::CommandArrived(ReqId(x)),
-                Ev::WriteDataArrived(ReqId(x)),
-                Ev::WriteChunkArrived(TxId(x)),
-                Ev::FirmwareDone(ReqId(x)),
-                Ev::DieArrayDone(DieId(x)),
-                Ev::DieSuspended(DieId(x)),
-                Ev::DieXferDone(DieId(x)),
-                Ev::Completed(ReqId(x)),
-                Ev::CacheWriteIn(ReqId(x)),
-                Ev::CacheReadOut(ReqId(x)),
-                Ev::Arrival(FlowId(x)),
-                Ev::MsiArrived(x),
-                Ev::CoalesceTimer(x),
-                Ev::HostDone(x),
-            ];
-            let mut seen = std::collections::HashSet::new();
-            for e in all {
-                let bits = e.pack();
-                assert!(bits < 1 << crate::engine::EVENT_BITS, "{e:?}");
-                assert!(seen.insert(bits), "{e:?} packs like another event");
-                assert_eq!(format!("{:?}", Ev::unpack(bits)), format!("{e:?}"));
-            }
-        }
     }
 }

@@ -5,11 +5,12 @@
 
 use super::Simulator;
 use crate::config::Config;
-use crate::engine::{Picoseconds, PS_PER_MS};
+use crate::engine::Picoseconds;
 use crate::error::Error;
 use crate::ids::FlowId;
-use serde_json::Value;
-use std::io::{IsTerminal, Write};
+use crate::stats::run_hooks::{
+    Bar, CompletionRecord, LogMode, Progress, RunHooks, RunOutput, REPORT_EVERY,
+};
 use std::time::Instant;
 
 /// Events in a row without a finished user transaction or request, with requests
@@ -17,29 +18,6 @@ use std::time::Instant;
 /// few events per valid page, and other dies' user work resets the count, so a healthy
 /// device never comes near it.
 pub const WATCHDOG_EVENTS: u64 = 50_000_000;
-
-/// One completed request, kept when a run asks for the request log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CompletionRecord {
-    /// Submission order over the run: unique per request.
-    pub id: u64,
-    pub flow: u32,
-    pub op: crate::workload::Op,
-    pub offset_bytes: u64,
-    pub bytes: u64,
-    pub submit_ps: Picoseconds,
-    pub complete_ps: Picoseconds,
-    /// With `run.latency_breakdown`: picoseconds per step (`stats::breakdown::STEP_NAMES`;
-    /// the response-time steps sum to the latency, `host_processing` is 0 here since the
-    /// record is taken at the completion-queue entry).
-    pub steps: Option<Box<crate::stats::breakdown::Parts>>,
-}
-
-pub struct RunOutput {
-    pub result: Value,
-    pub events: u64,
-    pub log: Option<Vec<CompletionRecord>>,
-}
 
 impl Simulator {
     /// Lets every flow submit what it may at time zero (the batch run does this first).
@@ -148,7 +126,7 @@ impl Simulator {
 
     /// Keeps each completion for `drain_completions`.
     pub(crate) fn keep_completions(&mut self) {
-        self.log = Some(Vec::new());
+        self.done.keep_log();
     }
 
     /// Queue pairs: the configured flows.
@@ -158,7 +136,7 @@ impl Simulator {
 
     /// Requests completed so far (their completion entries posted).
     pub(crate) fn completed_total(&self) -> u64 {
-        self.completed.iter().sum()
+        self.done.total()
     }
 
     /// Processes every event strictly before `t`, then moves the clock to `t`.
@@ -189,12 +167,14 @@ impl Simulator {
 
     /// Moves the completions kept since the last call to `out`, in completion order.
     pub(crate) fn drain_completions(&mut self, out: &mut Vec<CompletionRecord>) {
-        out.append(self.log.as_mut().expect("keep_completions was called"));
+        self.done.drain_log(out);
     }
 
     /// The completions kept since the last call, in completion order.
     pub(crate) fn take_completions(&mut self) -> Vec<CompletionRecord> {
-        std::mem::take(self.log.as_mut().expect("keep_completions was called"))
+        let mut out = Vec::new();
+        self.done.drain_log(&mut out);
+        out
     }
 
     /// Runs the configured workload to its end and returns the result document: the batch
@@ -220,31 +200,6 @@ impl Simulator {
         )
     }
 
-    /// How far the run is: the least advanced flow (the run ends with the last one), or the
-    /// time cap's fraction if that is further. None when neither is known.
-    pub fn progress_fraction(&self) -> Option<f64> {
-        let now = self.q.now();
-        let mut least: Option<f64> = Some(1.0);
-        for (i, f) in self.flows.iter().enumerate() {
-            least = match (least, f.progress(now, self.completed[i])) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                _ => None,
-            };
-        }
-        let cap = self.settings.max_simulated_ps;
-        let by_cap = (cap != Picoseconds::MAX).then(|| now as f64 / cap.max(1) as f64);
-        // Steady-state rounds end the run by `max_rounds` at the latest.
-        let rounds_ps = self.steady.max_ps();
-        let by_cap = match (by_cap, rounds_ps) {
-            (a, Some(r)) => Some(a.unwrap_or(0.0).max(now as f64 / r.max(1) as f64)),
-            (a, None) => a,
-        };
-        match (least, by_cap) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
     /// Runs the configured workload to its end with `hooks`. Never inlined, so that profilers
     /// (callgrind's --toggle-collect) can count the simulation alone.
     #[inline(never)]
@@ -258,7 +213,7 @@ impl Simulator {
         let wall_s = wall.elapsed().as_secs_f64();
         let result = sim.result_json(c, wall_s, capped);
         let events = sim.q.processed();
-        let log = sim.log.take();
+        let log = sim.done.take_log();
         Ok((
             RunOutput {
                 result,
@@ -276,7 +231,7 @@ impl Simulator {
     pub fn run_to_end(mut self, mut hooks: RunHooks<'_>) -> Result<(Simulator, bool), Error> {
         let wall = Instant::now();
         if !matches!(hooks.log, LogMode::Off) {
-            self.log = Some(Vec::new());
+            self.done.keep_log();
         }
         for f in 0..self.flows.len() {
             self.pump(FlowId(f as u32));
@@ -289,10 +244,8 @@ impl Simulator {
         let mut last_report = wall;
         let mut tick = |sim: &mut Self| -> Result<(), Error> {
             if let LogMode::Stream(sink) = &mut hooks.log {
-                sink(sim.log.as_deref().unwrap_or_default())?;
-                if let Some(l) = sim.log.as_mut() {
-                    l.clear();
-                }
+                sink(sim.done.kept())?;
+                sim.done.clear_kept();
             }
             let now = Instant::now();
             if now.duration_since(last_report) < REPORT_EVERY {
@@ -300,8 +253,14 @@ impl Simulator {
             }
             last_report = now;
             let p = Progress {
-                fraction: sim.progress_fraction(),
-                requests: sim.completed.iter().sum(),
+                fraction: crate::stats::completions::progress(
+                    &sim.flows,
+                    &sim.done,
+                    sim.q.now(),
+                    sim.settings.max_simulated_ps,
+                    sim.steady.max_ps(),
+                ),
+                requests: sim.done.total(),
                 simulated_ps: sim.q.now(),
                 elapsed_s: now.duration_since(wall).as_secs_f64(),
                 draining: sim.at_last.is_some(),
@@ -316,8 +275,8 @@ impl Simulator {
         bar.clear();
         ran?;
         if let LogMode::Stream(sink) = &mut hooks.log {
-            sink(self.log.as_deref().unwrap_or_default())?;
-            self.log = None;
+            sink(self.done.kept())?;
+            self.done.take_log();
         }
         let capped = !self.halt && self.q.peek_time().is_some();
         if !capped && self.outstanding() > 0 {
@@ -335,161 +294,6 @@ impl Simulator {
     /// microseconds (0 without any), the `flows[i].stats.all` figures of the result document
     /// to the bit.
     pub fn flow_mean_latency_us(&self, i: usize) -> (u64, f64) {
-        self.flow_stats[i].all_mean_us()
-    }
-}
-
-/// How often, in wall time, the progress hook and bar are updated (and so how soon a host's
-/// interrupt is noticed).
-const REPORT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// A run's progress, as handed to [`RunHooks::on_progress`].
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Progress {
-    /// Fraction done in [0, 1] where the workload has a known end: the least advanced flow by
-    /// its requests, bytes, duration or trace bytes read (or the time cap's fraction if
-    /// further). None otherwise.
-    pub fraction: Option<f64>,
-    /// Requests completed.
-    pub requests: u64,
-    /// Simulated time now.
-    pub simulated_ps: Picoseconds,
-    /// Wall time since the run started.
-    pub elapsed_s: f64,
-    /// Every request has completed; the device is doing the GC it owes (`run.end = "idle"`).
-    pub draining: bool,
-}
-
-/// What happens to the request log of a batch run.
-#[derive(Default)]
-pub enum LogMode<'a> {
-    #[default]
-    Off,
-    /// Every completion kept in [`RunOutput::log`].
-    Keep,
-    /// Completions handed to the sink in completion order, in batches of at most 65,536 as
-    /// the run goes (memory stays bounded); an error from the sink stops the run with it.
-    Stream(&'a mut LogSink<'a>),
-}
-
-/// A progress hook: an error stops the run with it.
-pub type ProgressHook<'a> = dyn FnMut(&Progress) -> Result<(), Error> + 'a;
-/// A request-log sink: an error stops the run with it.
-pub type LogSink<'a> = dyn FnMut(&[CompletionRecord]) -> Result<(), Error> + 'a;
-
-/// What a batch run does besides simulating.
-#[derive(Default)]
-pub struct RunHooks<'a> {
-    /// Draw a progress bar on stderr when it is a terminal (after the first half second).
-    pub bar: bool,
-    /// Called with the progress every 100 ms of wall time; an error stops the run with that
-    /// error. A host program interrupts a run this way (Python's Ctrl-C).
-    pub on_progress: Option<&'a mut ProgressHook<'a>>,
-    pub log: LogMode<'a>,
-    /// Called every 65,536 page writes while `api::run_with` preconditions the device in
-    /// `write` mode; an error stops it (Python's Ctrl-C before the run starts).
-    pub while_building: Option<&'a mut BuildCheck<'a>>,
-}
-
-/// A check called while the device is built; an error stops it.
-pub type BuildCheck<'a> = dyn FnMut() -> Result<(), Error> + 'a;
-
-/// The terminal progress bar: fits the terminal's width, shows the fraction and an ETA where
-/// the workload has a known end and a spinner where it has not; hidden when stderr is not a
-/// terminal, and until the run has taken half a second (short runs stay quiet).
-struct Bar {
-    on: bool,
-    bar: Option<(indicatif::ProgressBar, bool)>,
-}
-
-impl Bar {
-    fn new(on: bool) -> Self {
-        Self {
-            on: on && std::io::stderr().is_terminal(),
-            bar: None,
-        }
-    }
-
-    fn show(&mut self, p: &Progress) {
-        if !self.on || p.elapsed_s < 0.5 {
-            return;
-        }
-        let known = p.fraction.is_some();
-        let (bar, styled_known) = self.bar.get_or_insert_with(|| {
-            let b = indicatif::ProgressBar::with_draw_target(
-                Some(BAR_STEPS),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            (b, !known)
-        });
-        if *styled_known != known {
-            // Elapsed time and ETA are computed here from the run's start: the bar appears
-            // half a second in, so its own clock and rate estimate would be wrong.
-            let template = if known {
-                "{spinner} {prefix} [{wide_bar}] {percent:>3}%  {msg}"
-            } else {
-                "{spinner} {prefix}  {wide_msg}"
-            };
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(template)
-                    .expect("valid template")
-                    .progress_chars("=> "),
-            );
-            *styled_known = known;
-        }
-        bar.set_prefix(clock(p.elapsed_s));
-        let done = if p.draining {
-            format!(
-                "all {} requests done, GC catching up: {:.1} ms simulated",
-                p.requests,
-                p.simulated_ps as f64 / PS_PER_MS as f64
-            )
-        } else {
-            format!(
-                "{} requests, {:.1} ms simulated",
-                p.requests,
-                p.simulated_ps as f64 / PS_PER_MS as f64
-            )
-        };
-        match p.fraction {
-            Some(f) => {
-                bar.set_position((f * BAR_STEPS as f64) as u64);
-                let eta = if f > 0.0 {
-                    clock(p.elapsed_s * (1.0 - f) / f)
-                } else {
-                    "?".into()
-                };
-                if p.draining {
-                    // The owed GC has no known length: no ETA.
-                    bar.set_message(done);
-                } else {
-                    bar.set_message(format!("{done}, ETA {eta}"));
-                }
-            }
-            None => {
-                bar.set_message(done);
-                bar.tick();
-            }
-        }
-    }
-
-    fn clear(&mut self) {
-        if let Some((b, _)) = self.bar.take() {
-            b.finish_and_clear();
-        }
-        let _ = std::io::stderr().flush();
-    }
-}
-
-/// Positions of the bar: fine enough that the percentage moves smoothly.
-const BAR_STEPS: u64 = 1_000_000;
-
-/// Seconds as `m:ss` (or `h:mm:ss`).
-fn clock(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    if s >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-    } else {
-        format!("{}:{:02}", s / 60, s % 60)
+        self.done.stats(i).all_mean_us()
     }
 }

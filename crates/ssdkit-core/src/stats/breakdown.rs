@@ -443,6 +443,78 @@ impl Tracker {
     }
 }
 
+/// The request path's hooks into the breakdown, called on the simulator's
+/// `Option<Box<Tracker>>` (None unless `run.latency_breakdown`): with the breakdown off, each
+/// is one inlined test.
+pub(crate) trait Hooks {
+    /// See [`Tracker::fetched`].
+    fn fetched(&mut self, r: ReqId, now: Picoseconds, t: Picoseconds, stall: Picoseconds);
+    /// A phase of `r` on its own path ended at `t` (write data, firmware).
+    fn phase(&mut self, r: ReqId, step: Step, t: Picoseconds, stall: Picoseconds);
+    /// See [`Tracker::tx_issued`].
+    fn tx_issued(&mut self, t: TxId, r: ReqId, read: bool, now: Picoseconds, stall: Picoseconds);
+    fn tx_ready(&mut self, t: TxId, now: Picoseconds);
+    /// The die started an operation at `now`; the back end has its parts.
+    fn die_began(&mut self, die: DieId, now: Picoseconds, backend: &crate::flash::Backend);
+    /// The die's read data started out of its registers; the back end has the parts.
+    fn die_xfer(&mut self, die: DieId, backend: &crate::flash::Backend);
+    fn flash_done(&mut self, r: ReqId, now: Picoseconds);
+    /// The host finished processing a completion (of a read or write: `write`) of `flow`
+    /// `ps` after it reached the completion queue.
+    fn host_done(&mut self, flow: usize, write: Option<bool>, ps: Picoseconds);
+}
+
+impl Hooks for Option<Box<Tracker>> {
+    #[inline(always)]
+    fn fetched(&mut self, r: ReqId, now: Picoseconds, t: Picoseconds, stall: Picoseconds) {
+        if let Some(b) = self {
+            b.fetched(r, now, t, stall);
+        }
+    }
+    #[inline(always)]
+    fn phase(&mut self, r: ReqId, step: Step, t: Picoseconds, stall: Picoseconds) {
+        if let Some(b) = self {
+            b.phase(r, step, t, stall);
+        }
+    }
+    #[inline(always)]
+    fn tx_issued(&mut self, t: TxId, r: ReqId, read: bool, now: Picoseconds, stall: Picoseconds) {
+        if let Some(b) = self {
+            b.tx_issued(t, r, read, now, stall);
+        }
+    }
+    #[inline(always)]
+    fn tx_ready(&mut self, t: TxId, now: Picoseconds) {
+        if let Some(b) = self {
+            b.tx_ready(t, now);
+        }
+    }
+    #[inline(always)]
+    fn die_began(&mut self, die: DieId, now: Picoseconds, backend: &crate::flash::Backend) {
+        if let Some(b) = self {
+            b.die_began(die, now, backend.last_op);
+        }
+    }
+    #[inline(always)]
+    fn die_xfer(&mut self, die: DieId, backend: &crate::flash::Backend) {
+        if let Some(b) = self {
+            b.die_xfer(die, backend.last_xfer);
+        }
+    }
+    #[inline(always)]
+    fn flash_done(&mut self, r: ReqId, now: Picoseconds) {
+        if let Some(b) = self {
+            b.flash_done(r, now);
+        }
+    }
+    #[inline]
+    fn host_done(&mut self, flow: usize, write: Option<bool>, ps: Picoseconds) {
+        if let (Some(b), Some(w)) = (self, write) {
+            b.host_done(flow, w, ps);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Step, Tracker, RESPONSE_STEPS};

@@ -3,6 +3,9 @@
 //! kept exactly beside them.
 
 pub mod breakdown;
+pub(crate) mod completions;
+pub(crate) mod report;
+pub mod run_hooks;
 pub mod steady;
 pub mod timeseries;
 

@@ -43,6 +43,18 @@ pub struct DieQueues {
 }
 
 impl DieQueues {
+    /// The queue lengths, for a stall message.
+    pub fn describe(&self) -> String {
+        format!(
+            "reads {} writes {} gc reads {} gc writes {} gc erases {}",
+            self.reads_len(),
+            self.writes_len(),
+            self.gc_reads.len(),
+            self.gc_writes.len(),
+            self.gc_erases.len()
+        )
+    }
+
     /// Queues for a die of `planes_per_die` planes and `classes` priority classes (1 or 4).
     pub fn new(planes_per_die: u32, classes: usize) -> Self {
         let q = ClassQueues {

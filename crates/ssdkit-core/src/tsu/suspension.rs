@@ -21,6 +21,46 @@ pub enum Suspendable {
     Erase,
 }
 
+impl crate::tsu::Tsu {
+    /// The die began a program or erase, or resumed one: whether what is queued there may
+    /// suspend it as a read (true: reads and translation-page reads go first) or a write.
+    pub fn queued_suspender(&self, die: DieId) -> Option<bool> {
+        let q = self.queues(die);
+        if q.reads_len() > 0 || !q.mapping_reads.is_empty() {
+            Some(true)
+        } else if q.writes_len() > 0 {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+impl Suspendable {
+    /// What a die operation led by a transaction of `kind` is, if a read may suspend it.
+    #[inline]
+    pub fn of(kind: crate::tsu::TxKind) -> Option<Self> {
+        use crate::tsu::TxKind::*;
+        match kind {
+            UserWrite | MappingWrite | CacheWrite | GcWrite => Some(Suspendable::Program),
+            GcErase => Some(Suspendable::Erase),
+            _ => None,
+        }
+    }
+
+    /// Whether a transaction of `kind` reaching a busy die may suspend its operation as a
+    /// read (true) or a write (false); None: it never suspends (reclaim work).
+    #[inline]
+    pub fn suspends_as_read(kind: crate::tsu::TxKind) -> Option<bool> {
+        use crate::tsu::TxKind::*;
+        match kind {
+            UserRead | RmwRead | CacheRead | MappingRead => Some(true),
+            UserWrite | CacheWrite | MappingWrite => Some(false),
+            _ => None,
+        }
+    }
+}
+
 /// The operation a die runs now: when its array phase started and ends, and how often it
 /// was suspended already.
 #[derive(Debug, Clone, Copy)]

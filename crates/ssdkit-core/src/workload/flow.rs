@@ -84,6 +84,15 @@ pub struct AddressSpace {
 }
 
 impl Flow {
+    /// The planes the flow's writes are pinned to and its cursor through them, if pinned.
+    #[inline]
+    pub fn pinned(&mut self) -> Option<(&[u32], &mut u32)> {
+        match &self.planes {
+            None => None,
+            Some(set) => Some((set, &mut self.plane_cursor)),
+        }
+    }
+
     /// `index` is the flow's position in the configuration (its random stream and error keys).
     pub fn new(
         f: &FlowConfig,
@@ -279,6 +288,39 @@ impl Flow {
         best.map(|b| b.clamp(0.0, 1.0))
     }
 
+    /// Whether the flow has as many requests outstanding as it may.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.outstanding >= self.cap
+    }
+
+    /// The request `next` returned is submitted: it is outstanding from now; the host
+    /// program's id for it, if it has one.
+    #[inline]
+    pub fn submitting(&mut self) -> Option<u64> {
+        self.outstanding += 1;
+        self.tag.take()
+    }
+
+    /// `next` said the flow has nothing before a later time: whether an Arrival is to be
+    /// scheduled for it (once; the flow remembers it is).
+    #[inline]
+    pub fn wants_arrival(&mut self) -> bool {
+        !std::mem::replace(&mut self.arrival_scheduled, true)
+    }
+
+    /// The flow's Arrival event fired.
+    #[inline]
+    pub fn woken(&mut self) {
+        self.arrival_scheduled = false;
+    }
+
+    /// The application has the completion of one of the flow's requests.
+    #[inline]
+    pub fn seen(&mut self) {
+        self.outstanding -= 1;
+    }
+
     /// What the flow can submit at `now`, given that its queue has room.
     #[inline]
     pub fn next(&mut self, now: Picoseconds) -> Result<Next, Error> {
@@ -413,5 +455,46 @@ fn ms_to_ps(ms: f64, index: usize, name: &str) -> Result<Picoseconds, Error> {
         Err(Error::Config(format!(
             "key `flow.{index}.{name}` = {ms} is beyond simulated time (2^64 ps, about 213 days)"
         )))
+    }
+}
+
+impl Flow {
+    /// Every configured flow of `c` (switched-off flows stopped), after checking the rounds
+    /// picked for steady state.
+    pub fn all(
+        c: &crate::config::Config,
+        s: &crate::settings::Settings,
+    ) -> Result<Vec<Flow>, Error> {
+        crate::config::validate_picked_rounds(c).map_err(Error::Config)?;
+        // An open-loop flow holds at most this many requests submitted and not completed: its
+        // NVMe submission queue, or for SATA the host's queue in front of the NCQ.
+        let sq_entries = c.interface.io_queue_depth;
+        let space = AddressSpace {
+            capacity_bytes: s.capacity_bytes,
+            sector_bytes: c.interface.sector_bytes,
+        };
+        c.flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                Flow::new(
+                    f,
+                    i,
+                    space,
+                    c.run.seed,
+                    sq_entries,
+                    s.flows[i].planes.clone(),
+                    // fio's sync/datasync reach the device as Flush commands only when a write
+                    // cache gives them something to do: without one, results stay as they were.
+                    c.cache.mode.caches_writes(),
+                )
+                .map(|mut flow| {
+                    if !f.enabled {
+                        flow.stop();
+                    }
+                    flow
+                })
+            })
+            .collect()
     }
 }

@@ -24,6 +24,17 @@ pub enum SchedulingPolicy {
 }
 
 impl SchedulingPolicy {
+    /// `ftl.gc_preemptible` and its starvation limit.
+    pub fn for_ftl(f: &crate::config::FtlConfig) -> Self {
+        if f.gc_preemptible {
+            SchedulingPolicy::PreemptibleGc {
+                starvation_limit: f.gc_starvation_limit,
+            }
+        } else {
+            SchedulingPolicy::GcFirst
+        }
+    }
+
     /// The order for a free die with these queues; `urgent` when a plane of the die is down
     /// to its GC reserve.
     pub fn choose(&self, q: &DieQueues, urgent: bool) -> Choice {

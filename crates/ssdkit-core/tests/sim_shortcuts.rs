@@ -1,0 +1,182 @@
+//! The simulator's two shortcuts give what the plain path gives: booking the firmware when a
+//! command's fetch is booked (not when it arrives), and starting a read on an idle die without
+//! the die queue. Each is switched off through the simulator's hidden switches and the results
+//! compared. And the event enum packs into the queue's keys and back.
+
+use ssdkit_core::config::Config;
+use ssdkit_core::internals::engine::Packed;
+use ssdkit_core::internals::ids::{DieId, FlowId, ReqId, TxId};
+use ssdkit_core::internals::sim::{Ev, Simulator};
+
+/// The result without the fields that measure the machine or count events.
+fn results_only(v: &serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .filter(|(k, _)| {
+                !matches!(
+                    k.as_str(),
+                    "events" | "wall_time_s" | "events_per_wall_s" | "requests_per_wall_s"
+                )
+            })
+            .map(|(k, v)| (k.clone(), results_only(v)))
+            .collect(),
+        serde_json::Value::Array(a) => a.iter().map(results_only).collect(),
+        x => x.clone(),
+    }
+}
+
+/// Booking the firmware when a command's fetch is booked gives what booking it when the
+/// command arrives gives, with one event fewer per command: two flows of reads and writes
+/// on the Table 3 controller, over the modelled PCIe link, an ideal link (fetch and
+/// arrival at one instant: ties), with PRP lists read after the command, with the
+/// latency breakdown, with a limit on commands in flight, over SATA, and a flow with TRIMs (whose range crosses the link
+/// before the firmware: the booking at fetch stops at the first).
+#[test]
+fn firmware_booked_at_fetch_as_at_arrival() {
+    let two_flows = [
+        "flash.blocks_per_plane=128",
+        "flow.0.queue_depth=16",
+        "flow.0.read_fraction=0.7",
+        "flow.0.requests=6000",
+        "flow.1.queue_depth=16",
+        "flow.1.read_fraction=0.3",
+        "flow.1.requests=6000",
+        "flow.1.request_bytes=16384",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        two_flows.iter().chain(extra).copied().collect()
+    };
+    let cases: [(&str, Vec<&str>, bool); 7] = [
+        ("mqsim-paper", with(&[]), true),
+        // Fetches wait for completions: commands arrive when slots free, not at doorbells.
+        (
+            "mqsim-paper",
+            with(&["interface.max_inflight_commands=8"]),
+            true,
+        ),
+        (
+            "mqsim-paper",
+            with(&["interface.link_model=\"ideal\""]),
+            true,
+        ),
+        (
+            "mqsim-paper",
+            with(&["interface.data_pointers=\"prp\""]),
+            true,
+        ),
+        ("mqsim-paper", with(&["run.latency_breakdown=true"]), true),
+        (
+            "x25m",
+            vec![
+                "flow.0.queue_depth=32",
+                "flow.0.read_fraction=0.6",
+                "flow.0.requests=5000",
+            ],
+            true,
+        ),
+        (
+            "mqsim-paper",
+            vec![
+                "flash.blocks_per_plane=128",
+                "flow.0.queue_depth=16",
+                "flow.0.read_fraction=0.5",
+                "flow.0.trim_fraction=0.2",
+                "flow.0.requests=6000",
+            ],
+            // Stops at the first TRIM, which may be the first command.
+            false,
+        ),
+    ];
+    for (preset, keys, fewer) in cases {
+        let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
+        let c = Config::load_preset(preset, &o).unwrap();
+        let run = |at_fetch: bool| {
+            let mut sim = Simulator::new(&c).unwrap();
+            sim.set_firmware_at_fetch(at_fetch);
+            let (out, _) = sim.run(&c, false, false).unwrap();
+            (results_only(&out.result), out.events)
+        };
+        let (fetch, fetch_events) = run(true);
+        let (arrival, arrival_events) = run(false);
+        assert_eq!(fetch, arrival, "{preset} {keys:?}");
+        assert!(fetch_events <= arrival_events, "{preset} {keys:?}");
+        if fewer {
+            assert!(fetch_events < arrival_events, "{preset} {keys:?}");
+        }
+    }
+}
+
+/// A read to an idle die with nothing queued, started without the die queue, runs as the
+/// scheduler would run it: the same results and the same events, over random reads and
+/// a 70/30 mix on two flows (GC under way), with multi-plane reads. The map in DRAM and
+/// no data cache: the cached paths queue their reads through `enqueue`.
+#[test]
+fn direct_reads_as_through_the_queue() {
+    for keys in [
+        &[
+            "ftl.cmt.mode=\"ideal\"",
+            "cache.mode=\"off\"",
+            "flash.blocks_per_plane=128",
+            "flow.0.queue_depth=8",
+            "flow.0.requests=8000",
+        ][..],
+        &[
+            "ftl.cmt.mode=\"ideal\"",
+            "cache.mode=\"off\"",
+            "flash.blocks_per_plane=128",
+            "flow.0.queue_depth=16",
+            "flow.0.read_fraction=0.7",
+            "flow.0.requests=6000",
+            "flow.1.queue_depth=4",
+            "flow.1.read_fraction=0.9",
+            "flow.1.requests=3000",
+            "flow.1.request_bytes=32768",
+        ][..],
+    ] {
+        let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
+        let c = Config::load_preset("mqsim-paper", &o).unwrap();
+        let run = |direct: bool| {
+            let mut sim = Simulator::new(&c).unwrap();
+            assert!(sim.direct_reads(), "out_of_order without suspension");
+            sim.set_direct_reads(direct);
+            let (out, _) = sim.run(&c, false, false).unwrap();
+            (results_only(&out.result), out.events)
+        };
+        assert_eq!(run(true), run(false), "{keys:?}");
+    }
+}
+
+/// Every event survives the queue's packing, with the largest and smallest indices.
+#[test]
+fn events_pack_within_their_bits_and_unpack_to_themselves() {
+    for x in [0, 1, 0x1234_5678, u32::MAX] {
+        let all = [
+            Ev::Doorbell(ReqId(x)),
+            Ev::CommandArrived(ReqId(x)),
+            Ev::WriteDataArrived(ReqId(x)),
+            Ev::WriteChunkArrived(TxId(x)),
+            Ev::FirmwareDone(ReqId(x)),
+            Ev::DieArrayDone(DieId(x)),
+            Ev::DieSuspended(DieId(x)),
+            Ev::DieXferDone(DieId(x)),
+            Ev::Completed(ReqId(x)),
+            Ev::CacheWriteIn(ReqId(x)),
+            Ev::CacheReadOut(ReqId(x)),
+            Ev::Arrival(FlowId(x)),
+            Ev::MsiArrived(x),
+            Ev::CoalesceTimer(x),
+            Ev::HostDone(x),
+        ];
+        let mut seen = std::collections::HashSet::new();
+        for e in all {
+            let bits = e.pack();
+            assert!(
+                bits < 1 << ssdkit_core::internals::engine::EVENT_BITS,
+                "{e:?}"
+            );
+            assert!(seen.insert(bits), "{e:?} packs like another event");
+            assert_eq!(format!("{:?}", Ev::unpack(bits)), format!("{e:?}"));
+        }
+    }
+}
