@@ -8,10 +8,11 @@
 //! of what a configuration resolves to, and every other layer is built from these settings.
 
 use crate::config::{
-    Arbitration, CmtSettings, Config, DataPointers, FlowConfig, GcPolicy, InterfaceType, LinkModel,
-    Medium, Placement, Priority, Sizes,
+    Arbitration, CacheConfig, CacheMode, CacheSharing, CmtSettings, CompletionMode, Config,
+    DataPointers, FlowConfig, FlushScope, GcPolicy, InterfaceType, LinkModel, Medium, Placement,
+    Priority, Sizes, SteadyTrack, TsuConfig,
 };
-use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS};
+use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS, PS_PER_NS};
 use crate::flash::{Geometry, Timing};
 
 /// One flow's resolved address range and pinning.
@@ -51,9 +52,12 @@ pub struct Settings {
     pub max_simulated_ps: Picoseconds,
     /// `run.timeseries_window_ms`; 0 = no time series.
     pub timeseries_window_ps: Picoseconds,
-    /// `steady_state.round_ms` when `steady_state.enabled`; 0 = no rounds, or (rounds on)
-    /// a length picked at run time.
-    pub steady_round_ps: Picoseconds,
+    /// The rounds of `[steady_state]`.
+    pub steady: SteadySettings,
+    /// The data cache; None with `cache.mode = "off"`.
+    pub cache: Option<CacheSettings>,
+    /// Program/erase suspension; None with `tsu.suspension = "none"`.
+    pub suspension: Option<SuspensionSettings>,
     pub sata: bool,
     pub flows: Vec<FlowSettings>,
     /// The cached mapping table; None with `ftl.cmt.mode = "ideal"`.
@@ -137,6 +141,207 @@ pub struct HostSettings {
     /// NVMe.
     pub hba_ps: Picoseconds,
     pub link: LinkSettings,
+    /// The host's side of a completion (`[host]`).
+    pub completion: CompletionSettings,
+}
+
+/// `[host]` resolved: how the host learns of completions and what its cores spend on them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionSettings {
+    pub mode: CompletionMode,
+    /// Host cores (`host.cores`, 0 = one per queue).
+    pub cores: usize,
+    /// MSI-X vectors (`host.vectors`, 0 = one per queue).
+    pub vectors: usize,
+    /// The host's queue pairs: one per flow.
+    pub queues: usize,
+    /// Entries of each queue pair (`interface.io_queue_depth`).
+    pub queue_entries: u64,
+    pub isr_ps: Picoseconds,
+    pub scan_ps: Picoseconds,
+    pub completion_ps: Picoseconds,
+    pub poll_ps: Picoseconds,
+    /// Completions per coalesced interrupt, and the aggregation time.
+    pub coalesce: usize,
+    pub coalesce_ps: Picoseconds,
+}
+
+impl CompletionSettings {
+    pub fn resolve(c: &Config) -> Self {
+        let h = &c.host;
+        let queues = c.flows.len();
+        let or_queues = |n: u32| if n == 0 { queues } else { n as usize };
+        Self {
+            mode: h.completion,
+            cores: or_queues(h.cores),
+            vectors: or_queues(h.vectors),
+            queues,
+            queue_entries: c.interface.io_queue_depth as u64,
+            isr_ps: us_to_ps(h.isr_us),
+            scan_ps: us_to_ps(h.queue_scan_us),
+            completion_ps: us_to_ps(h.completion_us),
+            poll_ps: us_to_ps(h.poll_us),
+            coalesce: h.coalesce_completions as usize,
+            coalesce_ps: us_to_ps(h.coalesce_time_us),
+        }
+    }
+}
+
+/// `[steady_state]` resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SteadySettings {
+    pub enabled: bool,
+    /// `steady_state.round_ms` when enabled; 0 = no rounds, or (rounds on) a length picked
+    /// at run time.
+    pub round_ps: Picoseconds,
+    pub max_rounds: u32,
+    pub stop_when_steady: bool,
+    pub track: SteadyTrack,
+    /// A picked length counts from the first write-back: enabled flows write into a write
+    /// cache, which absorbs writes far faster than the flash until it is full.
+    pub wait_for_write_back: bool,
+}
+
+impl SteadySettings {
+    pub fn resolve(c: &Config) -> Self {
+        let st = &c.steady_state;
+        let writes = c
+            .flows
+            .iter()
+            .any(|f| f.enabled && (f.is_trace() || f.read_fraction < 1.0));
+        Self {
+            enabled: st.enabled,
+            round_ps: if st.enabled {
+                st.round_ms
+                    .map_or(0, |ms| (ms * PS_PER_MS as f64).round() as u64)
+            } else {
+                0
+            },
+            max_rounds: st.max_rounds,
+            stop_when_steady: st.stop_when_steady,
+            track: st.track,
+            wait_for_write_back: c.cache.mode.caches_writes() && writes,
+        }
+    }
+}
+
+/// `[cache]` resolved: the partitions in pages and the DRAM's timing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheSettings {
+    pub mode: CacheMode,
+    /// Slots (pages) of each LRU partition: one ("shared") or one per flow.
+    pub partition_pages: Vec<u64>,
+    /// `cache.sharing = "per_flow"`: a flow's pages go to its own partition.
+    pub per_flow: bool,
+    /// `cache.flush_scope = "device"`: a Flush waits for every flow's dirty data.
+    pub flush_device: bool,
+    /// Per flow: `flow.fua`.
+    pub fua: Vec<bool>,
+    pub sectors_per_page: u32,
+    pub sector_bytes: u64,
+    pub dram: DramSettings,
+}
+
+/// The controller DRAM's timing (`cache.dram_*`) in picoseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DramSettings {
+    pub row_bytes: u64,
+    /// tRCD + tCL.
+    pub open_ps: Picoseconds,
+    pub trp_ps: Picoseconds,
+    /// 2 x burst bytes x data rate (MT/s): data time = bytes x 10^6 / this, in picoseconds.
+    pub transfer_denominator: u128,
+}
+
+fn ns_to_ps(ns: f64) -> Picoseconds {
+    (ns * PS_PER_NS as f64).round() as Picoseconds
+}
+
+impl DramSettings {
+    pub fn resolve(k: &CacheConfig) -> Self {
+        Self {
+            row_bytes: k.dram_row_bytes,
+            open_ps: ns_to_ps(k.dram_trcd_ns) + ns_to_ps(k.dram_tcl_ns),
+            trp_ps: ns_to_ps(k.dram_trp_ns),
+            transfer_denominator: 2 * k.dram_burst_bytes as u128 * k.dram_data_rate_mts as u128,
+        }
+    }
+}
+
+impl CacheSettings {
+    pub fn resolve(c: &Config) -> Option<Self> {
+        Self::of(
+            &c.cache,
+            c.flows.iter().map(|f| f.fua).collect(),
+            c.flash.page_size_bytes as u64,
+            c.interface.sector_bytes as u64,
+        )
+    }
+
+    /// `[cache]` for flows whose `fua` is given, with pages of `page_bytes` and sectors of
+    /// `sector_bytes`; None when off.
+    pub fn of(k: &CacheConfig, fua: Vec<bool>, page_bytes: u64, sector_bytes: u64) -> Option<Self> {
+        if k.mode == CacheMode::Off {
+            return None;
+        }
+        let flows = fua.len().max(1);
+        let pages = k.capacity_bytes / page_bytes;
+        let partition_pages = match k.sharing {
+            CacheSharing::Shared => vec![pages],
+            CacheSharing::PerFlow if k.shares.is_empty() => vec![pages / flows as u64; flows],
+            CacheSharing::PerFlow => k
+                .shares
+                .iter()
+                .map(|s| ((pages as f64 * s).floor() as u64).max(1))
+                .collect(),
+        };
+        Some(Self {
+            mode: k.mode,
+            partition_pages,
+            per_flow: k.sharing == CacheSharing::PerFlow,
+            flush_device: k.flush_scope == FlushScope::Device,
+            fua,
+            sectors_per_page: (page_bytes / sector_bytes) as u32,
+            sector_bytes,
+            dram: DramSettings::resolve(k),
+        })
+    }
+}
+
+/// Program/erase suspension (`[tsu]`'s suspension keys) in picoseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuspensionSettings {
+    pub program: bool,
+    pub erase: bool,
+    pub writes_suspend_erase: bool,
+    /// Suspend only operations with at least this much array time left.
+    pub program_above_ps: Picoseconds,
+    pub erase_above_ps: Picoseconds,
+    pub suspend_program_ps: Picoseconds,
+    pub suspend_erase_ps: Picoseconds,
+    pub resume_program_ps: Picoseconds,
+    pub resume_erase_ps: Picoseconds,
+    /// Suspensions of one operation at most.
+    pub max: u32,
+}
+
+impl SuspensionSettings {
+    /// None when `tsu.suspension = "none"`.
+    pub fn resolve(t: &TsuConfig) -> Option<Self> {
+        let (program, erase) = (t.suspension.program(), t.suspension.erase());
+        (program || erase).then(|| Self {
+            program,
+            erase,
+            writes_suspend_erase: t.writes_suspend_erase,
+            program_above_ps: us_to_ps(t.program_suspend_above_us),
+            erase_above_ps: us_to_ps(t.erase_suspend_above_us),
+            suspend_program_ps: us_to_ps(t.suspend_program_us),
+            suspend_erase_ps: us_to_ps(t.suspend_erase_us),
+            resume_program_ps: us_to_ps(t.resume_program_us),
+            resume_erase_ps: us_to_ps(t.resume_erase_us),
+            max: t.max_suspensions,
+        })
+    }
 }
 
 /// `interface.arbitration = "weighted"`: each queue's class and the classes' turns.
@@ -283,6 +488,7 @@ impl HostSettings {
                 0
             },
             link: LinkSettings::resolve(c),
+            completion: CompletionSettings::resolve(c),
         }
     }
 }
@@ -325,13 +531,9 @@ impl Settings {
                 u64::MAX
             },
             timeseries_window_ps: (c.run.timeseries_window_ms * PS_PER_MS as f64).round() as u64,
-            steady_round_ps: if c.steady_state.enabled {
-                c.steady_state
-                    .round_ms
-                    .map_or(0, |ms| (ms * PS_PER_MS as f64).round() as u64)
-            } else {
-                0
-            },
+            steady: SteadySettings::resolve(c),
+            cache: CacheSettings::resolve(c),
+            suspension: SuspensionSettings::resolve(&c.tsu),
             sata: c.interface.kind == InterfaceType::Sata,
             flows,
             cmt: sizes.cmt,
