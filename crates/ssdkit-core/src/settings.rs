@@ -8,9 +8,9 @@
 //! of what a configuration resolves to, and every other layer is built from these settings.
 
 use crate::config::{
-    Arbitration, CacheConfig, CacheMode, CacheSharing, CmtSettings, CompletionMode, Config,
-    DataPointers, FlowConfig, FlushScope, GcPolicy, InterfaceType, LinkModel, Medium, Placement,
-    Priority, Sizes, SteadyTrack, TsuConfig,
+    Arbitration, CacheConfig, CacheMode, CacheSharing, CompletionMode, Config, DataPointers,
+    FlowConfig, FlushScope, GcPolicy, InterfaceType, LinkModel, Medium, Placement, Priority, Sizes,
+    SteadyTrack, TsuConfig,
 };
 use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS, PS_PER_NS};
 use crate::flash::{Geometry, Timing};
@@ -33,17 +33,10 @@ pub struct Settings {
     pub geo: Geometry,
     /// Flash durations in picoseconds.
     pub timing: Timing,
-    /// Logical pages exported to the host: floor(physical * (1 - spare factor)).
-    pub logical_pages: u64,
-    pub capacity_bytes: u64,
-    /// Blocks of logical data per plane (the plane's share, rounded up).
-    pub share_blocks: u64,
-    /// Blocks per plane that user writes may not take (kept for GC).
-    pub reserve_blocks: u32,
-    /// GC starts in a plane when its free pages fall below this.
-    pub gc_start_free_pages: u64,
-    /// Idle-time GC runs in planes whose free pages are below this.
-    pub gc_background_free_pages: u64,
+    /// The sizes in pages and blocks (logical pages, capacity, each plane's share and GC
+    /// reserve, the GC start points, the cached mapping table's partitions), as validation
+    /// checked them.
+    pub sizes: Sizes,
     /// Plane of each stripe unit k (0..planes) in `ftl.allocation_order`.
     pub stripe: Box<[u32]>,
     pub firmware_request_ps: Picoseconds,
@@ -60,8 +53,6 @@ pub struct Settings {
     pub suspension: Option<SuspensionSettings>,
     pub sata: bool,
     pub flows: Vec<FlowSettings>,
-    /// The cached mapping table; None with `ftl.cmt.mode = "ideal"`.
-    pub cmt: Option<CmtSettings>,
     /// The host interface: queues, fetch, data pointers, the link.
     pub host: HostSettings,
     /// The FTL's policies.
@@ -516,12 +507,7 @@ impl Settings {
         Settings {
             geo,
             timing: Timing::from_config(f, c.interface.sector_bytes),
-            logical_pages: sizes.logical_pages,
-            capacity_bytes,
-            share_blocks: sizes.share_blocks,
-            reserve_blocks: sizes.reserve_blocks,
-            gc_start_free_pages: sizes.gc_start_free_pages,
-            gc_background_free_pages: sizes.gc_background_free_pages,
+            sizes,
             stripe,
             firmware_request_ps: us_to_ps(c.ftl.firmware_request_us),
             firmware_transaction_ps: us_to_ps(c.ftl.firmware_transaction_us),
@@ -536,7 +522,6 @@ impl Settings {
             suspension: SuspensionSettings::resolve(&c.tsu),
             sata: c.interface.kind == InterfaceType::Sata,
             flows,
-            cmt: sizes.cmt,
             host: HostSettings::resolve(c),
             ftl: FtlSettings::resolve(c),
             latency_breakdown: c.run.latency_breakdown,
@@ -619,14 +604,8 @@ mod tests {
     fn derived_values_of_the_default_device() {
         let c = Config::default();
         let s = Settings::resolve(&c);
-        // 8 x 4 x 2 x 2 planes x 2048 blocks x 256 pages, 7 % spare.
-        let physical = 128u64 * 2048 * 256;
-        assert_eq!(s.logical_pages, (physical as f64 * 0.93).floor() as u64);
-        assert_eq!(s.capacity_bytes, s.logical_pages * 8192);
-        // ceil(0.005 * 2048) = 11 blocks kept for GC.
-        assert_eq!(s.reserve_blocks, 11);
-        // ceil(0.05 * 2048 * 256) = 26215 pages, above (11 + 1) * 256 + 1.
-        assert_eq!(s.gc_start_free_pages, 26215);
+        // The sizes are config::Sizes' (checked there), held once.
+        assert_eq!(s.sizes, Sizes::of(&c));
         assert_eq!(s.firmware_request_ps, 1_000_000);
         assert_eq!(s.firmware_transaction_ps, 250_000);
     }

@@ -263,7 +263,7 @@ impl Simulator {
                     f,
                     i,
                     crate::workload::flow::AddressSpace {
-                        capacity_bytes: s.capacity_bytes,
+                        capacity_bytes: s.sizes.capacity_bytes,
                         sector_bytes: c.interface.sector_bytes,
                     },
                     c.run.seed,
@@ -356,7 +356,7 @@ impl Simulator {
             ),
             owners: (2..=255).contains(&n).then(|| {
                 Box::new(GcOwners {
-                    by_lpn: vec![NO_FLOW; s.logical_pages as usize],
+                    by_lpn: vec![NO_FLOW; s.sizes.logical_pages as usize],
                     moves: vec![0; n],
                 })
             }),

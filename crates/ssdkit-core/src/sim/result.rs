@@ -127,7 +127,7 @@ impl Simulator {
             requests_per_wall_s: per_s(completed),
             latency_histogram_significant_digits: HISTOGRAM_SIGNIFICANT_DIGITS,
             device: DeviceResult {
-                capacity_bytes: self.settings.capacity_bytes,
+                capacity_bytes: self.settings.sizes.capacity_bytes,
                 stats: device.summary(elapsed),
                 flash: b.clone(),
                 ftl: FtlCounts {
