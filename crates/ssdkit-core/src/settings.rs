@@ -8,14 +8,14 @@
 //! of what a configuration resolves to, and every other layer is built from these settings.
 
 use crate::config::{
-    Arbitration, CacheConfig, CacheMode, CacheSharing, CompletionMode, Config, DataPointers,
-    FlowConfig, FlushScope, GcPolicy, InterfaceType, LinkModel, Medium, Placement, Priority, Sizes,
-    SteadyTrack, TsuConfig,
+    AddressPattern, Arbitration, Arrival, CacheConfig, CacheMode, CacheSharing, CompletionMode,
+    Config, DataPointers, FlowConfig, FlushScope, GcPolicy, InterfaceType, LinkModel, Medium,
+    Placement, Priority, SizeDist, Sizes, SteadyTrack, TsuConfig,
 };
-use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS, PS_PER_NS};
+use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS, PS_PER_NS, PS_PER_S};
 use crate::flash::{Geometry, Timing};
 
-/// One flow's resolved address range and pinning.
+/// One flow's resolved address range, pinning and (synthetic) request generators.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowSettings {
     /// First byte of the flow's range.
@@ -24,6 +24,180 @@ pub struct FlowSettings {
     pub range_bytes: u64,
     /// Planes the flow's writes may use, in allocation order; None = all.
     pub planes: Option<Box<[u32]>>,
+    /// The request generators of an enabled synthetic flow.
+    pub synthetic: Option<SyntheticSettings>,
+}
+
+/// A synthetic flow's request sizes, in sectors.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SizeSettings {
+    Fixed(u32),
+    Uniform {
+        min: u32,
+        span: u32,
+    },
+    /// Draws above `max` are cut to it.
+    Normal {
+        mean: f64,
+        sd: f64,
+        max: u32,
+    },
+    /// Cumulative weights and the sizes they pick.
+    List {
+        cum: Vec<f64>,
+        sectors: Vec<u32>,
+    },
+}
+
+/// A synthetic flow's address pattern over its `n_slots` aligned start positions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatternSettings {
+    Uniform,
+    /// `stride` sectors apart; a `random` fraction of requests go to a uniform slot.
+    Sequential {
+        stride: u64,
+        random: f64,
+    },
+    /// The first `hot` slots take a `hot_access` fraction of the requests.
+    HotCold {
+        hot: u64,
+        hot_access: f64,
+    },
+    Zipf {
+        theta: f64,
+    },
+    /// The exponent of the power law of `flow.pareto_h`.
+    Pareto {
+        pow: f64,
+    },
+    /// A standard deviation in slots.
+    Normal {
+        sd: f64,
+    },
+}
+
+/// A synthetic flow resolved: sizes and addresses in sectors, arrival gaps in picoseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyntheticSettings {
+    pub read_fraction: f64,
+    pub trim_fraction: f64,
+    pub sizes: SizeSettings,
+    pub pattern: PatternSettings,
+    pub start_sector: u64,
+    pub range_sectors: u64,
+    pub align_sectors: u64,
+    /// Aligned start positions from which the largest request still fits in the range.
+    pub n_slots: u64,
+    /// `flow.scramble`: slots are visited in a pseudo-random permutation.
+    pub scramble: bool,
+    /// The arrival process of an open-loop flow; None when closed.
+    pub arrival: Option<ArrivalSettings>,
+}
+
+/// An open-loop flow's arrival process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrivalSettings {
+    pub kind: Arrival,
+    /// Mean gap between arrivals (1 / `flow.rate_iops`), picoseconds.
+    pub gap_ps: f64,
+    /// Mean ON and OFF periods (`flow.on_ms`, `flow.off_ms`), picoseconds.
+    pub on_mean_ps: f64,
+    pub off_mean_ps: f64,
+}
+
+impl SyntheticSettings {
+    /// An enabled synthetic flow `f` over `range_bytes` of a device with sectors of
+    /// `sector_bytes`; the configuration was validated against its capacity.
+    pub fn resolve(f: &FlowConfig, range_bytes: u64, sector_bytes: u32) -> Self {
+        let sector = sector_bytes as u64;
+        let range_sectors = range_bytes / sector;
+        let align_sectors = f.effective_align() / sector;
+        let sizes = match f.size {
+            SizeDist::Fixed => SizeSettings::Fixed((f.request_bytes / sector) as u32),
+            SizeDist::Uniform => SizeSettings::Uniform {
+                min: (f.size_min_bytes / sector) as u32,
+                span: ((f.size_max_bytes - f.size_min_bytes) / sector) as u32,
+            },
+            SizeDist::Normal => {
+                let (mean, sd) = (
+                    f.request_bytes as f64 / sector as f64,
+                    f.size_stdev_bytes as f64 / sector as f64,
+                );
+                // Six standard deviations bound the draws, so slots near the range end
+                // stay usable however wide the distribution.
+                let cap = ((mean + 6.0 * sd).ceil() as u64).clamp(mean as u64, range_sectors);
+                SizeSettings::Normal {
+                    mean,
+                    sd,
+                    max: cap.min(u32::MAX as u64) as u32,
+                }
+            }
+            SizeDist::List => {
+                let mut acc = 0.0;
+                let cum = f
+                    .size_list
+                    .iter()
+                    .map(|e| {
+                        acc += e.weight;
+                        acc
+                    })
+                    .collect();
+                SizeSettings::List {
+                    cum,
+                    sectors: f
+                        .size_list
+                        .iter()
+                        .map(|e| (e.bytes / sector) as u32)
+                        .collect(),
+                }
+            }
+        };
+        let largest = match &sizes {
+            SizeSettings::Fixed(s) => *s,
+            SizeSettings::Uniform { min, span } => min + span,
+            SizeSettings::Normal { max, .. } => *max,
+            SizeSettings::List { sectors, .. } => sectors.iter().copied().max().unwrap_or(1),
+        } as u64;
+        let n_slots = (range_sectors.saturating_sub(largest) / align_sectors + 1).max(1);
+        let pattern = match f.pattern {
+            AddressPattern::Random => PatternSettings::Uniform,
+            AddressPattern::Sequential => PatternSettings::Sequential {
+                stride: f.stride_bytes / sector,
+                random: f.random_fraction,
+            },
+            AddressPattern::Hotcold => PatternSettings::HotCold {
+                hot: ((f.hot_space_fraction * n_slots as f64).round() as u64)
+                    .clamp(1, n_slots.saturating_sub(1).max(1)),
+                hot_access: f.hot_access_fraction,
+            },
+            AddressPattern::Zipf => PatternSettings::Zipf {
+                theta: f.zipf_theta,
+            },
+            AddressPattern::Pareto => PatternSettings::Pareto {
+                pow: f.pareto_h.ln() / (1.0 - f.pareto_h).ln(),
+            },
+            AddressPattern::Normal => PatternSettings::Normal {
+                sd: f.normal_stdev_fraction * n_slots as f64,
+            },
+        };
+        Self {
+            read_fraction: f.read_fraction,
+            trim_fraction: f.trim_fraction,
+            sizes,
+            pattern,
+            start_sector: f.start_bytes / sector,
+            range_sectors,
+            align_sectors,
+            n_slots,
+            scramble: f.scramble,
+            arrival: f.is_open_loop().then(|| ArrivalSettings {
+                kind: f.arrival,
+                gap_ps: PS_PER_S as f64 / f.rate_iops,
+                on_mean_ps: f.on_ms * PS_PER_MS as f64,
+                off_mean_ps: f.off_ms * PS_PER_MS as f64,
+            }),
+        }
+    }
 }
 
 /// The resolved configuration. Built by `Settings::resolve` from a configuration that passed
@@ -494,14 +668,20 @@ impl Settings {
         let flows = c
             .flows
             .iter()
-            .map(|fl| FlowSettings {
-                start_bytes: fl.start_bytes,
-                range_bytes: if fl.range_bytes == 0 {
+            .map(|fl| {
+                let range_bytes = if fl.range_bytes == 0 {
                     capacity_bytes.saturating_sub(fl.start_bytes)
                 } else {
                     fl.range_bytes
-                },
-                planes: pinned_planes(fl, &geo, &stripe),
+                };
+                FlowSettings {
+                    start_bytes: fl.start_bytes,
+                    range_bytes,
+                    planes: pinned_planes(fl, &geo, &stripe),
+                    synthetic: (fl.enabled && !fl.is_trace()).then(|| {
+                        SyntheticSettings::resolve(fl, range_bytes, c.interface.sector_bytes)
+                    }),
+                }
             })
             .collect();
         Settings {

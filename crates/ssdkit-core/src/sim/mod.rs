@@ -268,7 +268,7 @@ impl Simulator {
                     },
                     c.run.seed,
                     sq_entries,
-                    s.flows[i].planes.clone(),
+                    &s.flows[i],
                     // fio's sync/datasync reach the device as Flush commands only when a write
                     // cache gives them something to do: without one, results stay as they were.
                     c.cache.mode.caches_writes(),

@@ -10,6 +10,7 @@ use super::synthetic::{ArrivalGen, HostRequest, SyntheticGen};
 use crate::config::FlowConfig;
 use crate::engine::{derive_stream, Picoseconds, PS_PER_MS};
 use crate::error::Error;
+use crate::settings::FlowSettings;
 use serde_json::Value;
 use std::collections::VecDeque;
 
@@ -91,7 +92,7 @@ impl Flow {
         space: AddressSpace,
         seed: u64,
         sq_entries: u32,
-        planes: Option<Box<[u32]>>,
+        resolved: &FlowSettings,
         trace_flushes: bool,
     ) -> Result<Self, Error> {
         let AddressSpace {
@@ -124,15 +125,15 @@ impl Flow {
             // Two streams per flow: arrival times must not shift when the size or address
             // draws change, so each process has its own.
             let id = 1 + index as u64;
+            let s = resolved
+                .synthetic
+                .as_ref()
+                .expect("an enabled synthetic flow resolves its generators");
             Source::Synthetic {
-                gen: Box::new(SyntheticGen::new(
-                    f,
-                    capacity_bytes,
-                    sector_bytes,
-                    derive_stream(seed, id),
-                )),
-                arrivals: f.is_open_loop().then(|| {
-                    ArrivalGen::new(f, index, start_ps, derive_stream(seed, id | 1 << 40))
+                gen: Box::new(SyntheticGen::new(s, derive_stream(seed, id))),
+                arrivals: s.arrival.as_ref().map(|a| {
+                    let rng = derive_stream(seed, id | 1 << 40);
+                    ArrivalGen::new(a, &f.name, index, start_ps, rng)
                 }),
             }
         };
@@ -163,7 +164,7 @@ impl Flow {
             first_arrival: None,
             last_arrival: 0,
             arrival_scheduled: false,
-            planes,
+            planes: resolved.planes.clone(),
             plane_cursor: 0,
             tag: None,
             flush_every: f.flush_every.unwrap_or(0),
