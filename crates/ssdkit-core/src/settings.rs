@@ -8,9 +8,10 @@
 //! of what a configuration resolves to, and every other layer is built from these settings.
 
 use crate::config::{
-    AddressPattern, Arbitration, Arrival, CacheConfig, CacheMode, CacheSharing, CompletionMode,
-    Config, DataPointers, FlowConfig, FlushScope, GcPolicy, InterfaceType, LinkModel, Medium,
-    Placement, Priority, SizeDist, Sizes, SteadyTrack, TsuConfig,
+    AddressPattern, Arbitration, Arrival, Backwards, CacheConfig, CacheMode, CacheSharing,
+    CompletionMode, Config, DataPointers, DelimitedConfig, FlowConfig, FlushScope, Fold, GcPolicy,
+    InterfaceType, LinkModel, Medium, Placement, Priority, SizeDist, Sizes, SteadyTrack,
+    TraceFormat, TsuConfig,
 };
 use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS, PS_PER_NS, PS_PER_S};
 use crate::flash::{Geometry, Timing};
@@ -26,6 +27,94 @@ pub struct FlowSettings {
     pub planes: Option<Box<[u32]>>,
     /// The request generators of an enabled synthetic flow.
     pub synthetic: Option<SyntheticSettings>,
+    /// The replay of an enabled trace flow.
+    pub trace: Option<TraceSettings>,
+    /// `flow.name`, for messages.
+    pub name: String,
+    pub enabled: bool,
+    /// Requests arrive by time (synthetic arrivals, or a timed trace) rather than as others
+    /// complete.
+    pub open_loop: bool,
+    /// Most requests outstanding: `flow.queue_depth` (closed loop) or, open loop, the NVMe
+    /// submission queue's entries (for SATA the host's queue in front of the NCQ;
+    /// `interface.io_queue_depth`).
+    pub cap: u32,
+    /// When the flow starts and stops issuing (u64::MAX: no time limit), picoseconds; Err
+    /// names the keys beyond simulated time (a configuration that skipped validation).
+    pub window_ps: Result<(Picoseconds, Picoseconds), String>,
+    /// `flow.requests` and `flow.io_bytes`; u64::MAX = no limit.
+    pub request_limit: u64,
+    pub byte_limit: u64,
+    /// `flow.flush_every`; 0 = no flushes.
+    pub flush_every: u64,
+}
+
+/// A trace flow's replay resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceSettings {
+    pub path: String,
+    pub format: TraceFormat,
+    /// The columns of a `trace_format = "delimited"` trace: a description that the trace
+    /// reader compiles into its parser.
+    pub delimited: Option<DelimitedConfig>,
+    pub skip_malformed: bool,
+    /// Device numbers kept; empty = all.
+    pub devices: Vec<u64>,
+    pub fold: Fold,
+    pub align_bytes: u64,
+    pub time_scale: f64,
+    /// `flow.start_ms`, added to each timed arrival, picoseconds.
+    pub start_ps: Picoseconds,
+    pub backwards: Backwards,
+}
+
+impl TraceSettings {
+    fn resolve(f: &FlowConfig) -> Self {
+        Self {
+            path: f.trace.clone(),
+            format: f.trace_format,
+            delimited: f.delimited.clone(),
+            skip_malformed: f.skip_malformed,
+            devices: f.devices.clone(),
+            fold: f.fold,
+            align_bytes: f.align_bytes,
+            time_scale: f.time_scale,
+            start_ps: (f.start_ms * PS_PER_MS as f64) as Picoseconds,
+            backwards: f.backwards,
+        }
+    }
+}
+
+/// The start and stop of flow `index` in picoseconds; Err names the key that does not fit
+/// in simulated time.
+fn flow_window(f: &FlowConfig, index: usize) -> Result<(Picoseconds, Picoseconds), String> {
+    let start_ps = ms_to_ps(f.start_ms, index, "start_ms")?;
+    let stop_ps = if f.duration_ms == 0.0 {
+        Picoseconds::MAX
+    } else {
+        ms_to_ps(f.duration_ms, index, "duration_ms")?
+            .checked_add(start_ps)
+            .ok_or_else(|| {
+                format!(
+                    "keys `flow.{index}.start_ms` + `flow.{index}.duration_ms` end beyond simulated time (2^64 ps, about 213 days)"
+                )
+            })?
+    };
+    Ok((start_ps, stop_ps))
+}
+
+/// A validated time in milliseconds as picoseconds; an error naming the key if it does not
+/// fit (a configuration that skipped validation).
+fn ms_to_ps(ms: f64, index: usize, name: &str) -> Result<Picoseconds, String> {
+    let ps = ms * PS_PER_MS as f64;
+    // 2^64 as f64: the first value that does not fit.
+    if (0.0..18_446_744_073_709_551_616.0).contains(&ps) {
+        Ok(ps as Picoseconds)
+    } else {
+        Err(format!(
+            "key `flow.{index}.{name}` = {ms} is beyond simulated time (2^64 ps, about 213 days)"
+        ))
+    }
 }
 
 /// A synthetic flow's request sizes, in sectors.
@@ -668,7 +757,8 @@ impl Settings {
         let flows = c
             .flows
             .iter()
-            .map(|fl| {
+            .enumerate()
+            .map(|(i, fl)| {
                 let range_bytes = if fl.range_bytes == 0 {
                     capacity_bytes.saturating_sub(fl.start_bytes)
                 } else {
@@ -681,6 +771,27 @@ impl Settings {
                     synthetic: (fl.enabled && !fl.is_trace()).then(|| {
                         SyntheticSettings::resolve(fl, range_bytes, c.interface.sector_bytes)
                     }),
+                    trace: (fl.enabled && fl.is_trace()).then(|| TraceSettings::resolve(fl)),
+                    name: fl.name.clone(),
+                    enabled: fl.enabled,
+                    open_loop: fl.is_open_loop(),
+                    cap: if fl.is_open_loop() {
+                        c.interface.io_queue_depth
+                    } else {
+                        fl.queue_depth
+                    },
+                    window_ps: flow_window(fl, i),
+                    request_limit: if fl.requests == 0 {
+                        u64::MAX
+                    } else {
+                        fl.requests
+                    },
+                    byte_limit: if fl.io_bytes == 0 {
+                        u64::MAX
+                    } else {
+                        fl.io_bytes
+                    },
+                    flush_every: fl.flush_every.unwrap_or(0),
                 }
             })
             .collect();

@@ -252,23 +252,15 @@ impl Simulator {
 
     fn make_flows(c: &Config, s: &Settings) -> Result<Vec<Flow>, crate::Error> {
         crate::config::validate_picked_rounds(c).map_err(crate::Error::Config)?;
-        // An open-loop flow holds at most this many requests submitted and not completed: its
-        // NVMe submission queue, or for SATA the host's queue in front of the NCQ.
-        let sq_entries = c.interface.io_queue_depth;
         c.flows
             .iter()
             .enumerate()
             .map(|(i, f)| {
                 Flow::new(
-                    f,
-                    i,
-                    crate::workload::flow::AddressSpace {
-                        capacity_bytes: s.sizes.capacity_bytes,
-                        sector_bytes: c.interface.sector_bytes,
-                    },
-                    c.run.seed,
-                    sq_entries,
                     &s.flows[i],
+                    i,
+                    c.interface.sector_bytes,
+                    c.run.seed,
                     // fio's sync/datasync reach the device as Flush commands only when a write
                     // cache gives them something to do: without one, results stay as they were.
                     c.cache.mode.caches_writes(),
