@@ -189,7 +189,7 @@ pub fn precondition_key(c: &Config) -> serde_json::Value {
 /// MQSim importers, which turn percentages of the device into byte ranges).
 pub fn device_info(c: &Config) -> serde_json::Value {
     let f = &c.flash;
-    let logical_pages = crate::settings::Settings::resolve(c).logical_pages;
+    let logical_pages = crate::settings::Settings::resolve(c).sizes.logical_pages;
     serde_json::json!({
         "capacity_bytes": logical_pages * f.page_size_bytes as u64,
         "logical_pages": logical_pages,

@@ -90,7 +90,7 @@ impl Device {
                 )
             })
             .collect();
-        let capacity_bytes = s.capacity_bytes;
+        let capacity_bytes = s.sizes.capacity_bytes;
         let mut sim = Simulator::assemble_with(c, s, ftl, precondition, flows);
         sim.keep_completions();
         Self {

@@ -8,13 +8,15 @@
 //! of what a configuration resolves to, and every other layer is built from these settings.
 
 use crate::config::{
-    Arbitration, CmtSettings, Config, DataPointers, FlowConfig, GcPolicy, InterfaceType, LinkModel,
-    Medium, Placement, Priority, Sizes,
+    AddressPattern, Arbitration, Arrival, Backwards, CacheConfig, CacheMode, CacheSharing,
+    CompletionMode, Config, DataPointers, DelimitedConfig, FlowConfig, FlushScope, Fold, GcPolicy,
+    InterfaceType, LinkModel, Medium, Placement, Priority, SizeDist, Sizes, SteadyTrack,
+    TraceFormat, TsuConfig,
 };
-use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS};
+use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS, PS_PER_NS, PS_PER_S};
 use crate::flash::{Geometry, Timing};
 
-/// One flow's resolved address range and pinning.
+/// One flow's resolved address range, pinning and (synthetic) request generators.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowSettings {
     /// First byte of the flow's range.
@@ -23,6 +25,268 @@ pub struct FlowSettings {
     pub range_bytes: u64,
     /// Planes the flow's writes may use, in allocation order; None = all.
     pub planes: Option<Box<[u32]>>,
+    /// The request generators of an enabled synthetic flow.
+    pub synthetic: Option<SyntheticSettings>,
+    /// The replay of an enabled trace flow.
+    pub trace: Option<TraceSettings>,
+    /// `flow.name`, for messages.
+    pub name: String,
+    pub enabled: bool,
+    /// Requests arrive by time (synthetic arrivals, or a timed trace) rather than as others
+    /// complete.
+    pub open_loop: bool,
+    /// Most requests outstanding: `flow.queue_depth` (closed loop) or, open loop, the NVMe
+    /// submission queue's entries (for SATA the host's queue in front of the NCQ;
+    /// `interface.io_queue_depth`).
+    pub cap: u32,
+    /// When the flow starts and stops issuing (u64::MAX: no time limit), picoseconds; Err
+    /// names the keys beyond simulated time (a configuration that skipped validation).
+    pub window_ps: Result<(Picoseconds, Picoseconds), String>,
+    /// `flow.requests` and `flow.io_bytes`; u64::MAX = no limit.
+    pub request_limit: u64,
+    pub byte_limit: u64,
+    /// `flow.flush_every`; 0 = no flushes.
+    pub flush_every: u64,
+}
+
+/// A trace flow's replay resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceSettings {
+    pub path: String,
+    pub format: TraceFormat,
+    /// The columns of a `trace_format = "delimited"` trace: a description that the trace
+    /// reader compiles into its parser.
+    pub delimited: Option<DelimitedConfig>,
+    pub skip_malformed: bool,
+    /// Device numbers kept; empty = all.
+    pub devices: Vec<u64>,
+    pub fold: Fold,
+    pub align_bytes: u64,
+    pub time_scale: f64,
+    /// `flow.start_ms`, added to each timed arrival, picoseconds.
+    pub start_ps: Picoseconds,
+    pub backwards: Backwards,
+}
+
+impl TraceSettings {
+    fn resolve(f: &FlowConfig) -> Self {
+        Self {
+            path: f.trace.clone(),
+            format: f.trace_format,
+            delimited: f.delimited.clone(),
+            skip_malformed: f.skip_malformed,
+            devices: f.devices.clone(),
+            fold: f.fold,
+            align_bytes: f.align_bytes,
+            time_scale: f.time_scale,
+            start_ps: (f.start_ms * PS_PER_MS as f64) as Picoseconds,
+            backwards: f.backwards,
+        }
+    }
+}
+
+/// The start and stop of flow `index` in picoseconds; Err names the key that does not fit
+/// in simulated time.
+fn flow_window(f: &FlowConfig, index: usize) -> Result<(Picoseconds, Picoseconds), String> {
+    let start_ps = ms_to_ps(f.start_ms, index, "start_ms")?;
+    let stop_ps = if f.duration_ms == 0.0 {
+        Picoseconds::MAX
+    } else {
+        ms_to_ps(f.duration_ms, index, "duration_ms")?
+            .checked_add(start_ps)
+            .ok_or_else(|| {
+                format!(
+                    "keys `flow.{index}.start_ms` + `flow.{index}.duration_ms` end beyond simulated time (2^64 ps, about 213 days)"
+                )
+            })?
+    };
+    Ok((start_ps, stop_ps))
+}
+
+/// A validated time in milliseconds as picoseconds; an error naming the key if it does not
+/// fit (a configuration that skipped validation).
+fn ms_to_ps(ms: f64, index: usize, name: &str) -> Result<Picoseconds, String> {
+    let ps = ms * PS_PER_MS as f64;
+    // 2^64 as f64: the first value that does not fit.
+    if (0.0..18_446_744_073_709_551_616.0).contains(&ps) {
+        Ok(ps as Picoseconds)
+    } else {
+        Err(format!(
+            "key `flow.{index}.{name}` = {ms} is beyond simulated time (2^64 ps, about 213 days)"
+        ))
+    }
+}
+
+/// A synthetic flow's request sizes, in sectors.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SizeSettings {
+    Fixed(u32),
+    Uniform {
+        min: u32,
+        span: u32,
+    },
+    /// Draws above `max` are cut to it.
+    Normal {
+        mean: f64,
+        sd: f64,
+        max: u32,
+    },
+    /// Cumulative weights and the sizes they pick.
+    List {
+        cum: Vec<f64>,
+        sectors: Vec<u32>,
+    },
+}
+
+/// A synthetic flow's address pattern over its `n_slots` aligned start positions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatternSettings {
+    Uniform,
+    /// `stride` sectors apart; a `random` fraction of requests go to a uniform slot.
+    Sequential {
+        stride: u64,
+        random: f64,
+    },
+    /// The first `hot` slots take a `hot_access` fraction of the requests.
+    HotCold {
+        hot: u64,
+        hot_access: f64,
+    },
+    Zipf {
+        theta: f64,
+    },
+    /// The exponent of the power law of `flow.pareto_h`.
+    Pareto {
+        pow: f64,
+    },
+    /// A standard deviation in slots.
+    Normal {
+        sd: f64,
+    },
+}
+
+/// A synthetic flow resolved: sizes and addresses in sectors, arrival gaps in picoseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyntheticSettings {
+    pub read_fraction: f64,
+    pub trim_fraction: f64,
+    pub sizes: SizeSettings,
+    pub pattern: PatternSettings,
+    pub start_sector: u64,
+    pub range_sectors: u64,
+    pub align_sectors: u64,
+    /// Aligned start positions from which the largest request still fits in the range.
+    pub n_slots: u64,
+    /// `flow.scramble`: slots are visited in a pseudo-random permutation.
+    pub scramble: bool,
+    /// The arrival process of an open-loop flow; None when closed.
+    pub arrival: Option<ArrivalSettings>,
+}
+
+/// An open-loop flow's arrival process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrivalSettings {
+    pub kind: Arrival,
+    /// Mean gap between arrivals (1 / `flow.rate_iops`), picoseconds.
+    pub gap_ps: f64,
+    /// Mean ON and OFF periods (`flow.on_ms`, `flow.off_ms`), picoseconds.
+    pub on_mean_ps: f64,
+    pub off_mean_ps: f64,
+}
+
+impl SyntheticSettings {
+    /// An enabled synthetic flow `f` over `range_bytes` of a device with sectors of
+    /// `sector_bytes`; the configuration was validated against its capacity.
+    pub fn resolve(f: &FlowConfig, range_bytes: u64, sector_bytes: u32) -> Self {
+        let sector = sector_bytes as u64;
+        let range_sectors = range_bytes / sector;
+        let align_sectors = f.effective_align() / sector;
+        let sizes = match f.size {
+            SizeDist::Fixed => SizeSettings::Fixed((f.request_bytes / sector) as u32),
+            SizeDist::Uniform => SizeSettings::Uniform {
+                min: (f.size_min_bytes / sector) as u32,
+                span: ((f.size_max_bytes - f.size_min_bytes) / sector) as u32,
+            },
+            SizeDist::Normal => {
+                let (mean, sd) = (
+                    f.request_bytes as f64 / sector as f64,
+                    f.size_stdev_bytes as f64 / sector as f64,
+                );
+                // Six standard deviations bound the draws, so slots near the range end
+                // stay usable however wide the distribution.
+                let cap = ((mean + 6.0 * sd).ceil() as u64).clamp(mean as u64, range_sectors);
+                SizeSettings::Normal {
+                    mean,
+                    sd,
+                    max: cap.min(u32::MAX as u64) as u32,
+                }
+            }
+            SizeDist::List => {
+                let mut acc = 0.0;
+                let cum = f
+                    .size_list
+                    .iter()
+                    .map(|e| {
+                        acc += e.weight;
+                        acc
+                    })
+                    .collect();
+                SizeSettings::List {
+                    cum,
+                    sectors: f
+                        .size_list
+                        .iter()
+                        .map(|e| (e.bytes / sector) as u32)
+                        .collect(),
+                }
+            }
+        };
+        let largest = match &sizes {
+            SizeSettings::Fixed(s) => *s,
+            SizeSettings::Uniform { min, span } => min + span,
+            SizeSettings::Normal { max, .. } => *max,
+            SizeSettings::List { sectors, .. } => sectors.iter().copied().max().unwrap_or(1),
+        } as u64;
+        let n_slots = (range_sectors.saturating_sub(largest) / align_sectors + 1).max(1);
+        let pattern = match f.pattern {
+            AddressPattern::Random => PatternSettings::Uniform,
+            AddressPattern::Sequential => PatternSettings::Sequential {
+                stride: f.stride_bytes / sector,
+                random: f.random_fraction,
+            },
+            AddressPattern::Hotcold => PatternSettings::HotCold {
+                hot: ((f.hot_space_fraction * n_slots as f64).round() as u64)
+                    .clamp(1, n_slots.saturating_sub(1).max(1)),
+                hot_access: f.hot_access_fraction,
+            },
+            AddressPattern::Zipf => PatternSettings::Zipf {
+                theta: f.zipf_theta,
+            },
+            AddressPattern::Pareto => PatternSettings::Pareto {
+                pow: f.pareto_h.ln() / (1.0 - f.pareto_h).ln(),
+            },
+            AddressPattern::Normal => PatternSettings::Normal {
+                sd: f.normal_stdev_fraction * n_slots as f64,
+            },
+        };
+        Self {
+            read_fraction: f.read_fraction,
+            trim_fraction: f.trim_fraction,
+            sizes,
+            pattern,
+            start_sector: f.start_bytes / sector,
+            range_sectors,
+            align_sectors,
+            n_slots,
+            scramble: f.scramble,
+            arrival: f.is_open_loop().then(|| ArrivalSettings {
+                kind: f.arrival,
+                gap_ps: PS_PER_S as f64 / f.rate_iops,
+                on_mean_ps: f.on_ms * PS_PER_MS as f64,
+                off_mean_ps: f.off_ms * PS_PER_MS as f64,
+            }),
+        }
+    }
 }
 
 /// The resolved configuration. Built by `Settings::resolve` from a configuration that passed
@@ -32,17 +296,10 @@ pub struct Settings {
     pub geo: Geometry,
     /// Flash durations in picoseconds.
     pub timing: Timing,
-    /// Logical pages exported to the host: floor(physical * (1 - spare factor)).
-    pub logical_pages: u64,
-    pub capacity_bytes: u64,
-    /// Blocks of logical data per plane (the plane's share, rounded up).
-    pub share_blocks: u64,
-    /// Blocks per plane that user writes may not take (kept for GC).
-    pub reserve_blocks: u32,
-    /// GC starts in a plane when its free pages fall below this.
-    pub gc_start_free_pages: u64,
-    /// Idle-time GC runs in planes whose free pages are below this.
-    pub gc_background_free_pages: u64,
+    /// The sizes in pages and blocks (logical pages, capacity, each plane's share and GC
+    /// reserve, the GC start points, the cached mapping table's partitions), as validation
+    /// checked them.
+    pub sizes: Sizes,
     /// Plane of each stripe unit k (0..planes) in `ftl.allocation_order`.
     pub stripe: Box<[u32]>,
     pub firmware_request_ps: Picoseconds,
@@ -51,13 +308,14 @@ pub struct Settings {
     pub max_simulated_ps: Picoseconds,
     /// `run.timeseries_window_ms`; 0 = no time series.
     pub timeseries_window_ps: Picoseconds,
-    /// `steady_state.round_ms` when `steady_state.enabled`; 0 = no rounds, or (rounds on)
-    /// a length picked at run time.
-    pub steady_round_ps: Picoseconds,
+    /// The rounds of `[steady_state]`.
+    pub steady: SteadySettings,
+    /// The data cache; None with `cache.mode = "off"`.
+    pub cache: Option<CacheSettings>,
+    /// Program/erase suspension; None with `tsu.suspension = "none"`.
+    pub suspension: Option<SuspensionSettings>,
     pub sata: bool,
     pub flows: Vec<FlowSettings>,
-    /// The cached mapping table; None with `ftl.cmt.mode = "ideal"`.
-    pub cmt: Option<CmtSettings>,
     /// The host interface: queues, fetch, data pointers, the link.
     pub host: HostSettings,
     /// The FTL's policies.
@@ -140,6 +398,207 @@ pub struct HostSettings {
     /// NVMe.
     pub hba_ps: Picoseconds,
     pub link: LinkSettings,
+    /// The host's side of a completion (`[host]`).
+    pub completion: CompletionSettings,
+}
+
+/// `[host]` resolved: how the host learns of completions and what its cores spend on them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletionSettings {
+    pub mode: CompletionMode,
+    /// Host cores (`host.cores`, 0 = one per queue).
+    pub cores: usize,
+    /// MSI-X vectors (`host.vectors`, 0 = one per queue).
+    pub vectors: usize,
+    /// The host's queue pairs: one per flow.
+    pub queues: usize,
+    /// Entries of each queue pair (`interface.io_queue_depth`).
+    pub queue_entries: u64,
+    pub isr_ps: Picoseconds,
+    pub scan_ps: Picoseconds,
+    pub completion_ps: Picoseconds,
+    pub poll_ps: Picoseconds,
+    /// Completions per coalesced interrupt, and the aggregation time.
+    pub coalesce: usize,
+    pub coalesce_ps: Picoseconds,
+}
+
+impl CompletionSettings {
+    pub fn resolve(c: &Config) -> Self {
+        let h = &c.host;
+        let queues = c.flows.len();
+        let or_queues = |n: u32| if n == 0 { queues } else { n as usize };
+        Self {
+            mode: h.completion,
+            cores: or_queues(h.cores),
+            vectors: or_queues(h.vectors),
+            queues,
+            queue_entries: c.interface.io_queue_depth as u64,
+            isr_ps: us_to_ps(h.isr_us),
+            scan_ps: us_to_ps(h.queue_scan_us),
+            completion_ps: us_to_ps(h.completion_us),
+            poll_ps: us_to_ps(h.poll_us),
+            coalesce: h.coalesce_completions as usize,
+            coalesce_ps: us_to_ps(h.coalesce_time_us),
+        }
+    }
+}
+
+/// `[steady_state]` resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SteadySettings {
+    pub enabled: bool,
+    /// `steady_state.round_ms` when enabled; 0 = no rounds, or (rounds on) a length picked
+    /// at run time.
+    pub round_ps: Picoseconds,
+    pub max_rounds: u32,
+    pub stop_when_steady: bool,
+    pub track: SteadyTrack,
+    /// A picked length counts from the first write-back: enabled flows write into a write
+    /// cache, which absorbs writes far faster than the flash until it is full.
+    pub wait_for_write_back: bool,
+}
+
+impl SteadySettings {
+    pub fn resolve(c: &Config) -> Self {
+        let st = &c.steady_state;
+        let writes = c
+            .flows
+            .iter()
+            .any(|f| f.enabled && (f.is_trace() || f.read_fraction < 1.0));
+        Self {
+            enabled: st.enabled,
+            round_ps: if st.enabled {
+                st.round_ms
+                    .map_or(0, |ms| (ms * PS_PER_MS as f64).round() as u64)
+            } else {
+                0
+            },
+            max_rounds: st.max_rounds,
+            stop_when_steady: st.stop_when_steady,
+            track: st.track,
+            wait_for_write_back: c.cache.mode.caches_writes() && writes,
+        }
+    }
+}
+
+/// `[cache]` resolved: the partitions in pages and the DRAM's timing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheSettings {
+    pub mode: CacheMode,
+    /// Slots (pages) of each LRU partition: one ("shared") or one per flow.
+    pub partition_pages: Vec<u64>,
+    /// `cache.sharing = "per_flow"`: a flow's pages go to its own partition.
+    pub per_flow: bool,
+    /// `cache.flush_scope = "device"`: a Flush waits for every flow's dirty data.
+    pub flush_device: bool,
+    /// Per flow: `flow.fua`.
+    pub fua: Vec<bool>,
+    pub sectors_per_page: u32,
+    pub sector_bytes: u64,
+    pub dram: DramSettings,
+}
+
+/// The controller DRAM's timing (`cache.dram_*`) in picoseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DramSettings {
+    pub row_bytes: u64,
+    /// tRCD + tCL.
+    pub open_ps: Picoseconds,
+    pub trp_ps: Picoseconds,
+    /// 2 x burst bytes x data rate (MT/s): data time = bytes x 10^6 / this, in picoseconds.
+    pub transfer_denominator: u128,
+}
+
+fn ns_to_ps(ns: f64) -> Picoseconds {
+    (ns * PS_PER_NS as f64).round() as Picoseconds
+}
+
+impl DramSettings {
+    pub fn resolve(k: &CacheConfig) -> Self {
+        Self {
+            row_bytes: k.dram_row_bytes,
+            open_ps: ns_to_ps(k.dram_trcd_ns) + ns_to_ps(k.dram_tcl_ns),
+            trp_ps: ns_to_ps(k.dram_trp_ns),
+            transfer_denominator: 2 * k.dram_burst_bytes as u128 * k.dram_data_rate_mts as u128,
+        }
+    }
+}
+
+impl CacheSettings {
+    pub fn resolve(c: &Config) -> Option<Self> {
+        Self::of(
+            &c.cache,
+            c.flows.iter().map(|f| f.fua).collect(),
+            c.flash.page_size_bytes as u64,
+            c.interface.sector_bytes as u64,
+        )
+    }
+
+    /// `[cache]` for flows whose `fua` is given, with pages of `page_bytes` and sectors of
+    /// `sector_bytes`; None when off.
+    pub fn of(k: &CacheConfig, fua: Vec<bool>, page_bytes: u64, sector_bytes: u64) -> Option<Self> {
+        if k.mode == CacheMode::Off {
+            return None;
+        }
+        let flows = fua.len().max(1);
+        let pages = k.capacity_bytes / page_bytes;
+        let partition_pages = match k.sharing {
+            CacheSharing::Shared => vec![pages],
+            CacheSharing::PerFlow if k.shares.is_empty() => vec![pages / flows as u64; flows],
+            CacheSharing::PerFlow => k
+                .shares
+                .iter()
+                .map(|s| ((pages as f64 * s).floor() as u64).max(1))
+                .collect(),
+        };
+        Some(Self {
+            mode: k.mode,
+            partition_pages,
+            per_flow: k.sharing == CacheSharing::PerFlow,
+            flush_device: k.flush_scope == FlushScope::Device,
+            fua,
+            sectors_per_page: (page_bytes / sector_bytes) as u32,
+            sector_bytes,
+            dram: DramSettings::resolve(k),
+        })
+    }
+}
+
+/// Program/erase suspension (`[tsu]`'s suspension keys) in picoseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuspensionSettings {
+    pub program: bool,
+    pub erase: bool,
+    pub writes_suspend_erase: bool,
+    /// Suspend only operations with at least this much array time left.
+    pub program_above_ps: Picoseconds,
+    pub erase_above_ps: Picoseconds,
+    pub suspend_program_ps: Picoseconds,
+    pub suspend_erase_ps: Picoseconds,
+    pub resume_program_ps: Picoseconds,
+    pub resume_erase_ps: Picoseconds,
+    /// Suspensions of one operation at most.
+    pub max: u32,
+}
+
+impl SuspensionSettings {
+    /// None when `tsu.suspension = "none"`.
+    pub fn resolve(t: &TsuConfig) -> Option<Self> {
+        let (program, erase) = (t.suspension.program(), t.suspension.erase());
+        (program || erase).then(|| Self {
+            program,
+            erase,
+            writes_suspend_erase: t.writes_suspend_erase,
+            program_above_ps: us_to_ps(t.program_suspend_above_us),
+            erase_above_ps: us_to_ps(t.erase_suspend_above_us),
+            suspend_program_ps: us_to_ps(t.suspend_program_us),
+            suspend_erase_ps: us_to_ps(t.suspend_erase_us),
+            resume_program_ps: us_to_ps(t.resume_program_us),
+            resume_erase_ps: us_to_ps(t.resume_erase_us),
+            max: t.max_suspensions,
+        })
+    }
 }
 
 /// `interface.arbitration = "weighted"`: each queue's class and the classes' turns.
@@ -286,6 +745,7 @@ impl HostSettings {
                 0
             },
             link: LinkSettings::resolve(c),
+            completion: CompletionSettings::resolve(c),
         }
     }
 }
@@ -300,25 +760,48 @@ impl Settings {
         let flows = c
             .flows
             .iter()
-            .map(|fl| FlowSettings {
-                start_bytes: fl.start_bytes,
-                range_bytes: if fl.range_bytes == 0 {
+            .enumerate()
+            .map(|(i, fl)| {
+                let range_bytes = if fl.range_bytes == 0 {
                     capacity_bytes.saturating_sub(fl.start_bytes)
                 } else {
                     fl.range_bytes
-                },
-                planes: pinned_planes(fl, &geo, &stripe),
+                };
+                FlowSettings {
+                    start_bytes: fl.start_bytes,
+                    range_bytes,
+                    planes: pinned_planes(fl, &geo, &stripe),
+                    synthetic: (fl.enabled && !fl.is_trace()).then(|| {
+                        SyntheticSettings::resolve(fl, range_bytes, c.interface.sector_bytes)
+                    }),
+                    trace: (fl.enabled && fl.is_trace()).then(|| TraceSettings::resolve(fl)),
+                    name: fl.name.clone(),
+                    enabled: fl.enabled,
+                    open_loop: fl.is_open_loop(),
+                    cap: if fl.is_open_loop() {
+                        c.interface.io_queue_depth
+                    } else {
+                        fl.queue_depth
+                    },
+                    window_ps: flow_window(fl, i),
+                    request_limit: if fl.requests == 0 {
+                        u64::MAX
+                    } else {
+                        fl.requests
+                    },
+                    byte_limit: if fl.io_bytes == 0 {
+                        u64::MAX
+                    } else {
+                        fl.io_bytes
+                    },
+                    flush_every: fl.flush_every.unwrap_or(0),
+                }
             })
             .collect();
         Settings {
             geo,
             timing: Timing::from_config(f, c.interface.sector_bytes),
-            logical_pages: sizes.logical_pages,
-            capacity_bytes,
-            share_blocks: sizes.share_blocks,
-            reserve_blocks: sizes.reserve_blocks,
-            gc_start_free_pages: sizes.gc_start_free_pages,
-            gc_background_free_pages: sizes.gc_background_free_pages,
+            sizes,
             stripe,
             firmware_request_ps: us_to_ps(c.ftl.firmware_request_us),
             firmware_transaction_ps: us_to_ps(c.ftl.firmware_transaction_us),
@@ -328,16 +811,11 @@ impl Settings {
                 u64::MAX
             },
             timeseries_window_ps: (c.run.timeseries_window_ms * PS_PER_MS as f64).round() as u64,
-            steady_round_ps: if c.steady_state.enabled {
-                c.steady_state
-                    .round_ms
-                    .map_or(0, |ms| (ms * PS_PER_MS as f64).round() as u64)
-            } else {
-                0
-            },
+            steady: SteadySettings::resolve(c),
+            cache: CacheSettings::resolve(c),
+            suspension: SuspensionSettings::resolve(&c.tsu),
             sata: c.interface.kind == InterfaceType::Sata,
             flows,
-            cmt: sizes.cmt,
             host: HostSettings::resolve(c),
             ftl: FtlSettings::resolve(c),
             latency_breakdown: c.run.latency_breakdown,
@@ -420,14 +898,8 @@ mod tests {
     fn derived_values_of_the_default_device() {
         let c = Config::default();
         let s = Settings::resolve(&c);
-        // 8 x 4 x 2 x 2 planes x 2048 blocks x 256 pages, 7 % spare.
-        let physical = 128u64 * 2048 * 256;
-        assert_eq!(s.logical_pages, (physical as f64 * 0.93).floor() as u64);
-        assert_eq!(s.capacity_bytes, s.logical_pages * 8192);
-        // ceil(0.005 * 2048) = 11 blocks kept for GC.
-        assert_eq!(s.reserve_blocks, 11);
-        // ceil(0.05 * 2048 * 256) = 26215 pages, above (11 + 1) * 256 + 1.
-        assert_eq!(s.gc_start_free_pages, 26215);
+        // The sizes are config::Sizes' (checked there), held once.
+        assert_eq!(s.sizes, Sizes::of(&c));
         assert_eq!(s.firmware_request_ps, 1_000_000);
         assert_eq!(s.firmware_transaction_ps, 250_000);
     }

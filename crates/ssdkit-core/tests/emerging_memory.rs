@@ -77,7 +77,9 @@ fn in_place_writes_never_erase_and_write_each_page_once() {
         .map(String::from),
     );
     let c0 = cfg("nvmesim-block", &o);
-    let pages = ssdkit_core::internals::settings::Settings::resolve(&c0).logical_pages;
+    let pages = ssdkit_core::internals::settings::Settings::resolve(&c0)
+        .sizes
+        .logical_pages;
     o.push(format!("flow.0.requests={}", 4 * pages));
     let c = cfg("nvmesim-block", &o);
     let r = run_cfg(&c);

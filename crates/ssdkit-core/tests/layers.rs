@@ -221,18 +221,7 @@ const BUILT_FROM_SETTINGS: &[&str] = &[
 
 /// Constructors that still read a configuration section. TODO(issue 32): resolve each into
 /// `Settings` and remove it here; the list may only shrink.
-const NOT_YET: &[&str] = &[
-    "cache/mod.rs",
-    "cache/dram.rs",
-    "host/interrupts.rs",
-    // The host's completion processing (moved from sim/), built with the interrupts' CPU above.
-    "host/completion.rs",
-    "stats/steady.rs",
-    "tsu/suspension.rs",
-    "workload/flow.rs",
-    "workload/synthetic.rs",
-    "workload/trace/delimited.rs",
-];
+const NOT_YET: &[&str] = &["workload/flow.rs", "workload/trace/delimited.rs"];
 
 /// The parameter list of each `fn new` in `code`.
 fn constructor_params(code: &str) -> Vec<&str> {

@@ -4,8 +4,8 @@
 //! (the MQSim paper, section 4.2.2) counts it. Accesses serialise in the order they are issued: one
 //! starts when the previous one has ended.
 
-use crate::config::CacheConfig;
-use crate::engine::{Picoseconds, PS_PER_NS};
+use crate::engine::Picoseconds;
+use crate::settings::DramSettings;
 
 #[derive(Debug, Clone)]
 pub struct Dram {
@@ -21,18 +21,14 @@ pub struct Dram {
     pub busy_ps: Picoseconds,
 }
 
-fn ns_ps(ns: f64) -> Picoseconds {
-    (ns * PS_PER_NS as f64).round() as Picoseconds
-}
-
 impl Dram {
-    pub fn new(k: &CacheConfig) -> Self {
+    pub fn new(d: &DramSettings) -> Self {
         Self {
             free_at: 0,
-            row_bytes: k.dram_row_bytes,
-            open_ps: ns_ps(k.dram_trcd_ns) + ns_ps(k.dram_tcl_ns),
-            trp_ps: ns_ps(k.dram_trp_ns),
-            bytes_per_ps_denominator: 2 * k.dram_burst_bytes as u128 * k.dram_data_rate_mts as u128,
+            row_bytes: d.row_bytes,
+            open_ps: d.open_ps,
+            trp_ps: d.trp_ps,
+            bytes_per_ps_denominator: d.transfer_denominator,
             accesses: 0,
             busy_ps: 0,
         }
@@ -66,8 +62,8 @@ mod tests {
 
     #[test]
     fn mqsim_formula_and_serialisation() {
-        let k = CacheConfig::default();
-        let mut d = Dram::new(&k);
+        let k = crate::config::CacheConfig::default();
+        let mut d = Dram::new(&DramSettings::resolve(&k));
         // 4096 B in one 8 KiB row: 13 + 13 ns, then 4096 / 4 / 2 transfers of 1.25 ns.
         assert_eq!(d.access_ps(4096), 26_000 + 640_000);
         // 16 KiB: two rows, one precharge.

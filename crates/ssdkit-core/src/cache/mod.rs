@@ -17,9 +17,10 @@ mod path;
 pub use dram::Dram;
 pub use path::{Action, Answer, Io, Plan, ReadMiss, WriteBackIo};
 
-use crate::config::{CacheConfig, CacheMode, CacheSharing};
+use crate::config::CacheMode;
 use crate::engine::{Picoseconds, Slab};
 use crate::ids::{Lpn, ReqId};
+use crate::settings::CacheSettings;
 use lru::Lru;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -208,59 +209,41 @@ pub struct DataCache {
 }
 
 impl DataCache {
-    /// The cache of `[cache]` for `flows` flows with pages of `page_bytes` and sectors of
-    /// `sector_bytes`; None when off.
-    pub fn new(
-        k: &CacheConfig,
-        fua: Vec<bool>,
-        page_bytes: u64,
-        sector_bytes: u64,
-    ) -> Option<Box<Self>> {
-        if k.mode == CacheMode::Off {
-            return None;
-        }
-        let flows = fua.len().max(1);
-        let pages = k.capacity_bytes / page_bytes;
-        let caps: Vec<u64> = match k.sharing {
-            CacheSharing::Shared => vec![pages],
-            CacheSharing::PerFlow if k.shares.is_empty() => vec![pages / flows as u64; flows],
-            CacheSharing::PerFlow => k
-                .shares
-                .iter()
-                .map(|s| ((pages as f64 * s).floor() as u64).max(1))
-                .collect(),
-        };
-        let parts: Vec<Partition> = caps
+    /// The cache `k` describes (one per flow of `k.fua`).
+    pub fn new(k: &CacheSettings) -> Box<Self> {
+        let flows = k.fua.len().max(1);
+        let parts: Vec<Partition> = k
+            .partition_pages
             .iter()
             .map(|&cap| Partition {
                 cap,
                 ..Default::default()
             })
             .collect();
-        Some(Box::new(Self {
+        Box::new(Self {
             mode: k.mode,
             write: k.mode.caches_writes(),
             read: k.mode.caches_reads(),
-            spp: (page_bytes / sector_bytes) as u32,
-            sector_bytes,
+            spp: k.sectors_per_page,
+            sector_bytes: k.sector_bytes,
             entries: Vec::new(),
             free: Vec::new(),
             index: Default::default(),
             lru: Lru::new(parts.len()),
             parts,
-            per_flow: k.sharing == CacheSharing::PerFlow,
+            per_flow: k.per_flow,
             seq: 0,
             dirty: vec![BTreeMap::new(); flows],
             inflight: vec![BTreeSet::new(); flows],
             wbs: Slab::new(),
-            dram: Dram::new(k),
+            dram: Dram::new(&k.dram),
             stats: vec![CacheCounts::default(); flows],
-            flush_device: k.flush_scope == crate::config::FlushScope::Device,
+            flush_device: k.flush_device,
             flushes: Vec::new(),
-            fua,
+            fua: k.fua.clone(),
             hit_sectors: Vec::new(),
             spare: Vec::new(),
-        }))
+        })
     }
 
     /// The partition of a flow's new pages.
@@ -518,12 +501,12 @@ mod tests {
     use super::*;
 
     fn cache(cap_pages: u64) -> DataCache {
-        let k = CacheConfig {
+        let k = crate::config::CacheConfig {
             mode: CacheMode::Write,
             capacity_bytes: cap_pages * 4096,
             ..Default::default()
         };
-        *DataCache::new(&k, vec![false], 4096, 512).unwrap()
+        *DataCache::new(&CacheSettings::of(&k, vec![false], 4096, 512).unwrap())
     }
 
     #[test]

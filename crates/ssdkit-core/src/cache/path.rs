@@ -518,6 +518,7 @@ mod tests {
     use super::*;
     use crate::config::{CacheConfig, CacheMode, CacheSharing};
     use crate::engine::PS_PER_US;
+    use crate::settings::CacheSettings;
 
     const FULL: u64 = 0xFF;
 
@@ -528,7 +529,7 @@ mod tests {
             capacity_bytes: pages * 4096,
             ..Default::default()
         };
-        *DataCache::new(&k, fua, 4096, 512).unwrap()
+        *DataCache::new(&CacheSettings::of(&k, fua, 4096, 512).unwrap())
     }
 
     /// Request `r` of flow `f` over pages [first, first + n).
@@ -745,7 +746,7 @@ mod tests {
             sharing: CacheSharing::PerFlow,
             ..Default::default()
         };
-        let mut c = *DataCache::new(&k, vec![false, false], 4096, 512).unwrap();
+        let mut c = *DataCache::new(&CacheSettings::of(&k, vec![false, false], 4096, 512).unwrap());
         // Flow 1 has an empty range: its partition stays empty, and the loop ends.
         c.precondition_dirty(7, &[(0, 100, 140), (1, 50, 50)]);
         assert_eq!(c.flow_counts(0).dirty_pages_at_end, 8);

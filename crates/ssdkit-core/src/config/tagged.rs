@@ -198,6 +198,53 @@ mod tests {
         );
     }
 
+    /// The policies with priority classes declare their weights once: the same keys, ranges,
+    /// defaults and descriptions in FLIN's table as in priority_out_of_order's, which still
+    /// refuse a mistyped key and check each weight's range under their own table.
+    #[test]
+    fn class_weights_are_declared_once() {
+        let schema: serde_json::Value =
+            serde_json::from_str(&crate::config::schema_json()).unwrap();
+        // Every object of the schema whose properties hold the weights: each policy's table.
+        fn tables(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
+            match v {
+                serde_json::Value::Object(m) => {
+                    if let Some(p) = m
+                        .get("properties")
+                        .filter(|p| p.get("weight_high").is_some())
+                    {
+                        out.push(p.clone());
+                    }
+                    m.values().for_each(|x| tables(x, out));
+                }
+                serde_json::Value::Array(a) => a.iter().for_each(|x| tables(x, out)),
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        tables(&schema, &mut found);
+        let tables = found;
+        assert_eq!(tables.len(), 2, "priority_out_of_order and flin");
+        for key in ["weight_high", "weight_medium", "weight_low"] {
+            assert_eq!(tables[0][key], tables[1][key], "{key}");
+        }
+        let flin = FlinConfig::default();
+        assert_eq!(
+            flin.class_weights(),
+            ClassWeights::default().class_weights()
+        );
+        let e = load("[tsu.policy]\ntype = \"flin\"\nweight_hi = 4\n", &[]).unwrap_err();
+        assert!(
+            e.contains("key `tsu.policy`") && e.contains("unknown field `weight_hi`"),
+            "{e}"
+        );
+        let e = load("[tsu.policy]\ntype = \"flin\"\nweight_low = 0\n", &[]).unwrap_err();
+        assert!(
+            e.contains("tsu.policy.weight_low") && e.contains("1..=256"),
+            "{e}"
+        );
+    }
+
     /// The configuration echoed in a result holds each policy as its table, which loads back
     /// to the same configuration.
     #[test]

@@ -46,10 +46,8 @@ impl TsuPolicy {
     /// queues user transactions per NVMe priority class; None for one that does not.
     pub fn class_weights(&self) -> Option<[u32; 3]> {
         match self {
-            TsuPolicy::PriorityOutOfOrder(w) => {
-                Some([w.weight_high, w.weight_medium, w.weight_low])
-            }
-            TsuPolicy::Flin(f) => Some([f.weight_high, f.weight_medium, f.weight_low]),
+            TsuPolicy::PriorityOutOfOrder(w) => Some(w.class_weights()),
+            TsuPolicy::Flin(f) => Some(f.class_weights()),
             TsuPolicy::Fifo {} | TsuPolicy::OutOfOrder {} => None,
         }
     }
@@ -60,22 +58,44 @@ impl TsuPolicy {
     }
 }
 
+/// Declares a policy's parameter table with the priority classes' weights as its last keys,
+/// so that every policy with classes declares them once (name, range, docs). The keys sit in
+/// the policy's own table: `#[serde(flatten)]` of a `ClassWeights` field would do the same,
+/// but serde cannot flatten into a struct that denies unknown keys, and a mistyped key must
+/// stay an error.
+macro_rules! with_class_weights {
+    ($(#[$($meta:tt)*])* $vis:vis struct $name:ident { $($body:tt)* }) => {
+        $(#[$($meta)*])*
+        $vis struct $name {
+            $($body)*
+            /// Operations a die gives the high class per turn. Default 4 (MQSim's weight for
+            /// HIGH); 1..=256.
+            #[range(min = 1, max = 256)]
+            pub weight_high: u32,
+            /// Operations per turn for medium. Default 2; 1..=256.
+            #[range(min = 1, max = 256)]
+            pub weight_medium: u32,
+            /// Operations per turn for low. Default 1; 1..=256.
+            #[range(min = 1, max = 256)]
+            pub weight_low: u32,
+        }
+
+        impl $name {
+            /// Operations per turn of the high, medium and low classes.
+            pub fn class_weights(&self) -> [u32; 3] {
+                [self.weight_high, self.weight_medium, self.weight_low]
+            }
+        }
+    };
+}
+
+with_class_weights! {
 /// `tsu.policy = { type = "priority_out_of_order", ... }`: operations a die gives each
 /// priority class per turn (urgent always goes first).
 #[ranges]
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
-pub struct ClassWeights {
-    /// Operations a die gives the high class per turn. Default 4 (MQSim's weight for HIGH);
-    /// 1..=256.
-    #[range(min = 1, max = 256)]
-    pub weight_high: u32,
-    /// Operations per turn for medium. Default 2; 1..=256.
-    #[range(min = 1, max = 256)]
-    pub weight_medium: u32,
-    /// Operations per turn for low. Default 1; 1..=256.
-    #[range(min = 1, max = 256)]
-    pub weight_low: u32,
+pub struct ClassWeights {}
 }
 
 impl Default for ClassWeights {
@@ -88,6 +108,7 @@ impl Default for ClassWeights {
     }
 }
 
+with_class_weights! {
 /// `tsu.policy = { type = "flin", ... }`: FLIN's constants (MQSim's TSU_FLIN by default) and
 /// the turns of its priority classes.
 #[ranges]
@@ -112,15 +133,7 @@ pub struct FlinConfig {
     /// (MQSim's TSU_FLIN); 0..=1.
     #[range(min = 0.0, max = 1.0)]
     pub fairness_threshold: f64,
-    /// Operations a die gives the high class per turn. Default 4; 1..=256.
-    #[range(min = 1, max = 256)]
-    pub weight_high: u32,
-    /// Operations per turn for medium. Default 2; 1..=256.
-    #[range(min = 1, max = 256)]
-    pub weight_medium: u32,
-    /// Operations per turn for low. Default 1; 1..=256.
-    #[range(min = 1, max = 256)]
-    pub weight_low: u32,
+}
 }
 
 impl Default for FlinConfig {

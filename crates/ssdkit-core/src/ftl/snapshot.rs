@@ -71,7 +71,7 @@ pub(crate) fn device_keys(c: &Config) -> Vec<(&'static str, String)> {
         // into a cached map with the same pages (the entry size decides their number).
         (
             "ftl.cmt",
-            match Settings::resolve(c).cmt {
+            match Settings::resolve(c).sizes.cmt {
                 None => "ideal".to_string(),
                 Some(m) => format!(
                     "cached: {} translation pages of {} entries of {} bytes",

@@ -8,9 +8,9 @@
 
 use super::interrupts::{Action, HostCpu, Pending};
 use super::Host;
-use crate::config::Config;
 use crate::engine::Picoseconds;
 use crate::result::HostResult;
+use crate::settings::CompletionSettings;
 use crate::stats::RwStats;
 use crate::workload::Op;
 
@@ -40,11 +40,11 @@ pub struct HostSide {
 }
 
 impl HostSide {
-    pub fn new(c: &Config) -> Self {
-        let n = c.flows.len();
-        let entries = c.interface.io_queue_depth as u64;
+    pub fn new(h: &CompletionSettings) -> Self {
+        let n = h.queues;
+        let entries = h.queue_entries;
         Self {
-            cpu: HostCpu::new(c),
+            cpu: HostCpu::new(h),
             app_stats: vec![RwStats::default(); n],
             flow_last_seen: vec![0; n],
             buffers: 0,
@@ -167,8 +167,9 @@ mod tests {
     fn setup(keys: &[&str]) -> (Config, Host, HostSide) {
         let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
         let c = Config::load_preset("mqsim-paper", &o).unwrap();
-        let host = Host::new(&Settings::resolve(&c));
-        let side = HostSide::new(&c);
+        let s = Settings::resolve(&c);
+        let host = Host::new(&s);
+        let side = HostSide::new(&s.host.completion);
         (c, host, side)
     }
 

@@ -6,10 +6,11 @@
 //! so interrupts and polls of queues on one core queue behind each other. The sim turns the
 //! actions returned here into link packets and events.
 
-use crate::config::{CompletionMode, Config, HostConfig};
-use crate::engine::{us_to_ps, Picoseconds};
+use crate::config::CompletionMode;
+use crate::engine::Picoseconds;
 use crate::ids::FlowId;
 use crate::result::HostResult;
+use crate::settings::CompletionSettings;
 use crate::workload::Op;
 
 /// A completion the host has not processed yet.
@@ -65,35 +66,24 @@ pub struct HostCpu {
 }
 
 impl HostCpu {
-    pub fn new(c: &Config) -> Self {
-        let h: &HostConfig = &c.host;
-        let queues = c.flows.len();
-        let cores = if h.cores == 0 {
-            queues
-        } else {
-            h.cores as usize
-        };
-        let vectors = if h.vectors == 0 {
-            queues
-        } else {
-            h.vectors as usize
-        };
+    pub fn new(h: &CompletionSettings) -> Self {
+        let vectors = h.vectors;
         let mut queues_per_vector = vec![0u64; vectors];
-        for q in 0..queues {
+        for q in 0..h.queues {
             queues_per_vector[q % vectors] += 1;
         }
         Self {
-            mode: h.completion,
-            cores_free: vec![0; cores],
-            busy_ps: vec![0; cores],
+            mode: h.mode,
+            cores_free: vec![0; h.cores],
+            busy_ps: vec![0; h.cores],
             vectors,
             queues_per_vector,
-            isr_ps: us_to_ps(h.isr_us),
-            scan_ps: us_to_ps(h.queue_scan_us),
-            completion_ps: us_to_ps(h.completion_us),
-            poll_ps: us_to_ps(h.poll_us),
-            coalesce: h.coalesce_completions as usize,
-            coalesce_ps: us_to_ps(h.coalesce_time_us),
+            isr_ps: h.isr_ps,
+            scan_ps: h.scan_ps,
+            completion_ps: h.completion_ps,
+            poll_ps: h.poll_ps,
+            coalesce: h.coalesce,
+            coalesce_ps: h.coalesce_ps,
             pending: vec![Vec::new(); vectors],
             deadline: vec![0; vectors],
             batches: Vec::new(),

@@ -254,19 +254,7 @@ impl Simulator {
             page_programs: 0,
         };
         let series = Recorder::new(s.timeseries_window_ps, n, start);
-        let write_cache = c.cache.mode.caches_writes();
-        let writes = c
-            .flows
-            .iter()
-            .any(|f| f.enabled && (f.is_trace() || f.read_fraction < 1.0));
-        let steady = Rounds::new(
-            &c.steady_state,
-            c.steady_state.enabled,
-            s.steady_round_ps,
-            write_cache && writes,
-            n,
-            start,
-        );
+        let steady = Rounds::new(&s.steady, n, start);
         let cmt_on = ftl.map_cached();
         let mut sim = Self {
             next_mark: series.next_end.min(steady.next_end),
@@ -287,16 +275,9 @@ impl Simulator {
                 c.tsu.policy,
                 n,
             ),
-            owners: GcOwners::for_flows(n, s.logical_pages),
+            owners: GcOwners::for_flows(n, s.sizes.logical_pages),
             flow_class: c.flows.iter().map(|f| f.priority.class()).collect(),
-            cache: crate::cache::DataCache::new(
-                &c.cache,
-                (0..n)
-                    .map(|i| c.flows.get(i).is_some_and(|f| f.fua))
-                    .collect(),
-                c.flash.page_size_bytes as u64,
-                geo.sector_bytes as u64,
-            ),
+            cache: s.cache.as_ref().map(crate::cache::DataCache::new),
             dies: Dies::new(
                 geo.dies(),
                 (!c.flash.die_interleaving && geo.dies_per_chip > 1).then_some(geo.dies_per_chip),
@@ -306,13 +287,16 @@ impl Simulator {
             serial_chips: !c.flash.die_interleaving && geo.dies_per_chip > 1,
             direct_reads: false,
             firmware_at_fetch: true,
-            susp: crate::tsu::suspension::SuspensionUnit::new(&c.tsu, geo.dies()).map(Box::new),
+            susp: s
+                .suspension
+                .as_ref()
+                .map(|t| Box::new(crate::tsu::suspension::SuspensionUnit::new(t, geo.dies()))),
             gc_background: c.ftl.gc_background,
             cmt_on,
             parked: Default::default(),
             ftl_ops: Vec::new(),
-            host_side: (c.host.completion != crate::config::CompletionMode::None)
-                .then(|| Box::new(crate::host::completion::HostSide::new(c))),
+            host_side: (s.host.completion.mode != crate::config::CompletionMode::None)
+                .then(|| Box::new(crate::host::completion::HostSide::new(&s.host.completion))),
             bd: c.run.latency_breakdown.then(|| {
                 Box::new(crate::stats::breakdown::Tracker::new(
                     n,

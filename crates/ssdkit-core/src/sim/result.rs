@@ -32,7 +32,7 @@ impl Simulator {
             events: self.q.processed(),
             at_last: self.at_last.as_ref(),
             max_simulated_ps: self.settings.max_simulated_ps,
-            capacity_bytes: self.settings.capacity_bytes,
+            capacity_bytes: self.settings.sizes.capacity_bytes,
         };
         let kept = Kept {
             flows: &self.flows,

@@ -21,11 +21,12 @@
 
 use super::timeseries::DeviceSample;
 use super::OpStats;
-use crate::config::{SteadyStateConfig, SteadyTrack};
+use crate::config::SteadyTrack;
 use crate::engine::{Picoseconds, PS_PER_S};
 use crate::result::{
     RoundFlow, RoundPick, RoundsEnd, SteadyRound, SteadyState, SteadyVerdict, WindowCheck,
 };
+use crate::settings::SteadySettings;
 
 /// Defined with `[steady_state]`, whose validation needs them.
 pub use crate::config::{PICK_REQUESTS, WINDOW_ROUNDS};
@@ -149,15 +150,14 @@ struct Picking {
 
 impl Rounds {
     /// `enabled` false: no rounds. `round_ps` 0 with rounds on: the length is picked from
-    /// the run; `wait_for_write_back` then says the workload writes into a write cache.
-    pub fn new(
-        cfg: &SteadyStateConfig,
-        enabled: bool,
-        round_ps: Picoseconds,
-        wait_for_write_back: bool,
-        flows: usize,
-        start: DeviceSample,
-    ) -> Self {
+    /// the run.
+    pub fn new(cfg: &SteadySettings, flows: usize, start: DeviceSample) -> Self {
+        let SteadySettings {
+            enabled,
+            round_ps,
+            wait_for_write_back,
+            ..
+        } = *cfg;
         let pick = enabled && round_ps == 0;
         Self {
             enabled,

@@ -8,10 +8,10 @@
 //! die resumes as soon as the operation that suspended it has ended. Unlike MQSim, the number of
 //! suspensions of one operation is capped (`tsu.max_suspensions`) and resuming may cost time.
 
-use crate::config::TsuConfig;
-use crate::engine::{us_to_ps, Picoseconds};
+use crate::engine::Picoseconds;
 use crate::flash::MAX_BATCH;
 use crate::ids::{DieId, TxId};
+use crate::settings::SuspensionSettings;
 use serde::{Deserialize, Serialize};
 
 /// What a die is running, when it could be suspended.
@@ -123,26 +123,22 @@ pub struct SuspensionUnit {
 }
 
 impl SuspensionUnit {
-    /// None when `tsu.suspension = "none"`.
-    pub fn new(t: &TsuConfig, dies: u32) -> Option<Self> {
-        let (program, erase) = (t.suspension.program(), t.suspension.erase());
-        if !program && !erase {
-            return None;
-        }
-        Some(Self {
-            program,
-            erase,
+    /// The rules `t` for `dies` dies.
+    pub fn new(t: &SuspensionSettings, dies: u32) -> Self {
+        Self {
+            program: t.program,
+            erase: t.erase,
             writes_suspend_erase: t.writes_suspend_erase,
-            program_above: us_to_ps(t.program_suspend_above_us),
-            erase_above: us_to_ps(t.erase_suspend_above_us),
-            suspend_program: us_to_ps(t.suspend_program_us),
-            suspend_erase: us_to_ps(t.suspend_erase_us),
-            resume_program: us_to_ps(t.resume_program_us),
-            resume_erase: us_to_ps(t.resume_erase_us),
-            max: t.max_suspensions,
+            program_above: t.program_above_ps,
+            erase_above: t.erase_above_ps,
+            suspend_program: t.suspend_program_ps,
+            suspend_erase: t.suspend_erase_ps,
+            resume_program: t.resume_program_ps,
+            resume_erase: t.resume_erase_ps,
+            max: t.max,
             dies: vec![DieSuspension::default(); dies as usize],
             stats: SuspensionStats::default(),
-        })
+        }
     }
 
     /// The die started an operation whose array phase runs from `array_start` to `end`;

@@ -7,9 +7,9 @@
 
 use super::replay::TraceReplay;
 use super::synthetic::{ArrivalGen, HostRequest, SyntheticGen};
-use crate::config::FlowConfig;
-use crate::engine::{derive_stream, Picoseconds, PS_PER_MS};
+use crate::engine::{derive_stream, Picoseconds};
 use crate::error::Error;
+use crate::settings::FlowSettings;
 use serde_json::Value;
 use std::collections::VecDeque;
 
@@ -76,13 +76,6 @@ pub struct Flow {
     after_flush: bool,
 }
 
-/// The logical space requests address: its capacity and sector size, in bytes.
-#[derive(Debug, Clone, Copy)]
-pub struct AddressSpace {
-    pub capacity_bytes: u64,
-    pub sector_bytes: u32,
-}
-
 impl Flow {
     /// The planes the flow's writes are pinned to and its cursor through them, if pinned.
     #[inline]
@@ -93,89 +86,61 @@ impl Flow {
         }
     }
 
-    /// `index` is the flow's position in the configuration (its random stream and error keys).
+    /// The flow `f` resolved; `index` is its position in the configuration (its random
+    /// stream and error keys). `trace_flushes`: a trace's fio `sync`/`datasync` lines are
+    /// Flush requests.
     pub fn new(
-        f: &FlowConfig,
+        f: &FlowSettings,
         index: usize,
-        space: AddressSpace,
+        sector_bytes: u32,
         seed: u64,
-        sq_entries: u32,
-        planes: Option<Box<[u32]>>,
         trace_flushes: bool,
     ) -> Result<Self, Error> {
-        let AddressSpace {
-            capacity_bytes,
-            sector_bytes,
-        } = space;
-        let start_ps = ms_to_ps(f.start_ms, index, "start_ms")?;
-        let stop_ps = if f.duration_ms == 0.0 {
-            Picoseconds::MAX
-        } else {
-            ms_to_ps(f.duration_ms, index, "duration_ms")?
-                .checked_add(start_ps)
-                .ok_or_else(|| {
-                    Error::Config(format!(
-                        "keys `flow.{index}.start_ms` + `flow.{index}.duration_ms` end beyond simulated time (2^64 ps, about 213 days)"
-                    ))
-                })?
-        };
-        let source = if !f.enabled {
-            Source::Off
-        } else if f.is_trace() {
+        let (start_ps, stop_ps) = f.window_ps.clone().map_err(Error::Config)?;
+        let source = if let Some(t) = f.trace.as_ref() {
             Source::Trace(Box::new(TraceReplay::open(
                 f,
+                t,
                 index,
-                capacity_bytes,
                 sector_bytes,
                 trace_flushes,
             )?))
-        } else {
+        } else if let Some(s) = f.synthetic.as_ref() {
             // Two streams per flow: arrival times must not shift when the size or address
             // draws change, so each process has its own.
             let id = 1 + index as u64;
             Source::Synthetic {
-                gen: Box::new(SyntheticGen::new(
-                    f,
-                    capacity_bytes,
-                    sector_bytes,
-                    derive_stream(seed, id),
-                )),
-                arrivals: f.is_open_loop().then(|| {
-                    ArrivalGen::new(f, index, start_ps, derive_stream(seed, id | 1 << 40))
+                gen: Box::new(SyntheticGen::new(s, derive_stream(seed, id))),
+                arrivals: s.arrival.as_ref().map(|a| {
+                    let rng = derive_stream(seed, id | 1 << 40);
+                    ArrivalGen::new(a, &f.name, index, start_ps, rng)
                 }),
             }
+        } else {
+            Source::Off
         };
-        let open_loop = f.is_open_loop();
         Ok(Self {
             source,
-            open_loop,
-            cap: if open_loop { sq_entries } else { f.queue_depth },
+            open_loop: f.open_loop,
+            cap: f.cap,
             outstanding: 0,
             pending: None,
             beyond_time: None,
             exhausted: false,
             issued: 0,
-            limit: if f.requests == 0 {
-                u64::MAX
-            } else {
-                f.requests
-            },
+            limit: f.request_limit,
             issued_bytes: 0,
             sector_bytes: sector_bytes as u64,
-            byte_limit: if f.io_bytes == 0 {
-                u64::MAX
-            } else {
-                f.io_bytes
-            },
+            byte_limit: f.byte_limit,
             start_ps,
             stop_ps,
             first_arrival: None,
             last_arrival: 0,
             arrival_scheduled: false,
-            planes,
+            planes: f.planes.clone(),
             plane_cursor: 0,
             tag: None,
-            flush_every: f.flush_every.unwrap_or(0),
+            flush_every: f.flush_every,
             since_flush: 0,
             flushes: 0,
             after_flush: false,
@@ -444,20 +409,6 @@ impl Flow {
     }
 }
 
-/// A validated time in milliseconds as picoseconds; an error naming the key if it does not
-/// fit (a configuration that skipped validation).
-fn ms_to_ps(ms: f64, index: usize, name: &str) -> Result<Picoseconds, Error> {
-    let ps = ms * PS_PER_MS as f64;
-    // 2^64 as f64: the first value that does not fit.
-    if (0.0..18_446_744_073_709_551_616.0).contains(&ps) {
-        Ok(ps as Picoseconds)
-    } else {
-        Err(Error::Config(format!(
-            "key `flow.{index}.{name}` = {ms} is beyond simulated time (2^64 ps, about 213 days)"
-        )))
-    }
-}
-
 impl Flow {
     /// Every configured flow of `c` (switched-off flows stopped), after checking the rounds
     /// picked for steady state.
@@ -466,24 +417,15 @@ impl Flow {
         s: &crate::settings::Settings,
     ) -> Result<Vec<Flow>, Error> {
         crate::config::validate_picked_rounds(c).map_err(Error::Config)?;
-        // An open-loop flow holds at most this many requests submitted and not completed: its
-        // NVMe submission queue, or for SATA the host's queue in front of the NCQ.
-        let sq_entries = c.interface.io_queue_depth;
-        let space = AddressSpace {
-            capacity_bytes: s.capacity_bytes,
-            sector_bytes: c.interface.sector_bytes,
-        };
         c.flows
             .iter()
             .enumerate()
             .map(|(i, f)| {
                 Flow::new(
-                    f,
+                    &s.flows[i],
                     i,
-                    space,
+                    c.interface.sector_bytes,
                     c.run.seed,
-                    sq_entries,
-                    s.flows[i].planes.clone(),
                     // fio's sync/datasync reach the device as Flush commands only when a write
                     // cache gives them something to do: without one, results stay as they were.
                     c.cache.mode.caches_writes(),

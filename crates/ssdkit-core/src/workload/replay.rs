@@ -5,9 +5,10 @@
 
 use super::synthetic::HostRequest;
 use super::trace::TraceReader;
-use crate::config::{Backwards, FlowConfig, Fold, TraceFormat};
-use crate::engine::{Picoseconds, PS_PER_MS};
+use crate::config::{Backwards, Fold, TraceFormat};
+use crate::engine::Picoseconds;
 use crate::error::Error;
+use crate::settings::{FlowSettings, TraceSettings};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -58,14 +59,14 @@ impl TraceReplay {
     /// `flushes`: fio `sync`/`datasync` lines are NVMe Flush requests (with a write cache);
     /// else they are counted as `no_data`, as before the cache existed.
     pub fn open(
-        f: &FlowConfig,
+        fs: &FlowSettings,
+        f: &TraceSettings,
         index: usize,
-        capacity_bytes: u64,
         sector_bytes: u32,
         flushes: bool,
     ) -> Result<Self, Error> {
         let key = format!("flow.{index}.trace");
-        let path = Path::new(&f.trace);
+        let path = Path::new(&f.path);
         if f.fold == Fold::Scale {
             // Only a regular file can be read a second time: a pipe or FIFO would be empty,
             // or block, on the second open.
@@ -73,20 +74,16 @@ impl TraceReplay {
                 if !m.is_file() {
                     return Err(Error::Config(format!(
                         "key `flow.{index}.fold` = \"scale\" reads the trace twice (a first pass finds its span), but {} is not a regular file (a pipe, FIFO or device can be read once); use `flow.{index}.fold` = \"modulo\" or \"none\", or save the trace to a file",
-                        f.trace
+                        f.path
                     )));
                 }
             }
         }
         let open = || {
-            TraceReader::open(path, f.trace_format, f.delimited.as_ref(), f.skip_malformed)
+            TraceReader::open(path, f.format, f.delimited.as_ref(), f.skip_malformed)
                 .map_err(|e| prefix(&key, e))
         };
-        let range_len = if f.range_bytes == 0 {
-            capacity_bytes - f.start_bytes
-        } else {
-            f.range_bytes
-        };
+        let range_len = fs.range_bytes;
         let mut span = 0;
         if f.fold == Fold::Scale {
             let mut r = open()?;
@@ -104,7 +101,7 @@ impl TraceReplay {
                 return Err(no_record_kept(
                     &format!("flow.{index}.devices"),
                     &f.devices,
-                    &f.trace,
+                    &f.path,
                     r.counters().records,
                     &seen,
                 ));
@@ -114,18 +111,18 @@ impl TraceReplay {
         reader.take_flushes(flushes);
         Ok(Self {
             reader,
-            path: f.trace.clone(),
+            path: f.path.clone(),
             key,
             devices: f.devices.clone(),
             fold: f.fold,
-            range_start: f.start_bytes,
+            range_start: fs.start_bytes,
             range_len,
             span,
             align: f.align_bytes,
             sector_shift: sector_bytes.trailing_zeros(),
-            timed: f.is_open_loop(),
+            timed: fs.open_loop,
             scale: f.time_scale,
-            start_ps: (f.start_ms * PS_PER_MS as f64) as Picoseconds,
+            start_ps: f.start_ps,
             backwards: f.backwards,
             first_ns: None,
             prev_ns: 0,

@@ -2,9 +2,10 @@
 //! inter-arrival times (docs/workloads.md section 2).
 
 use super::Op;
-use crate::config::{AddressPattern, Arrival, FlowConfig, SizeDist};
-use crate::engine::{Picoseconds, Stream, PS_PER_MS, PS_PER_S};
+use crate::config::Arrival;
+use crate::engine::{Picoseconds, Stream};
 use crate::error::Error;
+use crate::settings::{ArrivalSettings, PatternSettings, SizeSettings as Sizes, SyntheticSettings};
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal, Zipf};
 
@@ -14,13 +15,6 @@ pub struct HostRequest {
     pub op: Op,
     pub start_sector: u64,
     pub sectors: u32,
-}
-
-enum Sizes {
-    Fixed(u32),
-    Uniform { min: u32, span: u32 },
-    Normal { mean: f64, sd: f64, max: u32 },
-    List { cum: Vec<f64>, sectors: Vec<u32> },
 }
 
 enum Slots {
@@ -50,97 +44,34 @@ pub struct SyntheticGen {
 }
 
 impl SyntheticGen {
-    /// `capacity_bytes` is the logical capacity; the configuration was validated against it.
-    pub fn new(f: &FlowConfig, capacity_bytes: u64, sector_bytes: u32, rng: Stream) -> Self {
-        let sector = sector_bytes as u64;
-        let range = if f.range_bytes == 0 {
-            capacity_bytes - f.start_bytes
-        } else {
-            f.range_bytes
-        };
-        let range_sectors = range / sector;
-        let align_sectors = f.effective_align() / sector;
-        let sizes = match f.size {
-            SizeDist::Fixed => Sizes::Fixed((f.request_bytes / sector) as u32),
-            SizeDist::Uniform => Sizes::Uniform {
-                min: (f.size_min_bytes / sector) as u32,
-                span: ((f.size_max_bytes - f.size_min_bytes) / sector) as u32,
-            },
-            SizeDist::Normal => {
-                let (mean, sd) = (
-                    f.request_bytes as f64 / sector as f64,
-                    f.size_stdev_bytes as f64 / sector as f64,
-                );
-                // Six standard deviations bound the draws, so slots near the range end
-                // stay usable however wide the distribution.
-                let cap = ((mean + 6.0 * sd).ceil() as u64).clamp(mean as u64, range_sectors);
-                Sizes::Normal {
-                    mean,
-                    sd,
-                    max: cap.min(u32::MAX as u64) as u32,
-                }
-            }
-            SizeDist::List => {
-                let mut acc = 0.0;
-                let cum = f
-                    .size_list
-                    .iter()
-                    .map(|e| {
-                        acc += e.weight;
-                        acc
-                    })
-                    .collect();
-                Sizes::List {
-                    cum,
-                    sectors: f
-                        .size_list
-                        .iter()
-                        .map(|e| (e.bytes / sector) as u32)
-                        .collect(),
-                }
-            }
-        };
-        let largest = match &sizes {
-            Sizes::Fixed(s) => *s,
-            Sizes::Uniform { min, span } => min + span,
-            Sizes::Normal { max, .. } => *max,
-            Sizes::List { sectors, .. } => sectors.iter().copied().max().unwrap_or(1),
-        } as u64;
-        // Start positions from which the largest request still fits in the range.
-        let n_slots = (range_sectors.saturating_sub(largest) / align_sectors + 1).max(1);
-        let slots = match f.pattern {
-            AddressPattern::Random => Slots::Uniform,
-            AddressPattern::Sequential => Slots::Sequential {
+    /// The generators `s` describes, drawing from `rng`.
+    pub fn new(s: &SyntheticSettings, rng: Stream) -> Self {
+        let n_slots = s.n_slots;
+        let slots = match s.pattern {
+            PatternSettings::Uniform => Slots::Uniform,
+            PatternSettings::Sequential { stride, random } => Slots::Sequential {
                 next: 0,
-                stride: f.stride_bytes / sector,
-                random: f.random_fraction,
+                stride,
+                random,
             },
-            AddressPattern::Hotcold => Slots::HotCold {
-                hot: ((f.hot_space_fraction * n_slots as f64).round() as u64)
-                    .clamp(1, n_slots.saturating_sub(1).max(1)),
-                hot_access: f.hot_access_fraction,
-            },
-            AddressPattern::Zipf => {
-                Slots::Zipf(Zipf::new(n_slots, f.zipf_theta).expect("validated zipf parameters"))
+            PatternSettings::HotCold { hot, hot_access } => Slots::HotCold { hot, hot_access },
+            PatternSettings::Zipf { theta } => {
+                Slots::Zipf(Zipf::new(n_slots, theta).expect("validated zipf parameters"))
             }
-            AddressPattern::Pareto => Slots::Pareto {
-                pow: f.pareto_h.ln() / (1.0 - f.pareto_h).ln(),
-            },
-            AddressPattern::Normal => Slots::Normal {
-                sd: f.normal_stdev_fraction * n_slots as f64,
-            },
+            PatternSettings::Pareto { pow } => Slots::Pareto { pow },
+            PatternSettings::Normal { sd } => Slots::Normal { sd },
         };
-        let scramble = f
+        let scramble = s
             .scramble
             .then(|| Feistel::new(n_slots, 0x5EED_F00D ^ n_slots));
         Self {
-            read_fraction: f.read_fraction,
-            trim_fraction: f.trim_fraction,
-            sizes,
+            read_fraction: s.read_fraction,
+            trim_fraction: s.trim_fraction,
+            sizes: s.sizes.clone(),
             slots,
-            start_sector: f.start_bytes / sector,
-            range_sectors,
-            align_sectors,
+            start_sector: s.start_sector,
+            range_sectors: s.range_sectors,
+            align_sectors: s.align_sectors,
             n_slots,
             scramble,
             rng,
@@ -337,15 +268,22 @@ pub struct ArrivalGen {
 }
 
 impl ArrivalGen {
-    /// `index` is the flow's position in the configuration (its key in messages).
-    pub fn new(f: &FlowConfig, index: usize, start_ps: Picoseconds, rng: Stream) -> Self {
+    /// The arrivals `a` of flow `name`, the `index`th of the configuration (its key in
+    /// messages), from `start_ps`.
+    pub fn new(
+        a: &ArrivalSettings,
+        name: &str,
+        index: usize,
+        start_ps: Picoseconds,
+        rng: Stream,
+    ) -> Self {
         let mut g = Self {
             key: format!("flow.{index}"),
-            name: f.name.clone(),
-            kind: f.arrival,
-            gap: PS_PER_S as f64 / f.rate_iops,
-            on_mean: f.on_ms * PS_PER_MS as f64,
-            off_mean: f.off_ms * PS_PER_MS as f64,
+            name: name.to_string(),
+            kind: a.kind,
+            gap: a.gap_ps,
+            on_mean: a.on_mean_ps,
+            off_mean: a.off_mean_ps,
             t: start_ps as f64,
             on_end: 0.0,
             rng,

@@ -99,7 +99,7 @@ impl BlockFtl {
     pub fn new(s: &Settings) -> Self {
         let geo = s.geo;
         let ppb = geo.pages_per_block;
-        let logical_pages = s.logical_pages as u32;
+        let logical_pages = s.sizes.logical_pages as u32;
         let lblocks = logical_pages.div_ceil(ppb);
         let nblocks = geo.total_blocks() as usize;
         let planes = geo.planes();

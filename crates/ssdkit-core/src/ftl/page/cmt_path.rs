@@ -31,10 +31,11 @@ impl CmtConf {
             per_flow: s.ftl.cmt_per_flow,
             gc_batch: s.ftl.cmt_gc_batch,
             capacity_entries: s
+                .sizes
                 .cmt
                 .as_ref()
                 .map_or(0, |m| m.partition_entries.iter().sum()),
-            entry_bytes: s.cmt.as_ref().map_or(0, |m| m.entry_bytes),
+            entry_bytes: s.sizes.cmt.as_ref().map_or(0, |m| m.entry_bytes),
         }
     }
 }

@@ -152,9 +152,9 @@ impl PageFtl {
     pub(in crate::ftl) fn unbuilt(s: &Settings) -> Self {
         let f = &s.ftl;
         let geo = s.geo;
-        let logical_pages = s.logical_pages as u32;
+        let logical_pages = s.sizes.logical_pages as u32;
         let nblocks = geo.total_blocks() as usize;
-        let translation_pages = s.cmt.as_ref().map_or(0, |m| m.translation_pages);
+        let translation_pages = s.sizes.cmt.as_ref().map_or(0, |m| m.translation_pages);
         let mut ftl = Self {
             geo,
             logical_pages,
@@ -180,10 +180,10 @@ impl PageFtl {
             stripe: s.stripe.clone(),
             placement: f.placement,
             rr_cursor: 0,
-            reserve_blocks: s.reserve_blocks,
-            gc_start_free_pages: s.gc_start_free_pages,
+            reserve_blocks: s.sizes.reserve_blocks,
+            gc_start_free_pages: s.sizes.gc_start_free_pages,
             gc_copyback: f.gc_copyback,
-            gc_background_free_pages: s.gc_background_free_pages,
+            gc_background_free_pages: s.sizes.gc_background_free_pages,
             ops: Vec::new(),
             gc_trigger: if f.gc_foreground {
                 gc::Trigger::Foreground
@@ -195,9 +195,9 @@ impl PageFtl {
             untimed_pool: Default::default(),
             gc_wake: Vec::new(),
             stats: FtlStats::default(),
-            cmt: s.cmt.as_ref().map(|m| {
+            cmt: s.sizes.cmt.as_ref().map(|m| {
                 cmt::Cmt::new(
-                    s.logical_pages,
+                    s.sizes.logical_pages,
                     m.entries_per_tpage,
                     m.translation_pages,
                     &m.partition_entries,

@@ -123,7 +123,7 @@ fn pattern_name(c: &Config) -> &'static str {
 /// `precondition.seed` or the run's.
 pub fn state_key(c: &Config) -> Value {
     let s = crate::settings::Settings::resolve(c);
-    let fp = footprint(c, s.logical_pages);
+    let fp = footprint(c, s.sizes.logical_pages);
     let (_, pool) = pool::resolve(c, &s, &fp);
     let page = c.flash.page_size_bytes as u64;
     let device: serde_json::Map<String, Value> = super::snapshot::device_keys(c)
@@ -156,7 +156,7 @@ pub fn state_key(c: &Config) -> Value {
         "free_pool": pool,
         "pinned": pinned,
     });
-    if s.cmt.is_some() {
+    if s.sizes.cmt.is_some() {
         key["flow_ranges"] = json!(s
             .flows
             .iter()
@@ -397,7 +397,7 @@ fn place_mapping(
             .map(|f| {
                 let first = f.start_bytes / page_bytes;
                 let end = (f.start_bytes + f.range_bytes).div_ceil(page_bytes);
-                (first, end.min(s.logical_pages))
+                (first, end.min(s.sizes.logical_pages))
             })
             .collect();
         iv.sort_unstable();

@@ -42,7 +42,7 @@ impl PoolLevel {
 /// has freed one above the reserve, so whole free blocks stay at the reserve).
 pub fn reserve_level_pages(s: &Settings) -> u64 {
     let ppb = s.geo.pages_per_block as u64;
-    s.reserve_blocks as u64 * ppb + ppb
+    s.sizes.reserve_blocks as u64 * ppb + ppb
 }
 
 /// Seconds a die spends on a page program and a page read (mean over page types, with the
@@ -155,8 +155,9 @@ pub fn resolve(c: &Config, s: &Settings, fp: &Footprint) -> (PoolLevel, PoolReco
     let planes = g.planes() as u64;
     // Write amplification at the start threshold, on a plane's share of the footprint.
     let hot = fp.pages().div_ceil(planes);
-    let start_blocks = s.gc_start_free_pages.div_ceil(ppb as u64);
+    let start_blocks = s.sizes.gc_start_free_pages.div_ceil(ppb as u64);
     let cold_blocks = s
+        .sizes
         .logical_pages
         .div_ceil(planes)
         .saturating_sub(hot)
