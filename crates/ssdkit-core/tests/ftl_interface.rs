@@ -6,7 +6,7 @@
 mod common;
 
 use common::preset;
-use ssdkit_core::config::Config;
+use ssdkit_core::config::{Config, UnmappedReads};
 use ssdkit_core::internals::ftl::{precondition, BlockState, FlashOp, Ftl, OpClass, StreamId};
 use ssdkit_core::internals::ids::{BlockId, FlowId, Lpn, PlaneId};
 
@@ -178,4 +178,37 @@ fn a_cached_map_miss_asks_for_one_mapping_read_and_parks_its_waiters() {
         (l.read_misses, l.write_misses, l.read_hits, l.mapping_reads),
         (1, 1, 1, 1)
     );
+}
+
+#[test]
+fn the_ftl_decides_and_counts_unmapped_reads_rmw_reads_and_trims() {
+    let c = small(&["ftl.cmt.mode=ideal"]);
+    let mut ftl = Ftl::from_config(&c);
+    assert!(ftl.write_untimed(Lpn(0)));
+    ftl.begin_run(1);
+    let full = (1u64 << ftl.geometry().sectors_per_page) - 1;
+    // Answered without flash unless `ftl.unmapped_reads = "read_flash"`.
+    assert_eq!(ftl.read_unmapped(Lpn(1), None), None);
+    assert_eq!(ftl.translate(Lpn(1)), None);
+    assert_eq!(ftl.stats().unmapped_page_reads, 1);
+    ftl.set_unmapped_reads(UnmappedReads::ReadFlash);
+    let ppn = ftl
+        .read_unmapped(Lpn(2), None)
+        .expect("mapped by its first read");
+    assert_eq!(ftl.translate(Lpn(2)), Some(ppn));
+    assert_eq!(ftl.stats().pages_mapped_by_reads, 1);
+    assert_eq!(ftl.stats().unmapped_page_reads, 1);
+    // A partial write of a written page reads the sectors it keeps first; a whole-page write
+    // and a write to a page never written read nothing.
+    let old = ftl.translate(Lpn(0)).expect("written");
+    assert_eq!(
+        ftl.write_needs_read(Lpn(0), Some(old), 1, full),
+        Some((old, full & !1))
+    );
+    assert_eq!(ftl.write_needs_read(Lpn(0), Some(old), full, full), None);
+    assert_eq!(ftl.write_needs_read(Lpn(5), None, 1, full), None);
+    assert_eq!(ftl.stats().rmw_reads, 1);
+    ftl.trim_command();
+    ftl.trim_command();
+    assert_eq!(ftl.stats().trim_requests, 2);
 }

@@ -29,6 +29,7 @@
 //! - `precondition`, `snapshot`: the state at time zero, and saving/loading it.
 
 pub mod block;
+mod host_io;
 pub(in crate::ftl) mod hybrid;
 mod ops;
 pub mod page;
@@ -48,6 +49,8 @@ use crate::settings::Settings;
 /// The FTL of a device: its mapping scheme.
 pub struct Ftl {
     scheme: Scheme,
+    /// `ftl.unmapped_reads = "read_flash"` (`read_unmapped`).
+    read_flash_unmapped: bool,
 }
 
 /// The mapping schemes (`ftl.mapping`). One per device, held inline: boxing the larger
@@ -93,6 +96,7 @@ impl Ftl {
             crate::config::Mapping::Page {} => Self::from_page(PageFtl::new(s)),
             _ => Self {
                 scheme: Scheme::Block(block::BlockFtl::new(s)),
+                read_flash_unmapped: false,
             },
         }
     }
@@ -105,6 +109,7 @@ impl Ftl {
     pub(crate) fn from_page(f: PageFtl) -> Self {
         Self {
             scheme: Scheme::Page(f),
+            read_flash_unmapped: false,
         }
     }
 

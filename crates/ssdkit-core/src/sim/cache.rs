@@ -145,11 +145,10 @@ impl Simulator {
         fill: u32,
     ) -> bool {
         let mapped = match self.ftl.translate(lpn) {
-            None if self.read_flash_unmapped => self.map_for_read(flow, lpn),
+            None => self.read_unmapped(flow, lpn, sectors),
             m => m,
         };
         let Some(ppn) = mapped else {
-            self.unmapped_read_page(sectors);
             return false;
         };
         let t = self.tsu.insert(Tx {
@@ -280,10 +279,11 @@ impl Simulator {
             ..Tx::new(TxKind::CacheWrite, plane)
         });
         // Sectors the page holds on flash and the cache does not are read first.
-        let keep = self.ftl.plan_write(lpn, sectors | cached, full);
-        match mapped.filter(|_| keep != 0) {
-            Some(old) => {
-                self.rmw_reads += 1;
+        match self
+            .ftl
+            .write_needs_read(lpn, mapped, sectors | cached, full)
+        {
+            Some((old, keep)) => {
                 let rr = self.tsu.insert(Tx {
                     req,
                     lpn,

@@ -6,7 +6,7 @@ use super::{CompletionRecord, Ev, Simulator};
 use crate::flash::MAX_BATCH;
 use crate::frontend::{page_span, split, PageChunk};
 use crate::ftl::{OpClass, StreamId};
-use crate::ids::{DieId, FlowId, PlaneId, Ppn, ReqId, TxId};
+use crate::ids::{DieId, FlowId, Lpn, PlaneId, Ppn, ReqId, TxId};
 use crate::stats::breakdown::{Hooks, Step};
 use crate::tsu::policy::flin;
 use crate::tsu::suspension::Suspendable;
@@ -216,22 +216,6 @@ impl Simulator {
         self.at(t, Ev::FirmwareDone(r));
     }
 
-    /// MQSim's first read of a never-written page: the page takes the next page of its
-    /// plane's user frontier (no program: the page is only assigned) and is read from there.
-    /// None when the plane's user writes wait at the reserve.
-    #[cold]
-    pub(super) fn map_for_read(
-        &mut self,
-        flow: FlowId,
-        lpn: crate::ids::Lpn,
-    ) -> Option<crate::ids::Ppn> {
-        let plane = self.ftl.user_plane(lpn, self.flows[flow.idx()].pinned());
-        let ppn = self.ftl.assign_for_read(lpn, plane);
-        self.mapped_by_reads += ppn.is_some() as u64;
-        self.queue_ftl_ops();
-        ppn
-    }
-
     /// Splits a request into page transactions with their sector bitmaps and queues them.
     fn dispatch_request(&mut self, r: ReqId) {
         let req = *self.host.request(r);
@@ -252,7 +236,7 @@ impl Simulator {
                 self.ftl.trim_page(req.flow, c.lpn);
                 self.queue_ftl_ops();
             }
-            self.trims += 1;
+            self.ftl.trim_command();
             self.flash_done(r, 0);
             return;
         }
@@ -285,11 +269,10 @@ impl Simulator {
             return true;
         }
         let mapped = match mapped {
-            None if self.read_flash_unmapped => self.map_for_read(flow, c.lpn),
+            None => self.read_unmapped(flow, c.lpn, c.sectors),
             m => m,
         };
         let Some(ppn) = mapped else {
-            self.unmapped_read_page(c.sectors);
             return false;
         };
         let t = self.tsu.insert(Tx {
@@ -320,13 +303,15 @@ impl Simulator {
         self.begin(die, &[t], end);
     }
 
-    /// A page of a read that was never written: real drives answer from the mapping table
-    /// alone, so with pipelined transfers its data leaves for the host at once. Out of line:
-    /// on a filled drive it never runs, and the read loop stays as tight as before.
+    /// A read of a page `translate` found unmapped: the FTL maps it and it is read from flash
+    /// (`ftl.unmapped_reads = "read_flash"`), or None: real drives answer from the mapping
+    /// table alone, so with pipelined transfers its data leaves for the host at once. Out of
+    /// line: on a filled drive it never runs, and the read loop stays as tight as before.
     #[cold]
-    pub(super) fn unmapped_read_page(&mut self, sectors: u64) {
-        self.unmapped_reads += 1;
-        if self.host.pipelined() {
+    pub(super) fn read_unmapped(&mut self, flow: FlowId, lpn: Lpn, sectors: u64) -> Option<Ppn> {
+        let ppn = self.ftl.read_unmapped(lpn, self.flows[flow.idx()].pinned());
+        self.queue_ftl_ops();
+        if ppn.is_none() && self.host.pipelined() {
             let now = self.q.now();
             self.host.read_chunk(
                 now,
@@ -335,6 +320,7 @@ impl Simulator {
                     .sector_bytes_of(sectors.count_ones() as u64),
             );
         }
+        ppn
     }
 
     /// Queues the write of one page of request `r`: once its data is in (at once unless it
@@ -374,11 +360,12 @@ impl Simulator {
             }
         }
         self.bd.tx_issued(w, r, false, self.q.now(), stall);
-        let keep = self.ftl.plan_write(c.lpn, c.sectors, full_page);
-        if let Some(old) = mapped.filter(|_| keep != 0) {
+        if let Some((old, keep)) = self
+            .ftl
+            .write_needs_read(c.lpn, mapped, c.sectors, full_page)
+        {
             // Read the sectors kept first, then program the merged page. The read needs no
             // host data, so it overlaps the data's transfer.
-            self.rmw_reads += 1;
             let rr = self.tsu.insert(Tx {
                 req: r,
                 lpn: c.lpn,

@@ -157,9 +157,6 @@ pub struct Simulator {
     pub(crate) owners: Option<Box<GcOwners>>,
     /// Program/erase suspension; None with `tsu.suspension = "none"`.
     pub(crate) susp: Option<Box<crate::tsu::suspension::SuspensionUnit>>,
-    /// `ftl.unmapped_reads = "read_flash"`.
-    read_flash_unmapped: bool,
-    mapped_by_reads: u64,
     /// `flash.die_interleaving = false`: a chip runs one die operation at a time.
     serial_chips: bool,
     gc_background: bool,
@@ -179,9 +176,6 @@ pub struct Simulator {
     failure: Option<crate::Error>,
     /// Per-flow completion counters and the request log.
     pub(crate) done: Completions,
-    pub(crate) unmapped_reads: u64,
-    pub(crate) trims: u64,
-    pub(crate) rmw_reads: u64,
     /// Events processed when a user transaction or a request last finished (the watchdog
     /// counts from there).
     pub(crate) progress_at: u64,
@@ -246,6 +240,7 @@ impl Simulator {
         let geo = s.geo;
         let n = flows.len();
         ftl.begin_run(n);
+        ftl.set_unmapped_reads(c.ftl.unmapped_reads);
         let start = DeviceSample {
             free_blocks: ftl.total_free_blocks(),
             gc_runs: ftl.stats().gc_runs,
@@ -282,8 +277,6 @@ impl Simulator {
                 geo.dies(),
                 (!c.flash.die_interleaving && geo.dies_per_chip > 1).then_some(geo.dies_per_chip),
             ),
-            read_flash_unmapped: c.ftl.unmapped_reads == crate::config::UnmappedReads::ReadFlash,
-            mapped_by_reads: 0,
             serial_chips: !c.flash.die_interleaving && geo.dies_per_chip > 1,
             direct_reads: false,
             firmware_at_fetch: true,
@@ -306,9 +299,6 @@ impl Simulator {
             flows,
             failure: None,
             done: Completions::new(n),
-            unmapped_reads: 0,
-            trims: 0,
-            rmw_reads: 0,
             progress_at: 0,
             precondition,
             random_streams: crate::result::RandomStreams::for_config(c),

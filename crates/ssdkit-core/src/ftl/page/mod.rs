@@ -72,6 +72,14 @@ pub struct FtlStats {
     /// Merges of block and hybrid mapping (zero under page mapping).
     #[serde(skip_serializing_if = "crate::result::MergeCounts::is_zero")]
     pub merges: crate::result::MergeCounts,
+    /// TRIM commands (`trimmed_pages` counts their whole pages).
+    pub trim_requests: u64,
+    /// Reads of the sectors a partial-page write keeps (read-modify-write).
+    pub rmw_reads: u64,
+    /// Reads of never-written pages answered without flash.
+    pub unmapped_page_reads: u64,
+    /// Never-written pages mapped by their first read (`ftl.unmapped_reads = "read_flash"`).
+    pub pages_mapped_by_reads: u64,
 }
 
 /// Page-level mapping and block bookkeeping. All per-page and per-block state is flat arrays
