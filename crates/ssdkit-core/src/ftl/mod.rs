@@ -24,6 +24,8 @@
 //! in order. Counters change only inside the FTL.
 //!
 //! - `ops`: the interface's vocabulary (write streams, op classes, flash ops, reclaim phase);
+//! - `host_io`: reads of never-written pages (`ftl.unmapped_reads`), the read-modify-write
+//!   decision and TRIM commands, with their counters;
 //! - `page`: the page-mapping scheme;
 //! - `block`, `hybrid`: block mapping, and the hybrid scheme's log blocks and merges;
 //! - `precondition`, `snapshot`: the state at time zero, and saving/loading it.
