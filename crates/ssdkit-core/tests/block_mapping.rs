@@ -271,8 +271,9 @@ fn comparable(mut r: Value) -> String {
 /// snapshot loads only under the scheme, and hybrid parameters, it was taken with.
 #[test]
 fn snapshots_of_each_scheme_load_to_the_same_device() {
+    use ssdkit_core::internals::ftl::StreamId;
     use ssdkit_core::internals::ftl::{precondition, snapshot};
-    use ssdkit_core::internals::ids::BlockId;
+    use ssdkit_core::internals::ids::{BlockId, PlaneId};
     use ssdkit_core::internals::sim::Simulator;
     let dir = std::env::temp_dir().join(format!("ssdkit-blocksnap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -325,6 +326,10 @@ fn snapshots_of_each_scheme_load_to_the_same_device() {
                 f.erase_counts().to_vec(),
                 b,
                 f.total_free_blocks(),
+                // The page offset each plane's next user write is timed as.
+                (0..f.geometry().planes())
+                    .map(|p| f.next_page_offset(PlaneId(p), StreamId::USER))
+                    .collect::<Vec<_>>(),
             )
         };
         assert!(
