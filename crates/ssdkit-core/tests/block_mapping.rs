@@ -1,7 +1,8 @@
 //! Block and hybrid mapping (`ftl.mapping`), run through the simulator on a small device:
 //! what each overwrite costs under block mapping, counted exactly; that hybrid mapping's log
-//! blocks turn sequential overwrites into switch merges; and where hybrid mapping's write
-//! amplification lies between page and block mapping as its log blocks grow.
+//! blocks turn sequential overwrites into switch merges; where hybrid mapping's write
+//! amplification lies between page and block mapping as its log blocks grow; and that a
+//! snapshot of each scheme loads to the device it was taken of, and only under that scheme.
 
 mod common;
 
@@ -227,12 +228,6 @@ fn refusals_name_the_key() {
             assert!(e.contains(w), "{extra:?}: {e}");
         }
     }
-    // Snapshots hold the page map's state only.
-    let c = device("block", 0.25, "random", 1, &[]);
-    let e = ssdkit_core::api::precondition_to_snapshot(&c, std::path::Path::new("/nonexistent/x"))
-        .expect_err("a block-mapped snapshot")
-        .to_string();
-    assert!(e.contains("ftl.mapping") && e.contains("snapshots"), "{e}");
 }
 
 /// Set associativity: when a few blocks take every overwrite (uniform random over 8 logical
@@ -255,4 +250,148 @@ fn set_associative_log_blocks_absorb_a_hot_range() {
         assert!(h < last, "k = {k}: {h} not below {last}");
         last = h;
     }
+}
+
+/// The result without what differs between two runs of one device state: wall-clock figures
+/// and the preconditioning record (a run from a snapshot names the file and its load time).
+fn comparable(mut r: Value) -> String {
+    let o = r.as_object_mut().unwrap();
+    for k in ["wall_time_s", "events_per_wall_s", "requests_per_wall_s"] {
+        assert!(o.remove(k).is_some(), "result has {k}");
+    }
+    let d = r["device"].as_object_mut().unwrap();
+    assert!(d.remove("precondition").is_some());
+    serde_json::to_string(&r).unwrap()
+}
+
+/// Block mapping and both hybrid associativities: a device filled in order, then taken
+/// through random overwrites and TRIMs (merges done, log blocks in use), saves to a snapshot
+/// that loads to the same state (map, valid counts, erase counts, invariants), and the same
+/// workload run from the loaded state and from the one in memory gives the same result. A
+/// snapshot loads only under the scheme, and hybrid parameters, it was taken with.
+#[test]
+fn snapshots_of_each_scheme_load_to_the_same_device() {
+    use ssdkit_core::internals::ftl::StreamId;
+    use ssdkit_core::internals::ftl::{precondition, snapshot};
+    use ssdkit_core::internals::ids::{BlockId, PlaneId};
+    use ssdkit_core::internals::sim::Simulator;
+    let dir = std::env::temp_dir().join(format!("ssdkit-blocksnap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let schemes = [
+        ("block", "block"),
+        (
+            "set",
+            "{scheme=\"hybrid\",log_blocks=4,associativity=\"set\"}",
+        ),
+        (
+            "full",
+            "{scheme=\"hybrid\",log_blocks=4,associativity=\"full\"}",
+        ),
+    ];
+    for (name, m) in schemes {
+        let c = device(m, 0.25, "random", 1500, &[]);
+        let mut ftl = Ftl::from_config(&c);
+        let rec = precondition::run(&mut ftl, &c).unwrap();
+        let n = ftl.logical_pages() as u32;
+        let mut x: u64 = 777;
+        for i in 0..3000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let l = Lpn(((x >> 33) % n as u64) as u32);
+            if i % 40 == 39 {
+                ftl.trim_page(FlowId(0), l);
+            } else {
+                assert!(ftl.write_untimed(l));
+            }
+        }
+        let merged = ftl.stats().merges;
+        assert!(
+            merged.full + merged.partial + merged.switch > 0,
+            "{name}: no merge"
+        );
+        let path = dir.join(format!("{name}.snap"));
+        snapshot::save(&ftl, &c, &rec, &path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (loaded, _) = snapshot::load(&c, &path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        loaded
+            .check_invariants()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let blocks = ftl.geometry().total_blocks();
+        let state = |f: &Ftl| {
+            let b: Vec<_> = (0..blocks)
+                .map(|b| (f.valid_pages(BlockId(b)), f.block_state(BlockId(b))))
+                .collect();
+            (
+                f.l2p_table(),
+                f.erase_counts().to_vec(),
+                b,
+                f.total_free_blocks(),
+                // The page offset each plane's next user write is timed as.
+                (0..f.geometry().planes())
+                    .map(|p| f.next_page_offset(PlaneId(p), StreamId::USER))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert!(
+            state(&ftl) == state(&loaded),
+            "{name}: loaded state differs"
+        );
+        drop(loaded);
+        let run = |s: Simulator| s.run(&c, false, false).unwrap().0.result;
+        let from_memory = run(Simulator::with_ftl(&c, ftl, rec).unwrap());
+        let from_file = run(ssdkit_core::api::simulator_from_snapshot(&c, &path).unwrap());
+        assert_eq!(
+            from_file["device"]["precondition"]["snapshot"],
+            path.display().to_string()
+        );
+        assert!(
+            merges(&from_memory)
+                != [
+                    merged.switch,
+                    merged.partial,
+                    merged.full,
+                    merged.page_copies
+                ],
+            "{name}: the run merges"
+        );
+        assert_eq!(comparable(from_memory), comparable(from_file), "{name}");
+    }
+    // Across schemes (and hybrid parameters) a snapshot is refused, naming `ftl.mapping`.
+    let page = device("page", 0.25, "random", 1, &[]);
+    let page_snap = dir.join("page.snap");
+    ssdkit_core::api::precondition_to_snapshot(&page, &page_snap).unwrap();
+    let cross = [
+        (
+            "page.snap",
+            "block",
+            "\"page\" in the snapshot but \"block\"",
+        ),
+        (
+            "block.snap",
+            "page",
+            "\"block\" in the snapshot but \"page\"",
+        ),
+        (
+            "set.snap",
+            "{scheme=\"hybrid\",log_blocks=4,associativity=\"full\"}",
+            "associativity = \"set\" } in the snapshot",
+        ),
+        (
+            "full.snap",
+            "{scheme=\"hybrid\",log_blocks=8,associativity=\"full\"}",
+            "log_blocks = 4",
+        ),
+    ];
+    for (file, m, says) in cross {
+        let c = device(m, 0.25, "random", 1, &[]);
+        let e = snapshot::load(&c, &dir.join(file))
+            .map(|_| ())
+            .expect_err(&format!("{file} under {m}"))
+            .to_string();
+        assert!(
+            e.contains("ftl.mapping") && e.contains(says) && e.contains(file),
+            "{file} under {m}: {e}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -129,6 +129,18 @@ impl Ftl {
             Scheme::Block(_) => None,
         }
     }
+    /// The block (or hybrid) scheme's state, for snapshots.
+    pub(crate) fn block(&self) -> Option<&block::BlockFtl> {
+        match &self.scheme {
+            Scheme::Block(f) => Some(f),
+            Scheme::Page(_) => None,
+        }
+    }
+    pub(crate) fn from_block(f: block::BlockFtl) -> Self {
+        Self {
+            scheme: Scheme::Block(f),
+        }
+    }
     /// The block (or hybrid) scheme's state, for preconditioning.
     pub(crate) fn block_mut(&mut self) -> Option<&mut block::BlockFtl> {
         match &mut self.scheme {

@@ -26,13 +26,26 @@
 //!              translation pages (u32, least recently used first), dirty flags (u8)
 //! u32 CRC-32 of the header's bytes from the magic on and the frame's content
 //! ```
-//! A snapshot is taken between runs, so no GC victim is in flight.
+//! Block and hybrid mapping (the header's `ftl.mapping` says which, with the hybrid
+//! parameters; its `gc_rng` is absent) store a different frame:
+//! ```text
+//!   l2p        u32 x logical pages (NONE: unmapped)
+//!   written    u32 x blocks             erases      u32 x blocks
+//!   kind       u8  x blocks (0 free, 1 data, 2 log)   owner   u32 x blocks
+//!   planes     per plane: user programs so far, free count, free blocks in allocation order
+//!   counters   u64 x 13 (`stats_words`)
+//!   hybrid:    u64 log clock, u64 x blocks allocation stamps, per plane: sequential log
+//!              block (u32, NONE), u32 n, n log blocks (u32) and their stamps (u64), oldest
+//!              first; "set" only: u32 x logical blocks log-block counts, then the blocks
+//! ```
+//! A snapshot is taken between runs, so no GC victim or merge is in flight.
 
+use super::block::{BlockFtl, Kind};
 use super::ops::GcPhase;
 use super::page::blocks::{FreePool, PlaneState};
 use super::page::pagemap::{Base, Table};
-use super::{BlockState, Ftl, PageFtl, NONE};
-use crate::config::Config;
+use super::{BlockState, Ftl, FtlStats, PageFtl, NONE};
+use crate::config::{Config, Mapping};
 use crate::error::Error;
 use crate::result::PreconditionRecord;
 use crate::settings::Settings;
@@ -65,8 +78,21 @@ pub(crate) fn device_keys(c: &Config) -> Vec<(&'static str, String)> {
         ("flash.page_size_bytes", f.page_size_bytes.to_string()),
         ("ftl.spare_factor", c.ftl.spare_factor.to_string()),
         ("ftl.allocation_order", c.ftl.allocation_order.clone()),
-        // The scheme's name, as snapshots of the page map have always recorded it.
-        ("ftl.mapping", format!("\"{}\"", c.ftl.mapping.name())),
+        // The scheme: its name, as snapshots of the page map have always recorded it, with
+        // the hybrid scheme's parameters (they shape its log blocks).
+        (
+            "ftl.mapping",
+            match c.ftl.mapping {
+                Mapping::Hybrid {
+                    log_blocks,
+                    associativity,
+                } => format!(
+                    "{{ scheme = \"hybrid\", log_blocks = {log_blocks}, associativity = \"{}\" }}",
+                    format!("{associativity:?}").to_lowercase()
+                ),
+                m => format!("\"{}\"", m.name()),
+            },
+        ),
         // Translation pages live in flash beside the data: a cached map's state loads only
         // into a cached map with the same pages (the entry size decides their number).
         (
@@ -133,13 +159,20 @@ pub fn save(
     precondition: &PreconditionRecord,
     path: &Path,
 ) -> Result<u64, Error> {
-    let Some(ftl) = ftl.page() else {
-        return Err(Error::Config(refusal(c)));
-    };
-    if ftl.planes.iter().any(|p| p.gc != GcPhase::Idle) {
+    if ftl
+        .page()
+        .is_some_and(|f| f.planes.iter().any(|p| p.gc != GcPhase::Idle))
+    {
         return Err(Error::Simulation(
             "snapshot requested while garbage collection is in flight".into(),
         ));
+    }
+    if let Some(f) = ftl.block() {
+        if f.has_ops() || (0..f.geo.planes()).any(|p| f.busy(p)) {
+            return Err(Error::Simulation(
+                "snapshot requested while a merge is in flight".into(),
+            ));
+        }
     }
     let io =
         |e: std::io::Error| Error::Io(format!("{}: cannot write snapshot: {e}", path.display()));
@@ -203,7 +236,7 @@ impl<W: Write> Write for Counted<W> {
 }
 
 fn write_file(
-    ftl: &PageFtl,
+    ftl: &Ftl,
     c: &Config,
     precondition: &PreconditionRecord,
     file: File,
@@ -226,15 +259,26 @@ fn write_file(
         .into_iter()
         .map(|(k, v)| (k.to_string(), Value::String(v)))
         .collect();
-    let header = json!({
-        "ssdkit_version": env!("CARGO_PKG_VERSION"),
-        "device": keys,
-        "precondition": precondition,
-        "gc_rng": serde_json::to_value(&ftl.gc_rng).expect("rng state serialises"),
-        "physical_pages": ftl.map.physical_len(),
-        "blocks": ftl.written.len(),
-        "logical_pages": ftl.logical_pages,
-    });
+    let header = match (ftl.page(), ftl.block()) {
+        (Some(ftl), _) => json!({
+            "ssdkit_version": env!("CARGO_PKG_VERSION"),
+            "device": keys,
+            "precondition": precondition,
+            "gc_rng": serde_json::to_value(&ftl.gc_rng).expect("rng state serialises"),
+            "physical_pages": ftl.map.physical_len(),
+            "blocks": ftl.written.len(),
+            "logical_pages": ftl.logical_pages,
+        }),
+        (None, Some(f)) => json!({
+            "ssdkit_version": env!("CARGO_PKG_VERSION"),
+            "device": keys,
+            "precondition": precondition,
+            "physical_pages": f.p2l.len(),
+            "blocks": f.written.len(),
+            "logical_pages": f.logical_pages,
+        }),
+        (None, None) => unreachable!("every FTL is of one scheme"),
+    };
     let h = serde_json::to_vec(&header).expect("header serialises");
     w.put(MAGIC).map_err(io)?;
     w.put(&VERSION.to_le_bytes()).map_err(io)?;
@@ -244,6 +288,10 @@ fn write_file(
     let mut w = CrcWriter {
         inner: zstd::stream::write::Encoder::new(inner, ZSTD_LEVEL).map_err(io)?,
         crc,
+    };
+    let Some(ftl) = ftl.page() else {
+        write_block_body(ftl.block().expect("a block-mapped FTL"), &mut w).map_err(io)?;
+        return finish_file(w, regular).map_err(io);
     };
     let base = ftl
         .map
@@ -310,16 +358,105 @@ fn write_file(
         w.u32s(&lpns).map_err(io)?;
         w.put(&dirty).map_err(io)?;
     }
+    finish_file(w, regular).map_err(io)
+}
+
+type BodyWriter = CrcWriter<zstd::stream::write::Encoder<'static, BufWriter<Counted<File>>>>;
+
+/// Ends the compressed body, appends the checksum and syncs a regular file. Returns the
+/// bytes written.
+fn finish_file(w: BodyWriter, regular: bool) -> std::io::Result<u64> {
     let crc = w.crc.clone().finalize();
-    let mut w = w.inner.finish().map_err(io)?;
-    w.write_all(&crc.to_le_bytes()).map_err(io)?;
-    let counted = w.into_inner().map_err(|e| io(e.into_error()))?;
+    let mut w = w.inner.finish()?;
+    w.write_all(&crc.to_le_bytes())?;
+    let counted = w.into_inner().map_err(|e| e.into_error())?;
     if regular {
         // Durable before it replaces anything: a crash must not leave a torn snapshot. (Pipes
         // and most devices refuse fsync.)
-        counted.inner.sync_all().map_err(io)?;
+        counted.inner.sync_all()?;
     }
     Ok(counted.bytes)
+}
+
+/// The FTL counters block and hybrid snapshots keep (merges included), in this order.
+fn stats_words(s: &FtlStats) -> [u64; 13] {
+    let m = &s.merges;
+    [
+        s.user_page_writes,
+        s.gc_page_moves,
+        s.gc_runs,
+        s.gc_background_runs,
+        s.gc_copyback_moves,
+        s.wl_migrations,
+        s.trimmed_pages,
+        s.mapping_page_writes,
+        s.gc_translation_moves,
+        m.switch,
+        m.partial,
+        m.full,
+        m.page_copies,
+    ]
+}
+
+fn stats_from(w: [u64; 13]) -> FtlStats {
+    FtlStats {
+        user_page_writes: w[0],
+        gc_page_moves: w[1],
+        gc_runs: w[2],
+        gc_background_runs: w[3],
+        gc_copyback_moves: w[4],
+        wl_migrations: w[5],
+        trimmed_pages: w[6],
+        mapping_page_writes: w[7],
+        gc_translation_moves: w[8],
+        merges: crate::result::MergeCounts {
+            switch: w[9],
+            partial: w[10],
+            full: w[11],
+            page_copies: w[12],
+        },
+    }
+}
+
+/// The body of a block or hybrid snapshot (layout in the module's documentation). The
+/// reverse map and valid counts follow from the L2P table, a logical block's data block from
+/// the blocks' kinds and owners: they are rebuilt on load, not stored.
+fn write_block_body<W: Write>(f: &BlockFtl, w: &mut CrcWriter<W>) -> std::io::Result<()> {
+    w.u32s(&f.l2p)?;
+    w.u32s(&f.written)?;
+    w.u32s(&f.erase_count)?;
+    let kinds: Vec<u8> = f
+        .kind
+        .iter()
+        .map(|k| match k {
+            Kind::Free => 0,
+            Kind::Data => 1,
+            Kind::Log => 2,
+            Kind::Erasing => unreachable!("no merge in flight at a snapshot"),
+        })
+        .collect();
+    w.put(&kinds)?;
+    w.u32s(&f.owner)?;
+    for (p, free) in f.free.iter().enumerate() {
+        w.u32s(&[f.rot[p], free.len() as u32])?;
+        w.u32s(&free.iter().copied().collect::<Vec<_>>())?;
+    }
+    w.u64s(&stats_words(&f.stats))?;
+    if let Some(l) = &f.logs {
+        w.u64s(&[l.clock])?;
+        w.u64s(&l.stamp)?;
+        for p in 0..f.free.len() {
+            let order = &l.order[p];
+            w.u32s(&[l.sw[p].unwrap_or(NONE), order.len() as u32])?;
+            w.u32s(&order.iter().map(|e| e.0).collect::<Vec<_>>())?;
+            w.u64s(&order.iter().map(|e| e.1).collect::<Vec<_>>())?;
+        }
+        if !l.full {
+            w.u32s(&l.of.iter().map(|v| v.len() as u32).collect::<Vec<_>>())?;
+            w.u32s(&l.of.iter().flatten().copied().collect::<Vec<_>>())?;
+        }
+    }
+    Ok(())
 }
 
 struct CrcReader<R: Read> {
@@ -382,22 +519,11 @@ impl<R: Read> CrcReader<R> {
     }
 }
 
-/// Snapshots hold the page map's state only.
-fn refusal(c: &Config) -> String {
-    format!(
-        "key `ftl.mapping` = \"{}\": snapshots are not supported with block or hybrid mapping (they save the page map's state); allowed with snapshots: \"page\"",
-        c.ftl.mapping.name()
-    )
-}
-
 /// Loads a snapshot into a fresh FTL for `c`. Refuses a file that is not a snapshot, of
 /// another version, damaged (checksum), truncated, or taken on a device that differs from
 /// `c` in any key of `device_keys` (the message names each differing key). Returns the FTL
 /// and the snapshot's preconditioning record.
 pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error> {
-    if !matches!(c.ftl.mapping, crate::config::Mapping::Page {}) {
-        return Err(Error::Config(refusal(c)));
-    }
     let origin = path.display().to_string();
     let bad = |m: String| Error::Io(format!("{origin}: {m}"));
     // Opening a directory succeeds on Unix; its first read fails, which would read as a
@@ -448,7 +574,12 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
         let saved = header["device"][k].as_str().unwrap_or("<missing>");
         if saved != v {
             diffs.push(format!(
-                "{k} = {saved} in the snapshot but {v} in the configuration"
+                "{k} = {saved} in the snapshot but {v} in the configuration{}",
+                if k == "ftl.mapping" {
+                    " (a snapshot holds one mapping scheme's state)"
+                } else {
+                    ""
+                }
             ));
         }
     }
@@ -457,6 +588,9 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
             "snapshot was taken on a different device: {}; use the configuration it was made with, or precondition again",
             diffs.join("; ")
         )));
+    }
+    if c.ftl.mapping != (Mapping::Page {}) {
+        return load_block(c, &header, r);
     }
     let mut ftl = PageFtl::unbuilt(&Settings::resolve(c));
     let g = ftl.geo;
@@ -637,27 +771,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
         r.get(&mut dirty)?;
         cmt_parts.push((lpns, dirty));
     }
-    let expected = r.crc.clone().finalize();
-    // The frame must end where its content does (this also reads the frame's epilogue).
-    let mut extra = [0u8; 1];
-    match r.inner.read(&mut extra) {
-        Ok(0) => {}
-        Ok(_) => return Err(corrupt("bytes past the end of the compressed body".into())),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-            return Err(bad("snapshot is truncated".into()))
-        }
-        Err(e) => return Err(corrupt(format!("its compressed body does not decode: {e}"))),
-    }
-    let mut file = r.inner.finish();
-    let mut crc = [0u8; 4];
-    file.read_exact(&mut crc)
-        .map_err(|_| bad("snapshot is truncated (no checksum)".into()))?;
-    if u32::from_le_bytes(crc) != expected {
-        return Err(bad("snapshot is corrupt (checksum mismatch)".into()));
-    }
-    if file.read(&mut extra).unwrap_or(0) != 0 {
-        return Err(bad("snapshot has trailing bytes after its checksum".into()));
-    }
+    end_body(r)?;
     let planes_n = g.planes();
     let base = Base::decode(
         &base,
@@ -739,4 +853,219 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
     let rec = serde_json::from_value(header["precondition"].clone())
         .map_err(|e| bad(format!("snapshot header: preconditioning record: {e}")))?;
     Ok((Ftl::from_page(ftl), rec))
+}
+
+/// Reads the end of the compressed body and the checksum after it: the frame must end where
+/// its content does, the checksum must match, and nothing may follow it.
+fn end_body<R: std::io::BufRead>(
+    mut r: CrcReader<zstd::stream::read::Decoder<'static, R>>,
+) -> Result<(), Error> {
+    let origin = r.origin.clone();
+    let bad = |m: String| Error::Io(format!("{origin}: {m}"));
+    let corrupt = |m: String| {
+        bad(format!(
+            "snapshot is corrupt ({m}, found before the checksum)"
+        ))
+    };
+    let expected = r.crc.clone().finalize();
+    // The frame must end where its content does (this also reads the frame's epilogue).
+    let mut extra = [0u8; 1];
+    match r.inner.read(&mut extra) {
+        Ok(0) => {}
+        Ok(_) => return Err(corrupt("bytes past the end of the compressed body".into())),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            return Err(bad("snapshot is truncated".into()))
+        }
+        Err(e) => return Err(corrupt(format!("its compressed body does not decode: {e}"))),
+    }
+    let mut file = r.inner.finish();
+    let mut crc = [0u8; 4];
+    file.read_exact(&mut crc)
+        .map_err(|_| bad("snapshot is truncated (no checksum)".into()))?;
+    if u32::from_le_bytes(crc) != expected {
+        return Err(bad("snapshot is corrupt (checksum mismatch)".into()));
+    }
+    if file.read(&mut extra).unwrap_or(0) != 0 {
+        return Err(bad("snapshot has trailing bytes after its checksum".into()));
+    }
+    Ok(())
+}
+
+/// Loads the body of a block or hybrid snapshot whose header agreed with `c` (so the scheme
+/// and its parameters are `c`'s), then rebuilds and checks what it does not store.
+fn load_block<R: std::io::BufRead>(
+    c: &Config,
+    header: &Value,
+    r: CrcReader<R>,
+) -> Result<(Ftl, PreconditionRecord), Error> {
+    let origin = r.origin.clone();
+    let bad = |m: String| Error::Io(format!("{origin}: {m}"));
+    let corrupt = |m: String| {
+        bad(format!(
+            "snapshot is corrupt ({m}, found before the checksum)"
+        ))
+    };
+    let mut f = BlockFtl::new(&Settings::resolve(c));
+    let g = f.geo;
+    let (nb, planes, bpp, ppb) = (
+        g.total_blocks() as usize,
+        g.planes() as usize,
+        g.blocks_per_plane,
+        f.ppb,
+    );
+    if header["physical_pages"].as_u64() != Some(g.total_pages())
+        || header["blocks"].as_u64() != Some(nb as u64)
+        || header["logical_pages"].as_u64() != Some(f.logical_pages as u64)
+    {
+        return Err(bad("corrupt snapshot header (array sizes)".into()));
+    }
+    let CrcReader {
+        inner,
+        crc,
+        origin: o,
+        buf,
+        ..
+    } = r;
+    let dec = zstd::stream::read::Decoder::with_buffer(inner)
+        .map_err(|e| bad(format!("cannot read snapshot: {e}")))?
+        .single_frame();
+    let mut r = CrcReader {
+        inner: dec,
+        crc,
+        origin: o,
+        body: true,
+        buf,
+    };
+    r.u32s(&mut f.l2p)?;
+    r.u32s(&mut f.written)?;
+    r.u32s(&mut f.erase_count)?;
+    let mut kinds = vec![0u8; nb];
+    r.get(&mut kinds)?;
+    r.u32s(&mut f.owner)?;
+    let mut free = Vec::with_capacity(planes);
+    for p in 0..planes {
+        f.rot[p] = r.u32()?;
+        let n = r.u32()?;
+        if n > bpp {
+            return Err(corrupt(format!("plane {p} lists {n} free blocks")));
+        }
+        let mut listed = vec![0u32; n as usize];
+        r.u32s(&mut listed)?;
+        free.push(listed);
+    }
+    let mut words = [0u64; 13];
+    r.u64s(&mut words)?;
+    f.stats = stats_from(words);
+    let lblocks = f.data.len();
+    if let Some(l) = f.logs.as_mut() {
+        let mut clock = [0u64; 1];
+        r.u64s(&mut clock)?;
+        l.clock = clock[0];
+        r.u64s(&mut l.stamp)?;
+        for p in 0..planes {
+            let sw = r.u32()?;
+            let n = r.u32()? as usize;
+            if n > nb {
+                return Err(corrupt(format!("plane {p} lists {n} log blocks")));
+            }
+            let (mut bs, mut st) = (vec![0u32; n], vec![0u64; n]);
+            r.u32s(&mut bs)?;
+            r.u64s(&mut st)?;
+            l.sw[p] = (sw != NONE).then_some(sw);
+            l.order[p] = bs.into_iter().zip(st).collect();
+        }
+        if !l.full {
+            let mut counts = vec![0u32; lblocks];
+            r.u32s(&mut counts)?;
+            let total: u64 = counts.iter().map(|&n| n as u64).sum();
+            if total > nb as u64 {
+                return Err(corrupt(format!("{total} log blocks of {nb} blocks")));
+            }
+            for (of, &n) in l.of.iter_mut().zip(&counts) {
+                of.resize(n as usize, 0);
+                r.u32s(of)?;
+            }
+        }
+    }
+    end_body(r)?;
+    // Past the checksum: what a faulty writer could still get wrong is refused, so that no
+    // index below goes out of range.
+    let inconsistent = |m: String| bad(format!("inconsistent snapshot: {m}"));
+    for (b, &k) in kinds.iter().enumerate() {
+        f.kind[b] = match k {
+            0 => Kind::Free,
+            1 => Kind::Data,
+            2 => Kind::Log,
+            _ => return Err(inconsistent(format!("block {b} has kind {k}"))),
+        };
+        if f.written[b] > ppb {
+            return Err(inconsistent(format!(
+                "block {b} has {} pages written of {ppb}",
+                f.written[b]
+            )));
+        }
+        if f.kind[b] == Kind::Data {
+            let lbn = f.owner[b];
+            if lbn as usize >= lblocks || f.data[lbn as usize] != NONE {
+                return Err(inconsistent(format!(
+                    "data block {b} of logical block {lbn}"
+                )));
+            }
+            if f.plane_of_lbn(lbn) != b as u32 / bpp {
+                return Err(inconsistent(format!(
+                    "logical block {lbn}'s data block {b} is in another plane"
+                )));
+            }
+            f.data[lbn as usize] = b as u32;
+            f.unmapped[(b as u32 / bpp) as usize] -= 1;
+        }
+    }
+    let mut listed = vec![false; nb];
+    for (p, blocks) in free.iter().enumerate() {
+        for &b in blocks {
+            if b as usize >= nb
+                || b / bpp != p as u32
+                || listed[b as usize]
+                || f.kind[b as usize] != Kind::Free
+            {
+                return Err(inconsistent(format!("plane {p} lists block {b} as free")));
+            }
+            listed[b as usize] = true;
+        }
+        f.free[p] = blocks.iter().copied().collect();
+    }
+    for (l, &p) in f.l2p.iter().enumerate() {
+        if p == NONE {
+            continue;
+        }
+        let b = (p / ppb) as usize;
+        if b >= nb || p % ppb >= f.written[b] || f.p2l[p as usize] != NONE {
+            return Err(inconsistent(format!("logical page {l} maps to page {p}")));
+        }
+        f.p2l[p as usize] = l as u32;
+        f.valid[b] += 1;
+    }
+    if let Some(l) = &f.logs {
+        let log = |b: u32| (b as usize) < nb && f.kind[b as usize] == Kind::Log;
+        let listed = l.order.iter().flatten().map(|e| e.0);
+        if let Some(b) = l.sw.iter().flatten().copied().find(|&b| !log(b)) {
+            return Err(inconsistent(format!(
+                "sequential log block {b} is not a log block"
+            )));
+        }
+        if let Some(b) = l.of.iter().flatten().copied().find(|&b| !log(b)) {
+            return Err(inconsistent(format!("log block {b} is not a log block")));
+        }
+        // "set" keeps merged blocks' entries (skipped by their stamp): any block will do.
+        if let Some(b) = listed
+            .clone()
+            .find(|&b| b as usize >= nb || (l.full && !log(b)))
+        {
+            return Err(inconsistent(format!("log pool block {b}")));
+        }
+    }
+    f.check_invariants().map_err(inconsistent)?;
+    let rec = serde_json::from_value(header["precondition"].clone())
+        .map_err(|e| bad(format!("snapshot header: preconditioning record: {e}")))?;
+    Ok((Ftl::from_block(f), rec))
 }

@@ -26,17 +26,17 @@ use crate::ids::Ppn;
 /// The log blocks of a hybrid-mapped device.
 pub(in crate::ftl) struct Logs {
     /// Log blocks a data block may own ("set"), or of each plane's random pool ("full").
-    k: u32,
-    full: bool,
+    pub(in crate::ftl) k: u32,
+    pub(in crate::ftl) full: bool,
     /// "set": the log blocks of each logical block, oldest first.
-    of: Vec<Vec<u32>>,
+    pub(in crate::ftl) of: Vec<Vec<u32>>,
     /// Each plane's log blocks, oldest first, with their allocation stamp ("set": every log
     /// block, entries of merged ones are skipped by their stamp; "full": the random pool).
-    order: Vec<VecDeque<(u32, u64)>>,
-    stamp: Vec<u64>,
-    clock: u64,
+    pub(in crate::ftl) order: Vec<VecDeque<(u32, u64)>>,
+    pub(in crate::ftl) stamp: Vec<u64>,
+    pub(in crate::ftl) clock: u64,
     /// "full": each plane's sequential log block.
-    sw: Vec<Option<u32>>,
+    pub(in crate::ftl) sw: Vec<Option<u32>>,
 }
 
 impl Logs {
