@@ -139,6 +139,7 @@ impl Ftl {
     pub(crate) fn from_block(f: block::BlockFtl) -> Self {
         Self {
             scheme: Scheme::Block(f),
+            read_flash_unmapped: false,
         }
     }
     /// The block (or hybrid) scheme's state, for preconditioning.

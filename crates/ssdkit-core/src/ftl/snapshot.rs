@@ -415,6 +415,9 @@ fn stats_from(w: [u64; 13]) -> FtlStats {
             full: w[11],
             page_copies: w[12],
         },
+        // Host-command counts (TRIM commands, read-modify-write and unmapped reads) start
+        // at zero with each run, as the page scheme's do: they are not saved.
+        ..Default::default()
     }
 }
 
