@@ -4,7 +4,7 @@
 
 use super::Simulator;
 use crate::ftl::{FlashOp, OpClass};
-use crate::ids::{DieId, TxId};
+use crate::ids::{DieId, Lpn, PlaneId, Ppn, TxId};
 use crate::tsu::{Tx, TxKind};
 
 impl Simulator {
@@ -36,13 +36,7 @@ impl Simulator {
         {
             ops.clear();
             self.ftl_ops = ops;
-            let t = self.tsu.insert(Tx {
-                lpn,
-                ppn,
-                sectors: all,
-                ..Tx::new(TxKind::MappingRead, plane)
-            });
-            self.enqueue(t);
+            self.queue_mapping_read(lpn, ppn, plane, all);
             return;
         }
         // One exact allocation, as a job's reads are few and come at most once per call.
@@ -77,13 +71,7 @@ impl Simulator {
                     lpn, ppn, plane, ..
                 } => {
                     self.enqueue_reads(&mut reads);
-                    let t = self.tsu.insert(Tx {
-                        lpn,
-                        ppn,
-                        sectors: all,
-                        ..Tx::new(TxKind::MappingRead, plane)
-                    });
-                    self.enqueue(t);
+                    self.queue_mapping_read(lpn, ppn, plane, all);
                 }
                 FlashOp::Program {
                     class,
@@ -118,6 +106,18 @@ impl Simulator {
         self.enqueue_reads(&mut reads);
         ops.clear();
         self.ftl_ops = ops;
+    }
+
+    /// A translation-page read of the cached map, queued at once.
+    #[inline]
+    fn queue_mapping_read(&mut self, lpn: Lpn, ppn: Ppn, plane: PlaneId, sectors: u64) {
+        let t = self.tsu.insert(Tx {
+            lpn,
+            ppn,
+            sectors,
+            ..Tx::new(TxKind::MappingRead, plane)
+        });
+        self.enqueue(t);
     }
 
     fn enqueue_reads(&mut self, reads: &mut Vec<TxId>) {
