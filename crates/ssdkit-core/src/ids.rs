@@ -27,6 +27,20 @@ macro_rules! index_type {
             }
         }
 
+        // Plain bits, for packing into an event key.
+        impl From<$name> for u32 {
+            #[inline]
+            fn from(x: $name) -> u32 {
+                x.0
+            }
+        }
+        impl From<u32> for $name {
+            #[inline]
+            fn from(x: u32) -> Self {
+                Self(x)
+            }
+        }
+
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 if self.is_none() {

@@ -39,20 +39,8 @@ impl Simulator {
             self.queue_mapping_read(lpn, ppn, plane, all);
             return;
         }
-        // One exact allocation, as a job's reads are few and come at most once per call.
-        let n = ops
-            .iter()
-            .filter(|o| {
-                matches!(
-                    o,
-                    FlashOp::Read {
-                        class: OpClass::Reclaim,
-                        ..
-                    }
-                )
-            })
-            .count();
-        let mut reads: Vec<TxId> = Vec::with_capacity(n);
+        // A reused buffer: reclaim jobs' reads come at most once per call, but calls are many.
+        let mut reads = std::mem::take(&mut self.ftl_reads);
         for &op in &ops {
             match op {
                 // A reclaim job's reads are all in the FTL's books before any is queued.
@@ -104,6 +92,7 @@ impl Simulator {
             }
         }
         self.enqueue_reads(&mut reads);
+        self.ftl_reads = reads;
         ops.clear();
         self.ftl_ops = ops;
     }

@@ -41,90 +41,71 @@ use crate::stats::timeseries::{DeviceSample, Recorder};
 use crate::tsu::{SchedulingPolicy, Tsu};
 use crate::workload::flow::Flow;
 
-#[derive(Debug, Clone, Copy)]
-#[doc(hidden)]
-pub enum Ev {
-    /// The host's announcement of the request reached the device.
-    Doorbell(ReqId),
-    /// The command of the request is inside the device.
-    CommandArrived(ReqId),
-    /// The write data (or TRIM range list) of the request is in the device buffer: TRIMs,
-    /// and writes when `interface.pipelined_transfers` is off.
-    WriteDataArrived(ReqId),
-    /// Pipelined writes: the host data of the write transaction's page is in the device
-    /// buffer.
-    WriteChunkArrived(TxId),
-    /// The firmware finished processing the request; its transactions go to the dies.
-    FirmwareDone(ReqId),
-    /// The array phase (sense, program or erase) of the die's operation ended.
-    DieArrayDone(DieId),
-    /// The die's program or erase is suspended (the suspension's time is over): the die may
-    /// start the read that suspended it.
-    DieSuspended(DieId),
-    /// The data of the die's read operation is out of the page registers.
-    DieXferDone(DieId),
-    /// The completion of the request is in the host's completion queue.
-    Completed(ReqId),
-    /// Data cache: the write data of the request is in DRAM.
-    CacheWriteIn(ReqId),
-    /// Data cache: the read sectors the cache held are out of DRAM.
-    CacheReadOut(ReqId),
-    /// An open-loop flow has a request due (or a closed-loop flow reached its start time).
-    Arrival(FlowId),
-    /// Host model: the MSI of a batch of completions reached the host.
-    MsiArrived(u32),
-    /// Host model: a vector's Interrupt Coalescing aggregation time is up.
-    CoalesceTimer(u32),
-    /// Host model: the host has processed a batch of completions (ISR and DPC, or a poll).
-    HostDone(u32),
+/// Declares the event enum and its packing into a queue key (`engine::Packed`): the variant's
+/// tag in the bits above 32, its index below.
+macro_rules! events {
+    ($($(#[$doc:meta])* $tag:literal => $name:ident($ty:ty),)*) => {
+        #[derive(Debug, Clone, Copy)]
+        #[doc(hidden)]
+        pub enum Ev {
+            $($(#[$doc])* $name($ty),)*
+        }
+
+        impl crate::engine::Packed for Ev {
+            #[inline]
+            fn pack(self) -> u64 {
+                let (tag, x): (u64, u32) = match self {
+                    $(Ev::$name(x) => ($tag, x.into()),)*
+                };
+                (tag << 32) | x as u64
+            }
+
+            #[inline]
+            fn unpack(bits: u64) -> Self {
+                let x = bits as u32;
+                match bits >> 32 {
+                    $($tag => Ev::$name(<$ty>::from(x)),)*
+                    t => unreachable!("event tag {t}: only `pack` makes keys"),
+                }
+            }
+        }
+    };
 }
 
-impl crate::engine::Packed for Ev {
-    /// The variant in the bits above 32, its index below.
-    #[inline]
-    fn pack(self) -> u64 {
-        let (tag, x) = match self {
-            Ev::Doorbell(r) => (0, r.0),
-            Ev::CommandArrived(r) => (1, r.0),
-            Ev::WriteDataArrived(r) => (2, r.0),
-            Ev::WriteChunkArrived(t) => (3, t.0),
-            Ev::FirmwareDone(r) => (4, r.0),
-            Ev::DieArrayDone(d) => (5, d.0),
-            Ev::DieSuspended(d) => (6, d.0),
-            Ev::DieXferDone(d) => (7, d.0),
-            Ev::Completed(r) => (8, r.0),
-            Ev::CacheWriteIn(r) => (9, r.0),
-            Ev::CacheReadOut(r) => (10, r.0),
-            Ev::Arrival(f) => (11, f.0),
-            Ev::MsiArrived(b) => (12, b),
-            Ev::CoalesceTimer(v) => (13, v),
-            Ev::HostDone(b) => (14, b),
-        };
-        (tag << 32) | x as u64
-    }
-
-    #[inline]
-    fn unpack(bits: u64) -> Self {
-        let x = bits as u32;
-        match bits >> 32 {
-            0 => Ev::Doorbell(ReqId(x)),
-            1 => Ev::CommandArrived(ReqId(x)),
-            2 => Ev::WriteDataArrived(ReqId(x)),
-            3 => Ev::WriteChunkArrived(TxId(x)),
-            4 => Ev::FirmwareDone(ReqId(x)),
-            5 => Ev::DieArrayDone(DieId(x)),
-            6 => Ev::DieSuspended(DieId(x)),
-            7 => Ev::DieXferDone(DieId(x)),
-            8 => Ev::Completed(ReqId(x)),
-            9 => Ev::CacheWriteIn(ReqId(x)),
-            10 => Ev::CacheReadOut(ReqId(x)),
-            11 => Ev::Arrival(FlowId(x)),
-            12 => Ev::MsiArrived(x),
-            13 => Ev::CoalesceTimer(x),
-            14 => Ev::HostDone(x),
-            t => unreachable!("event tag {t}: only `pack` makes keys"),
-        }
-    }
+events! {
+    /// The host's announcement of the request reached the device.
+    0 => Doorbell(ReqId),
+    /// The command of the request is inside the device.
+    1 => CommandArrived(ReqId),
+    /// The write data (or TRIM range list) of the request is in the device buffer: TRIMs,
+    /// and writes when `interface.pipelined_transfers` is off.
+    2 => WriteDataArrived(ReqId),
+    /// Pipelined writes: the host data of the write transaction's page is in the device
+    /// buffer.
+    3 => WriteChunkArrived(TxId),
+    /// The firmware finished processing the request; its transactions go to the dies.
+    4 => FirmwareDone(ReqId),
+    /// The array phase (sense, program or erase) of the die's operation ended.
+    5 => DieArrayDone(DieId),
+    /// The die's program or erase is suspended (the suspension's time is over): the die may
+    /// start the read that suspended it.
+    6 => DieSuspended(DieId),
+    /// The data of the die's read operation is out of the page registers.
+    7 => DieXferDone(DieId),
+    /// The completion of the request is in the host's completion queue.
+    8 => Completed(ReqId),
+    /// Data cache: the write data of the request is in DRAM.
+    9 => CacheWriteIn(ReqId),
+    /// Data cache: the read sectors the cache held are out of DRAM.
+    10 => CacheReadOut(ReqId),
+    /// An open-loop flow has a request due (or a closed-loop flow reached its start time).
+    11 => Arrival(FlowId),
+    /// Host model: the MSI of a batch of completions reached the host.
+    12 => MsiArrived(u32),
+    /// Host model: a vector's Interrupt Coalescing aggregation time is up.
+    13 => CoalesceTimer(u32),
+    /// Host model: the host has processed a batch of completions (ISR and DPC, or a poll).
+    14 => HostDone(u32),
 }
 
 pub struct Simulator {
@@ -166,6 +147,8 @@ pub struct Simulator {
     parked: crate::engine::Parking<mapping::Parked>,
     /// Reused buffer of the flash work the FTL decided (`gc::queue_ftl_ops`).
     ftl_ops: Vec<crate::ftl::FlashOp>,
+    /// Reused buffer of a reclaim job's reads, queued together (`gc::queue_ftl_ops`).
+    ftl_reads: Vec<TxId>,
     /// The host's processing of completions; None with `host.completion = "none"`.
     host_side: Option<Box<crate::host::completion::HostSide>>,
     /// The latency breakdown's stamps and statistics; None unless `run.latency_breakdown`.
@@ -288,6 +271,7 @@ impl Simulator {
             cmt_on,
             parked: Default::default(),
             ftl_ops: Vec::new(),
+            ftl_reads: Vec::new(),
             host_side: (s.host.completion.mode != crate::config::CompletionMode::None)
                 .then(|| Box::new(crate::host::completion::HostSide::new(&s.host.completion))),
             bd: c.run.latency_breakdown.then(|| {
