@@ -14,6 +14,7 @@ pub mod nvme;
 use crate::engine::{Picoseconds, Slab};
 use crate::ids::{FlowId, ReqId};
 use crate::settings::Settings;
+use crate::stats::breakdown::{CompleteSplit, SubmitSplit};
 use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
 use link::Link;
@@ -62,26 +63,6 @@ pub struct Host {
     last_complete: CompleteSplit,
     /// Record them (`run.latency_breakdown`).
     record: bool,
-}
-
-/// Where the time of one submission went: the doorbell's wire time, its wait for the link,
-/// the SATA host bus adapter's stage (its wait and processing).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SubmitSplit {
-    pub wire: Picoseconds,
-    pub stall: Picoseconds,
-    pub hba: Picoseconds,
-}
-
-/// Where the time from the end of a request's flash work to its completion-queue entry
-/// went: data wire time (the read data not sent yet), completion wire time (CQE or Set
-/// Device Bits FIS), their waits for the link, the SATA HBA's completion stage.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CompleteSplit {
-    pub data: Picoseconds,
-    pub completion: Picoseconds,
-    pub stall: Picoseconds,
-    pub hba: Picoseconds,
 }
 
 impl Host {

@@ -104,7 +104,8 @@ impl Simulator {
     /// `arrived` (earlier than now when an open-loop flow's queue was full).
     pub(crate) fn submit(&mut self, flow: FlowId, arrived: u64, r: HostRequest) -> ReqId {
         let (id, t) = self.host.submit(self.q.now(), flow, arrived, r);
-        self.bd_submitted(id, arrived);
+        let split = self.host.last_submit();
+        self.bd.submitted(id, self.q.now(), arrived, split);
         if self.host_side.is_some() {
             let req = self.host.request(id);
             let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
@@ -155,7 +156,14 @@ impl Simulator {
             Op::Write => Some(true),
             _ => None,
         };
-        let steps = self.bd_completed(r, req.flow.idx(), write, lat);
+        let steps = self.bd.as_mut().map(|b| {
+            let (p, err) = b.completed(r, req.flow.idx(), write, lat);
+            // Steps that do not sum to the latency are a model error: the run stops.
+            if let Some(e) = err {
+                self.failure.get_or_insert(e);
+            }
+            p
+        });
         let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
         self.done.record(req.flow.idx(), req.op, lat, bytes, now);
         if self.done.logging() {
@@ -398,7 +406,8 @@ impl Simulator {
     pub(super) fn flash_done(&mut self, r: ReqId, last_page_bytes: u64) {
         self.bd.flash_done(r, self.q.now());
         let t = self.host.complete(self.q.now(), r, last_page_bytes);
-        self.bd_completing(r, t);
+        let split = self.host.last_complete();
+        self.bd.completing(r, t, split);
         self.at(t, Ev::Completed(r));
     }
 

@@ -9,9 +9,8 @@
 //! - `mapping`: the cached mapping table's lookups, translation-page reads and write-backs;
 //! - `run`: the batch run loop, stepping (`step`, `run_until`, `is_idle`) and the watchdog;
 //! - `result`: gathering the layers' figures for the result document (`stats::report`);
-//! - `breakdown`, `completion`: the latency breakdown's and the host model's wiring.
+//! - `completion`: the host model's wiring.
 
-mod breakdown;
 mod cache;
 mod completion;
 mod dispatch;

@@ -253,15 +253,8 @@ impl Tracker {
     /// The host submitted `r` at `now`, which arrived at `arrived`; its doorbell took `wire`
     /// on the link after waiting `stall` for it, then `hba` in a SATA host bus adapter.
     #[inline(never)]
-    pub fn submitted(
-        &mut self,
-        r: ReqId,
-        now: Picoseconds,
-        arrived: Picoseconds,
-        wire: Picoseconds,
-        stall: Picoseconds,
-        hba: Picoseconds,
-    ) {
+    pub fn submitted(&mut self, r: ReqId, now: Picoseconds, arrived: Picoseconds, s: SubmitSplit) {
+        let SubmitSplit { wire, stall, hba } = s;
         let rp = self.parts(r);
         rp.p = [0; STEPS];
         rp.p[Step::HostQueue as usize] = now - arrived;
@@ -394,15 +387,13 @@ impl Tracker {
     /// `data` on the link, the completion entry `completion`, their waits for the link
     /// `stall`, a SATA host bus adapter `hba`.
     #[inline(never)]
-    pub fn completing(
-        &mut self,
-        r: ReqId,
-        t: Picoseconds,
-        data: Picoseconds,
-        completion: Picoseconds,
-        stall: Picoseconds,
-        hba: Picoseconds,
-    ) {
+    pub fn completing(&mut self, r: ReqId, t: Picoseconds, c: CompleteSplit) {
+        let CompleteSplit {
+            data,
+            completion,
+            stall,
+            hba,
+        } = c;
         let rp = self.parts(r);
         rp.p[Step::DataDma as usize] += data;
         rp.p[Step::Completion as usize] += completion + hba;
@@ -443,10 +434,34 @@ impl Tracker {
     }
 }
 
+/// Where the time of one submission went: the doorbell's wire time, its wait for the link,
+/// the SATA host bus adapter's stage (its wait and processing).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SubmitSplit {
+    pub wire: Picoseconds,
+    pub stall: Picoseconds,
+    pub hba: Picoseconds,
+}
+
+/// Where the time from the end of a request's flash work to its completion-queue entry
+/// went: data wire time (the read data not sent yet), completion wire time (CQE or Set
+/// Device Bits FIS), their waits for the link, the SATA HBA's completion stage.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompleteSplit {
+    pub data: Picoseconds,
+    pub completion: Picoseconds,
+    pub stall: Picoseconds,
+    pub hba: Picoseconds,
+}
+
 /// The request path's hooks into the breakdown, called on the simulator's
 /// `Option<Box<Tracker>>` (None unless `run.latency_breakdown`): with the breakdown off, each
 /// is one inlined test.
 pub(crate) trait Hooks {
+    /// See [`Tracker::submitted`].
+    fn submitted(&mut self, r: ReqId, now: Picoseconds, arrived: Picoseconds, s: SubmitSplit);
+    /// See [`Tracker::completing`].
+    fn completing(&mut self, r: ReqId, t: Picoseconds, c: CompleteSplit);
     /// See [`Tracker::fetched`].
     fn fetched(&mut self, r: ReqId, now: Picoseconds, t: Picoseconds, stall: Picoseconds);
     /// A phase of `r` on its own path ended at `t` (write data, firmware).
@@ -465,6 +480,18 @@ pub(crate) trait Hooks {
 }
 
 impl Hooks for Option<Box<Tracker>> {
+    #[inline(always)]
+    fn submitted(&mut self, r: ReqId, now: Picoseconds, arrived: Picoseconds, s: SubmitSplit) {
+        if let Some(b) = self {
+            b.submitted(r, now, arrived, s);
+        }
+    }
+    #[inline(always)]
+    fn completing(&mut self, r: ReqId, t: Picoseconds, c: CompleteSplit) {
+        if let Some(b) = self {
+            b.completing(r, t, c);
+        }
+    }
     #[inline(always)]
     fn fetched(&mut self, r: ReqId, now: Picoseconds, t: Picoseconds, stall: Picoseconds) {
         if let Some(b) = self {
@@ -517,7 +544,7 @@ impl Hooks for Option<Box<Tracker>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Step, Tracker, RESPONSE_STEPS};
+    use super::{CompleteSplit, Step, SubmitSplit, Tracker, RESPONSE_STEPS};
     use crate::flash::{OpSplit, XferSplit};
     use crate::ids::{DieId, ReqId, TxId};
 
@@ -528,7 +555,16 @@ mod tests {
         let mut b = Tracker::new(1, 2);
         let (r, t, die) = (ReqId(3), TxId(7), DieId(1));
         // Arrived at 10, submitted at 40: doorbell 5 on the wire after 2 of stall.
-        b.submitted(r, 40, 10, 5, 2, 0);
+        b.submitted(
+            r,
+            40,
+            10,
+            SubmitSplit {
+                wire: 5,
+                stall: 2,
+                hba: 0,
+            },
+        );
         b.fetched(r, 60, 70, 1);
         b.phase(r, Step::Firmware, 100, 0);
         b.tx_issued(t, r, true, 100, 0);
@@ -545,7 +581,16 @@ mod tests {
         // The die's parts end at 110 + 3 + 2 + 50 + 1 + 20.
         b.flash_done(r, 186);
         b.handling(None);
-        b.completing(r, 216, 20, 8, 2, 0);
+        b.completing(
+            r,
+            216,
+            CompleteSplit {
+                data: 20,
+                completion: 8,
+                stall: 2,
+                hba: 0,
+            },
+        );
         let (p, err) = b.completed(r, 0, Some(false), 216 - 10);
         assert!(err.is_none());
         assert_eq!(p[Step::HostQueue as usize], 30);
@@ -571,12 +616,30 @@ mod tests {
     fn without_its_transaction_the_time_goes_to_cache_and_a_mismatch_is_an_error() {
         let mut b = Tracker::new(1, 1);
         let r = ReqId(0);
-        b.submitted(r, 0, 0, 0, 0, 0);
+        b.submitted(
+            r,
+            0,
+            0,
+            SubmitSplit {
+                wire: 0,
+                stall: 0,
+                hba: 0,
+            },
+        );
         b.phase(r, Step::Firmware, 10, 0);
         b.tx_issued(TxId(0), ReqId(1), true, 10, 0);
         b.handling(Some((TxId(0), b.die_split(DieId(0)))));
         b.flash_done(r, 25);
-        b.completing(r, 30, 0, 5, 0, 0);
+        b.completing(
+            r,
+            30,
+            CompleteSplit {
+                data: 0,
+                completion: 5,
+                stall: 0,
+                hba: 0,
+            },
+        );
         let (p, err) = b.completed(r, 0, Some(true), 30);
         assert!(err.is_none());
         assert_eq!(p[Step::Cache as usize], 15);
@@ -595,7 +658,16 @@ mod tests {
     fn suspension_delay_goes_to_the_array_and_mapping_waits_to_mapping() {
         let mut b = Tracker::new(1, 1);
         let (r, t, die) = (ReqId(0), TxId(0), DieId(0));
-        b.submitted(r, 0, 0, 0, 0, 0);
+        b.submitted(
+            r,
+            0,
+            0,
+            SubmitSplit {
+                wire: 0,
+                stall: 0,
+                hba: 0,
+            },
+        );
         b.after_mapping(true);
         b.tx_issued(t, r, false, 40, 0);
         b.after_mapping(false);
