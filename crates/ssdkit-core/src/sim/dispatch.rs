@@ -112,9 +112,7 @@ impl Simulator {
             self.host_buffer_held(req.op, bytes);
         }
         self.host.request_mut(id).seq = self.done.next_id();
-        if self.series.on() {
-            self.series.submitted(flow.idx(), self.q.now());
-        }
+        self.marks.submitted(flow.idx(), self.q.now());
         self.at(t, Ev::Doorbell(id));
         id
     }
@@ -178,15 +176,10 @@ impl Simulator {
                 steps: steps.map(Box::new),
             });
         }
-        if self.series.on() {
-            self.series.completed(req.flow.idx(), now, lat, bytes);
-        }
-        if self.steady.on() {
-            self.steady.completed(req.flow.idx(), lat, bytes);
-            if self.steady.picking() && self.steady.pick(now, self.ftl.stats().user_page_writes) {
-                self.next_mark = self.series.next_end.min(self.steady.next_end);
-            }
-        }
+        let ftl = &self.ftl;
+        self.marks.completed(req.flow.idx(), now, lat, bytes, || {
+            ftl.stats().user_page_writes
+        });
         self.progress_at = self.q.processed();
         self.try_fetch();
         if self.host_side.is_some() {

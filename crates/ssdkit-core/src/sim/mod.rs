@@ -25,7 +25,7 @@ pub use crate::stats::run_hooks::{
 pub use result::SCHEMA_VERSION;
 pub use run::WATCHDOG_EVENTS;
 
-use crate::config::{Config, RunEnd};
+use crate::config::Config;
 use crate::engine::{EventQueue, Picoseconds};
 use crate::flash::{Backend, Dies};
 use crate::frontend::Firmware;
@@ -34,9 +34,8 @@ use crate::host::Host;
 use crate::ids::{DieId, FlowId, ReqId, TxId};
 use crate::settings::Settings;
 use crate::stats::completions::{Completions, GcOwners};
-use crate::stats::report::AtLast;
-use crate::stats::steady::Rounds;
-use crate::stats::timeseries::{DeviceSample, Recorder};
+use crate::stats::run_marks::RunMarks;
+use crate::stats::timeseries::DeviceSample;
 use crate::tsu::{SchedulingPolicy, Tsu};
 use crate::workload::flow::Flow;
 
@@ -165,20 +164,8 @@ pub struct Simulator {
     pub(crate) precondition: crate::result::PreconditionRecord,
     /// Where each random stream came from, for the result.
     pub(crate) random_streams: crate::result::RandomStreams,
-    /// The time series of `run.timeseries_window_ms` (off when 0).
-    pub(crate) series: Recorder,
-    /// The rounds of `[steady_state]` (off unless enabled).
-    pub(crate) steady: Rounds,
-    /// The earlier of the open time-series window's end and the open round's end: the run
-    /// loop compares each event's time with this one value.
-    pub(crate) next_mark: Picoseconds,
-    /// `run.end`.
-    end_mode: RunEnd,
-    /// Stop the run loop: `run.end = "last_completion"` reached it.
-    pub(crate) halt: bool,
-    /// The device's counters when the last request completed (every flow ended, nothing
-    /// outstanding), to report the work done after it.
-    pub(crate) at_last: Option<AtLast>,
+    /// The time-series windows, steady-state rounds and the run's end.
+    pub(crate) marks: RunMarks,
 }
 
 impl Simulator {
@@ -230,16 +217,9 @@ impl Simulator {
             user_page_writes: ftl.stats().user_page_writes,
             page_programs: 0,
         };
-        let series = Recorder::new(s.timeseries_window_ps, n, start);
-        let steady = Rounds::new(&s.steady, n, start);
         let cmt_on = ftl.map_cached();
         let mut sim = Self {
-            next_mark: series.next_end.min(steady.next_end),
-            series,
-            steady,
-            end_mode: c.run.end,
-            halt: false,
-            at_last: None,
+            marks: RunMarks::new(&s, c.run.end, n, start),
             q: EventQueue::new(),
             host: Host::new(&s),
             firmware: Firmware::new(&s),
@@ -333,60 +313,38 @@ impl Simulator {
         }
     }
 
-    /// Closes the time-series windows and steady-state rounds that ended at or before `t`
-    /// (the time of the event about to be handled); stops the workload when the rounds say
-    /// so.
+    /// Crosses the run's marks at `t`, the time of the event about to be handled
+    /// (`stats::run_marks`).
     #[cold]
     #[inline(never)]
     pub(crate) fn cross_marks(&mut self, t: Picoseconds) {
-        let sample = self.device_sample();
-        if t >= self.series.next_end {
-            if let Err(e) = self.series.close_through(t, sample) {
-                self.failure.get_or_insert(e);
+        let crossed = self.marks.cross(t, self.device_sample());
+        if let Some(e) = crossed.error {
+            self.failure.get_or_insert(e);
+        }
+        if crossed.stop_workload {
+            // What is in flight completes, and the run ends as its workload would have.
+            for f in &mut self.flows {
+                f.stop();
             }
-        }
-        if t >= self.steady.next_end && self.steady.close_through(t, sample).is_some() {
-            self.stop_workload();
-        }
-        self.next_mark = self.series.next_end.min(self.steady.next_end);
-    }
-
-    /// The rounds are over (steady state, or the last round): no flow submits again. What is
-    /// in flight completes, and the run ends as its workload would have.
-    fn stop_workload(&mut self) {
-        for f in &mut self.flows {
-            f.stop();
-        }
-        if self.host.outstanding() == 0 {
-            self.maybe_last_completion(self.q.now());
+            if self.host.outstanding() == 0 {
+                self.maybe_last_completion(self.q.now());
+            }
         }
     }
 
     /// Called when a completion leaves nothing outstanding: if no flow will submit again, this
-    /// was the run's last completion. Records the counters (for the work done after it) and,
-    /// with `run.end = "last_completion"`, stops the run loop.
+    /// was the run's last completion.
     #[cold]
     #[inline(never)]
     pub(crate) fn maybe_last_completion(&mut self, now: Picoseconds) {
-        if self.at_last.is_some() || !self.flows.iter().all(|f| f.ended(now)) {
+        if self.marks.workload_done() || !self.flows.iter().all(|f| f.ended(now)) {
             return;
         }
-        let f = self.ftl.stats();
-        self.at_last = Some(AtLast {
-            time: now,
-            events: self.q.processed(),
-            flash: self.backend.stats.clone(),
-            gc_runs: f.gc_runs,
-            gc_page_moves: f.gc_page_moves,
-        });
-        if self.steady.on() {
-            let sample = self.device_sample();
-            self.steady.workload_ended(now, sample);
-            self.next_mark = self.series.next_end.min(self.steady.next_end);
-        }
-        if self.end_mode == RunEnd::LastCompletion {
-            self.halt = true;
-        }
+        let sample = self.device_sample();
+        let events = self.q.processed();
+        self.marks
+            .last_completion(now, events, &self.backend.stats, sample);
     }
 
     /// Whether a read to an idle die with nothing queued starts without the queue.

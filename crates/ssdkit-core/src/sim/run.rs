@@ -33,7 +33,7 @@ impl Simulator {
         let Some((t, ev)) = self.q.pop() else {
             return Ok(None);
         };
-        if t >= self.next_mark {
+        if t >= self.marks.next {
             self.cross_marks(t);
         }
         self.handle(ev);
@@ -64,14 +64,14 @@ impl Simulator {
         mut tick: impl FnMut(&mut Self) -> Result<(), Error>,
     ) -> Result<(), Error> {
         while let Some((t, ev)) = self.q.pop_through(limit) {
-            if t >= self.next_mark {
+            if t >= self.marks.next {
                 self.cross_marks(t);
             }
             self.handle(ev);
-            if self.failure.is_some() || self.halt || self.q.processed() & 0xFFFF == 0 {
+            if self.failure.is_some() || self.marks.halt || self.q.processed() & 0xFFFF == 0 {
                 self.after_event()?;
                 tick(self)?;
-                if self.halt {
+                if self.marks.halt {
                     break;
                 }
             }
@@ -88,7 +88,7 @@ impl Simulator {
             return Err(e);
         }
         let idle_events = self.q.processed() - self.progress_at;
-        if let Some(a) = &self.at_last {
+        if let Some(a) = &self.marks.at_last {
             // After the workload: the GC and mapping work owed must end. Work that feeds
             // itself (each collection writing back more translation pages than it frees, on
             // a device with very small blocks and translation pages) would not.
@@ -258,12 +258,12 @@ impl Simulator {
                     &sim.done,
                     sim.q.now(),
                     sim.settings.max_simulated_ps,
-                    sim.steady.max_ps(),
+                    sim.marks.steady.max_ps(),
                 ),
                 requests: sim.done.total(),
                 simulated_ps: sim.q.now(),
                 elapsed_s: now.duration_since(wall).as_secs_f64(),
-                draining: sim.at_last.is_some(),
+                draining: sim.marks.workload_done(),
             };
             bar.show(&p);
             match hooks.on_progress.as_mut() {
@@ -278,7 +278,7 @@ impl Simulator {
             sink(self.done.kept())?;
             self.done.take_log();
         }
-        let capped = !self.halt && self.q.peek_time().is_some();
+        let capped = !self.marks.halt && self.q.peek_time().is_some();
         if !capped && self.outstanding() > 0 {
             return Err(Error::Simulation(format!(
                 "simulation stalled at {} ps with {} requests outstanding and no event pending; {}",

@@ -6,6 +6,7 @@ pub mod breakdown;
 pub(crate) mod completions;
 pub(crate) mod report;
 pub mod run_hooks;
+pub(crate) mod run_marks;
 pub mod steady;
 pub mod timeseries;
 
