@@ -92,7 +92,8 @@ impl Device {
             .collect();
         let capacity_bytes = s.sizes.capacity_bytes;
         let mut sim = Simulator::assemble_with(c, s, ftl, precondition, flows);
-        sim.keep_completions();
+        // Every completion is kept for `drain`.
+        sim.done.keep_log();
         Self {
             sim,
             config: c.clone(),
@@ -116,7 +117,7 @@ impl Device {
 
     /// Queue pairs (the configured flows).
     pub fn queues(&self) -> u32 {
-        self.sim.queues()
+        self.sim.flows.len() as u32
     }
 
     /// Current simulated time.
@@ -127,7 +128,7 @@ impl Device {
     /// Requests submitted and not yet completed (including those waiting in the host for
     /// room in their submission queue).
     pub fn outstanding(&self) -> u64 {
-        self.next_id - self.sim.completed_total()
+        self.next_id - self.sim.done.total()
     }
 
     /// Queues a request at `at_ps` (not before the last submission or the current time) on
@@ -143,7 +144,7 @@ impl Device {
     ) -> Result<u64, Error> {
         self.check(at_ps, op, offset_bytes, bytes, queue)?;
         // Everything strictly before the submission happens first.
-        self.sim.advance_before(at_ps)?;
+        self.advance_before(at_ps)?;
         let id = self.next_id;
         self.next_id += 1;
         self.last_submit = at_ps;
@@ -153,8 +154,29 @@ impl Device {
             start_sector: offset_bytes / sector,
             sectors: (bytes / sector) as u32,
         };
-        self.sim.submit_external(id, req, FlowId(queue))?;
+        self.submit_now(id, req, FlowId(queue))?;
         Ok(id)
+    }
+
+    /// Processes every event strictly before `t`, then moves the clock to `t`.
+    fn advance_before(&mut self, t: Picoseconds) -> Result<(), Error> {
+        if t > 0 {
+            self.sim.run_through(t - 1, |_| Ok(()))?;
+        }
+        self.sim.q.advance_to(t);
+        Ok(())
+    }
+
+    /// Request `id` on queue pair `queue` now: submitted at once when the queue has room,
+    /// otherwise held in the host until it has.
+    fn submit_now(&mut self, id: u64, req: HostRequest, queue: FlowId) -> Result<(), Error> {
+        let now = self.sim.now();
+        self.sim.flows[queue.idx()].push_external(now, id, req);
+        self.sim.pump(queue);
+        match self.sim.failure.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     fn check(
@@ -235,12 +257,14 @@ impl Device {
 
     /// The requests completed since the last drain, in completion order.
     pub fn drain(&mut self) -> Vec<Completion> {
-        self.sim.take_completions()
+        let mut out = Vec::new();
+        self.sim.done.drain_log(&mut out);
+        out
     }
 
     /// Like `drain`, appending to `out` (no allocation once `out` has grown).
     pub fn drain_into(&mut self, out: &mut Vec<Completion>) {
-        self.sim.drain_completions(out);
+        self.sim.done.drain_log(out);
     }
 
     /// The result document of everything so far (per queue: the flows of the result).

@@ -20,10 +20,12 @@
 //!      its die, then the completion, over the link
 //! ```
 //!
-//! `sim` owns one of each component, defines the event enum and dispatches events to the
-//! components (`sim::dispatch`, `sim::gc`), and drives runs (`sim::run`: the batch run and the
-//! `step`/`run_until`/`is_idle` primitives). `engine` is the generic event queue (its
-//! entries one integer each), slab and random streams; `config` holds the typed configuration
+//! `sim` owns one of each component, defines the event enum, dispatches events to the
+//! components (`sim::dispatch`, `sim::gc`) and holds the run loop (`sim::run`: the
+//! `step`/`run_until`/`is_idle` primitives and the watchdog). The drivers sit above it: `api`
+//! builds a simulator (`api::build`), runs a batch run (`api::batch`) and gathers its result
+//! document (`api::report`); `device` drives one a request at a time. `engine` is the generic
+//! event queue (its entries one integer each), slab and random streams; `config` holds the typed configuration
 //! and its validation; `settings` its resolution (derived values, times in picoseconds), read by
 //! every component; `ids` the index types; `result` the typed result document. Time is `u64`
 //! picoseconds; every random stream derives from the run seed.

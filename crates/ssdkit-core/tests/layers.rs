@@ -305,3 +305,64 @@ fn only_the_public_api_is_public() {
         ["api", "config", "device", "error", "internals", "result"]
     );
 }
+
+/// The functions of the drivers above `sim` (building a simulator, the batch run, the result
+/// document, the step-by-step device's queues), by name.
+const DRIVER_FNS: &[&str] = &[
+    "new",
+    "new_checked",
+    "with_ftl",
+    "assemble_with",
+    "run",
+    "run_with",
+    "run_to_end",
+    "flow_mean_latency_us",
+    "result",
+    "result_json",
+    "result_document",
+    "keep_completions",
+    "queues",
+    "completed_total",
+    "advance_before",
+    "submit_external",
+    "drain_completions",
+    "take_completions",
+];
+
+/// `sim/` holds the event enum, its handler, the wiring between layers and the run loop; the
+/// three drivers of one simulator (the batch run, `Device`, and the NBD emulator on `Device`)
+/// and the construction that chooses the device state and the request source live above it,
+/// in `api` and `device` (docs/architecture.md).
+#[test]
+fn drivers_and_construction_live_above_sim() {
+    let sim = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sim");
+    let mut files = Vec::new();
+    rust_files(&sim, &mut files);
+    files.sort();
+    let mut wrong = Vec::new();
+    for f in files {
+        let code = code_only(&fs::read_to_string(&f).unwrap());
+        for (i, _) in code.match_indices("fn ") {
+            if code[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            let name = ident_at(&code[i + 3..]);
+            if DRIVER_FNS.contains(&name) {
+                let line = code[..i].matches('\n').count() + 1;
+                wrong.push(format!(
+                    "src/sim/{}:{line}: fn {name}",
+                    f.file_name().unwrap().to_string_lossy()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "driver or construction code in sim/; it belongs in api/ (build, batch, report) or device.rs:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -7,25 +7,26 @@
 //! - `cache`: the data cache's wiring (its plans into transactions and events);
 //! - `gc`: turning the FTL's GC steps into transactions;
 //! - `mapping`: the cached mapping table's lookups, translation-page reads and write-backs;
-//! - `run`: the batch run loop, stepping (`step`, `run_until`, `is_idle`) and the watchdog;
-//! - `result`: gathering the layers' figures for the result document (`stats::report`);
+//! - `run`: the run loop (`start`, `step`, `run_until`, `is_idle`) and the watchdog;
 //! - `completion`: the host model's wiring.
+//!
+//! The drivers live above: `api` builds a simulator (`api::build`), runs it to the end of its
+//! workload (`api::batch`) and gathers the result document (`api::report`); `device` drives it
+//! a request at a time.
 
 mod cache;
 mod completion;
 mod dispatch;
 mod gc;
 mod mapping;
-mod result;
 mod run;
 
+pub use crate::result::SCHEMA_VERSION;
 pub use crate::stats::run_hooks::{
     BuildCheck, CompletionRecord, LogMode, LogSink, Progress, ProgressHook, RunHooks, RunOutput,
 };
-pub use result::SCHEMA_VERSION;
 pub use run::WATCHDOG_EVENTS;
 
-use crate::config::Config;
 use crate::engine::{EventQueue, Picoseconds};
 use crate::flash::{Backend, Dies};
 use crate::frontend::Firmware;
@@ -36,7 +37,7 @@ use crate::settings::Settings;
 use crate::stats::completions::{Completions, GcOwners};
 use crate::stats::run_marks::RunMarks;
 use crate::stats::timeseries::DeviceSample;
-use crate::tsu::{SchedulingPolicy, Tsu};
+use crate::tsu::Tsu;
 use crate::workload::flow::Flow;
 
 /// Declares the event enum and its packing into a queue key (`engine::Packed`): the variant's
@@ -106,55 +107,58 @@ events! {
     14 => HostDone(u32),
 }
 
+/// One of each component and the state of the run. The fields are `pub(crate)` because the
+/// drivers (`api`, `device`) build the simulator, hand it requests and read what a run
+/// leaves.
 pub struct Simulator {
-    q: EventQueue<Ev>,
+    pub(crate) q: EventQueue<Ev>,
     pub(crate) settings: Settings,
     pub(crate) host: Host,
-    firmware: Firmware,
+    pub(crate) firmware: Firmware,
     pub ftl: Ftl,
-    tsu: Tsu,
+    pub(crate) tsu: Tsu,
     /// The DRAM data cache; None with `cache.mode = "off"`.
     pub(crate) cache: Option<Box<crate::cache::DataCache>>,
     pub(crate) backend: Backend,
-    dies: Dies,
+    pub(crate) dies: Dies,
     /// A user read to an idle die with an empty queue starts without queueing: true when
     /// the scheduler could choose nothing else (`out_of_order`, no priority classes, no
     /// suspension).
-    direct_reads: bool,
+    pub(crate) direct_reads: bool,
     /// The firmware books a command when its fetch is booked, not when it arrives (one event
     /// fewer per command). The bookings are those made at arrival while every booking comes in
     /// fetch order, so it stops for good at the first command that fetches data before the
     /// firmware (a TRIM, a write without pipelined transfers). One order can differ: an event
     /// scheduled between a fetch and that command's arrival for the very picosecond its
     /// firmware step ends fired before the step and now fires after it (docs/performance.md).
-    firmware_at_fetch: bool,
+    pub(crate) firmware_at_fetch: bool,
     /// Each flow's NVMe priority class at the die queues (0 urgent .. 3 low), used with
     /// `tsu.policy = "priority_out_of_order"` or `"flin"`.
-    flow_class: Vec<u8>,
+    pub(crate) flow_class: Vec<u8>,
     /// Per-flow GC accounting (runs of 2 to 255 flows): which flow last wrote each logical
     /// page, and the GC page moves of each flow's data.
     pub(crate) owners: Option<Box<GcOwners>>,
     /// Program/erase suspension; None with `tsu.suspension = "none"`.
     pub(crate) susp: Option<Box<crate::tsu::suspension::SuspensionUnit>>,
     /// `flash.die_interleaving = false`: a chip runs one die operation at a time.
-    serial_chips: bool,
-    gc_background: bool,
+    pub(crate) serial_chips: bool,
+    pub(crate) gc_background: bool,
     /// The map is cached (`ftl.cmt.mode` other than "ideal").
-    cmt_on: bool,
+    pub(crate) cmt_on: bool,
     /// Page transactions waiting for their translation page.
-    parked: crate::engine::Parking<mapping::Parked>,
+    pub(crate) parked: crate::engine::Parking<mapping::Parked>,
     /// Reused buffer of the flash work the FTL decided (`gc::queue_ftl_ops`).
-    ftl_ops: Vec<crate::ftl::FlashOp>,
+    pub(crate) ftl_ops: Vec<crate::ftl::FlashOp>,
     /// Reused buffer of a reclaim job's reads, queued together (`gc::queue_ftl_ops`).
-    ftl_reads: Vec<TxId>,
+    pub(crate) ftl_reads: Vec<TxId>,
     /// The host's processing of completions; None with `host.completion = "none"`.
-    host_side: Option<Box<crate::host::completion::HostSide>>,
+    pub(crate) host_side: Option<Box<crate::host::completion::HostSide>>,
     /// The latency breakdown's stamps and statistics; None unless `run.latency_breakdown`.
-    bd: Option<Box<crate::stats::breakdown::Tracker>>,
-    flows: Vec<Flow>,
+    pub(crate) bd: Option<Box<crate::stats::breakdown::Tracker>>,
+    pub(crate) flows: Vec<Flow>,
     /// First error of a flow's request source (a bad trace line) or of the model; stops the
     /// run.
-    failure: Option<crate::Error>,
+    pub(crate) failure: Option<crate::Error>,
     /// Per-flow completion counters and the request log.
     pub(crate) done: Completions,
     /// Events processed when a user transaction or a request last finished (the watchdog
@@ -169,119 +173,15 @@ pub struct Simulator {
 }
 
 impl Simulator {
-    /// A simulator whose device is preconditioned as configured.
-    pub fn new(c: &Config) -> Result<Self, crate::Error> {
-        Self::new_checked(c, &mut || Ok(()))
-    }
-
-    /// [`Simulator::new`], calling `check` while preconditioning (see
-    /// `ftl::precondition::run_checked`).
-    pub fn new_checked(
-        c: &Config,
-        check: &mut dyn FnMut() -> Result<(), crate::Error>,
-    ) -> Result<Self, crate::Error> {
-        let s = Settings::resolve(c);
-        // Open the traces first: a missing file should not cost a preconditioning.
-        let flows = crate::workload::flow::Flow::all(c, &s)?;
-        let mut ftl = Ftl::new(&s);
-        let rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
-        Ok(Self::assemble_with(c, s, ftl, rec, flows))
-    }
-
-    /// A simulator over a given device state (preconditioned or loaded from a snapshot).
-    pub fn with_ftl(
-        c: &Config,
-        ftl: Ftl,
-        precondition: crate::result::PreconditionRecord,
-    ) -> Result<Self, crate::Error> {
-        let s = Settings::resolve(c);
-        let flows = crate::workload::flow::Flow::all(c, &s)?;
-        Ok(Self::assemble_with(c, s, ftl, precondition, flows))
-    }
-
-    pub(crate) fn assemble_with(
-        c: &Config,
-        s: Settings,
-        mut ftl: Ftl,
-        precondition: crate::result::PreconditionRecord,
-        flows: Vec<Flow>,
-    ) -> Self {
-        let geo = s.geo;
-        let n = flows.len();
-        ftl.begin_run(n);
-        ftl.set_unmapped_reads(c.ftl.unmapped_reads);
-        let start = DeviceSample {
-            free_blocks: ftl.total_free_blocks(),
-            gc_runs: ftl.stats().gc_runs,
-            gc_page_moves: ftl.stats().gc_page_moves,
-            user_page_writes: ftl.stats().user_page_writes,
-            page_programs: 0,
-        };
-        let cmt_on = ftl.map_cached();
-        let mut sim = Self {
-            marks: RunMarks::new(&s, c.run.end, n, start),
-            q: EventQueue::new(),
-            host: Host::new(&s),
-            firmware: Firmware::new(&s),
-            backend: Backend::new(geo, s.timing.clone()),
-            ftl,
-            tsu: Tsu::new(
-                &s,
-                c.flash.multiplane && geo.planes_per_die > 1,
-                SchedulingPolicy::for_ftl(&c.ftl),
-                c.tsu.policy,
-                n,
-            ),
-            owners: GcOwners::for_flows(n, s.sizes.logical_pages),
-            flow_class: c.flows.iter().map(|f| f.priority.class()).collect(),
-            cache: s.cache.as_ref().map(crate::cache::DataCache::new),
-            dies: Dies::new(
-                geo.dies(),
-                (!c.flash.die_interleaving && geo.dies_per_chip > 1).then_some(geo.dies_per_chip),
-            ),
-            serial_chips: !c.flash.die_interleaving && geo.dies_per_chip > 1,
-            direct_reads: false,
-            firmware_at_fetch: true,
-            susp: s
-                .suspension
-                .as_ref()
-                .map(|t| Box::new(crate::tsu::suspension::SuspensionUnit::new(t, geo.dies()))),
-            gc_background: c.ftl.gc_background,
-            cmt_on,
-            parked: Default::default(),
-            ftl_ops: Vec::new(),
-            ftl_reads: Vec::new(),
-            host_side: (s.host.completion.mode != crate::config::CompletionMode::None)
-                .then(|| Box::new(crate::host::completion::HostSide::new(&s.host.completion))),
-            bd: c.run.latency_breakdown.then(|| {
-                Box::new(crate::stats::breakdown::Tracker::new(
-                    n,
-                    geo.dies() as usize,
-                ))
-            }),
-            flows,
-            failure: None,
-            done: Completions::new(n),
-            progress_at: 0,
-            precondition,
-            random_streams: crate::result::RandomStreams::for_config(c),
-            settings: s,
-        };
-        sim.backend.record = c.run.latency_breakdown;
-        sim.direct_reads = sim.tsu.reads_always_first() && sim.susp.is_none();
-        if c.cache.precondition == crate::config::CachePrecondition::Dirty {
-            let k = sim.cache.as_mut().expect("a dirty cache is on");
-            k.precondition_for(c, &sim.settings);
+    /// Starts the reclaim a freshly built device owes: a state whose user writes are blocked
+    /// at a reserve with GC idle (a snapshot or untimed writes that stopped there) would wait
+    /// for a trigger that never comes, so collect there from the start, as the timed run
+    /// would have.
+    pub(crate) fn reclaim_where_wanted(&mut self) {
+        for p in 0..self.settings.geo.planes() {
+            self.ftl.reclaim_if_wanted(crate::ids::PlaneId(p));
+            self.queue_ftl_ops();
         }
-        // A state whose user writes are blocked at a reserve with GC idle (a snapshot or
-        // untimed writes that stopped there) would wait for a trigger that never comes:
-        // collect there from the start, as the timed run would have.
-        for p in 0..geo.planes() {
-            let plane = crate::ids::PlaneId(p);
-            sim.ftl.reclaim_if_wanted(plane);
-            sim.queue_ftl_ops();
-        }
-        sim
     }
 
     /// Schedules an event; a time before the clock is a model error that stops the run.

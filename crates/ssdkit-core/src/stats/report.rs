@@ -1,5 +1,5 @@
 //! Building the result document (`crate::result::RunResult`, docs/results.md) at the end of a
-//! run, from the figures each layer hands over: the simulator gathers them (`sim::result`),
+//! run, from the figures each layer hands over: the simulator gathers them (`api::report`),
 //! this module decides the measured window, the per-flow rates and the totals.
 
 use super::breakdown::Tracker;

@@ -1,12 +1,11 @@
-//! Gathering the layers' figures for the result document; `stats::report` builds it.
+//! Gathering the layers' figures for the result document at the end of a batch run or
+//! whenever a `Device` asks; `stats::report` builds it.
 
-use super::Simulator;
 use crate::config::Config;
 use crate::result::{FtlCounts, RunResult};
+use crate::sim::Simulator;
 use crate::stats::report::{self, DeviceAbove, FlowAbove, Kept, RunState};
 use serde_json::Value;
-
-pub use crate::result::SCHEMA_VERSION;
 
 impl Simulator {
     /// The result document of a run driven step by step (never capped).
@@ -15,7 +14,7 @@ impl Simulator {
     }
 
     /// The document as JSON (fields in declaration order: the configuration last).
-    pub(super) fn result_json(&self, c: &Config, wall_s: f64, capped: bool) -> Value {
+    pub(crate) fn result_json(&self, c: &Config, wall_s: f64, capped: bool) -> Value {
         serde_json::to_value(self.result(c, wall_s, capped)).expect("result serialises")
     }
 

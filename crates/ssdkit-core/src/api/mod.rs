@@ -1,4 +1,10 @@
-//! Entry points used by the Python bindings and the tests.
+//! Entry points used by the Python bindings and the tests, and the drivers of a batch run:
+//! `build` makes a simulator (preconditioned, or over a snapshot's state), `batch` runs it to
+//! the end of its workload, `report` gathers the result document.
+
+mod batch;
+mod build;
+mod report;
 
 use crate::config::{describes_no_device, Config, FLOWS_ONLY_PRESET};
 use crate::error::Error;

@@ -1,0 +1,132 @@
+//! Building a simulator: resolving the settings, opening the flows' request sources, giving
+//! the device its state (preconditioned, or loaded from a snapshot) and making one of each
+//! component. This lives with the drivers rather than in `sim`, because where the device
+//! state and the requests come from is the driver's choice (a batch run preconditions or
+//! loads a snapshot and replays the configured flows; a `Device` takes a host program's
+//! submissions), while `sim` only wires the components it is handed.
+
+use crate::config::{CachePrecondition, CompletionMode, Config};
+use crate::engine::EventQueue;
+use crate::error::Error;
+use crate::flash::{Backend, Dies};
+use crate::frontend::Firmware;
+use crate::ftl::Ftl;
+use crate::host::completion::HostSide;
+use crate::host::Host;
+use crate::result::{PreconditionRecord, RandomStreams};
+use crate::settings::Settings;
+use crate::sim::Simulator;
+use crate::stats::completions::{Completions, GcOwners};
+use crate::stats::run_marks::RunMarks;
+use crate::stats::timeseries::DeviceSample;
+use crate::tsu::suspension::SuspensionUnit;
+use crate::tsu::{SchedulingPolicy, Tsu};
+use crate::workload::flow::Flow;
+
+impl Simulator {
+    /// A simulator whose device is preconditioned as configured.
+    pub fn new(c: &Config) -> Result<Self, Error> {
+        Self::new_checked(c, &mut || Ok(()))
+    }
+
+    /// [`Simulator::new`], calling `check` while preconditioning (see
+    /// `ftl::precondition::run_checked`).
+    pub fn new_checked(
+        c: &Config,
+        check: &mut dyn FnMut() -> Result<(), Error>,
+    ) -> Result<Self, Error> {
+        let s = Settings::resolve(c);
+        // Open the traces first: a missing file should not cost a preconditioning.
+        let flows = Flow::all(c, &s)?;
+        let mut ftl = Ftl::new(&s);
+        let rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
+        Ok(Self::assemble_with(c, s, ftl, rec, flows))
+    }
+
+    /// A simulator over a given device state (preconditioned or loaded from a snapshot).
+    pub fn with_ftl(c: &Config, ftl: Ftl, precondition: PreconditionRecord) -> Result<Self, Error> {
+        let s = Settings::resolve(c);
+        let flows = Flow::all(c, &s)?;
+        Ok(Self::assemble_with(c, s, ftl, precondition, flows))
+    }
+
+    /// A simulator over the device state `ftl` whose requests come from `flows` (the
+    /// configured ones, or a `Device`'s queue pairs).
+    pub(crate) fn assemble_with(
+        c: &Config,
+        s: Settings,
+        mut ftl: Ftl,
+        precondition: PreconditionRecord,
+        flows: Vec<Flow>,
+    ) -> Self {
+        let geo = s.geo;
+        let n = flows.len();
+        ftl.begin_run(n);
+        ftl.set_unmapped_reads(c.ftl.unmapped_reads);
+        let start = DeviceSample {
+            free_blocks: ftl.total_free_blocks(),
+            gc_runs: ftl.stats().gc_runs,
+            gc_page_moves: ftl.stats().gc_page_moves,
+            user_page_writes: ftl.stats().user_page_writes,
+            page_programs: 0,
+        };
+        let cmt_on = ftl.map_cached();
+        let mut sim = Self {
+            marks: RunMarks::new(&s, c.run.end, n, start),
+            q: EventQueue::new(),
+            host: Host::new(&s),
+            firmware: Firmware::new(&s),
+            backend: Backend::new(geo, s.timing.clone()),
+            ftl,
+            tsu: Tsu::new(
+                &s,
+                c.flash.multiplane && geo.planes_per_die > 1,
+                SchedulingPolicy::for_ftl(&c.ftl),
+                c.tsu.policy,
+                n,
+            ),
+            owners: GcOwners::for_flows(n, s.sizes.logical_pages),
+            flow_class: c.flows.iter().map(|f| f.priority.class()).collect(),
+            cache: s.cache.as_ref().map(crate::cache::DataCache::new),
+            dies: Dies::new(
+                geo.dies(),
+                (!c.flash.die_interleaving && geo.dies_per_chip > 1).then_some(geo.dies_per_chip),
+            ),
+            serial_chips: !c.flash.die_interleaving && geo.dies_per_chip > 1,
+            direct_reads: false,
+            firmware_at_fetch: true,
+            susp: s
+                .suspension
+                .as_ref()
+                .map(|t| Box::new(SuspensionUnit::new(t, geo.dies()))),
+            gc_background: c.ftl.gc_background,
+            cmt_on,
+            parked: Default::default(),
+            ftl_ops: Vec::new(),
+            ftl_reads: Vec::new(),
+            host_side: (s.host.completion.mode != CompletionMode::None)
+                .then(|| Box::new(HostSide::new(&s.host.completion))),
+            bd: c.run.latency_breakdown.then(|| {
+                Box::new(crate::stats::breakdown::Tracker::new(
+                    n,
+                    geo.dies() as usize,
+                ))
+            }),
+            flows,
+            failure: None,
+            done: Completions::new(n),
+            progress_at: 0,
+            precondition,
+            random_streams: RandomStreams::for_config(c),
+            settings: s,
+        };
+        sim.backend.record = c.run.latency_breakdown;
+        sim.direct_reads = sim.tsu.reads_always_first() && sim.susp.is_none();
+        if c.cache.precondition == CachePrecondition::Dirty {
+            let k = sim.cache.as_mut().expect("a dirty cache is on");
+            k.precondition_for(c, &sim.settings);
+        }
+        sim.reclaim_where_wanted();
+        sim
+    }
+}
