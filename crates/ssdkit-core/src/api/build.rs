@@ -18,7 +18,6 @@ use crate::settings::Settings;
 use crate::sim::Simulator;
 use crate::stats::completions::{Completions, GcOwners};
 use crate::stats::run_marks::RunMarks;
-use crate::stats::timeseries::DeviceSample;
 use crate::tsu::suspension::SuspensionUnit;
 use crate::tsu::{SchedulingPolicy, Tsu};
 use crate::workload::flow::Flow;
@@ -63,13 +62,7 @@ impl Simulator {
         let n = flows.len();
         ftl.begin_run(n);
         ftl.set_unmapped_reads(c.ftl.unmapped_reads);
-        let start = DeviceSample {
-            free_blocks: ftl.total_free_blocks(),
-            gc_runs: ftl.stats().gc_runs,
-            gc_page_moves: ftl.stats().gc_page_moves,
-            user_page_writes: ftl.stats().user_page_writes,
-            page_programs: 0,
-        };
+        let start = ftl.sample(0);
         let cmt_on = ftl.map_cached();
         let mut sim = Self {
             marks: RunMarks::new(&s, c.run.end, n, start),

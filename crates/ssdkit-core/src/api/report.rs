@@ -42,7 +42,7 @@ impl Simulator {
             owners: self.owners.as_deref(),
             series: &self.marks.series,
             steady: &self.marks.steady,
-            sample: self.device_sample(),
+            sample: self.ftl.sample(self.backend.stats.page_programs),
         };
         let device = DeviceAbove {
             ftl: FtlCounts {

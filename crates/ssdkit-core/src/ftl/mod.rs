@@ -115,6 +115,19 @@ impl Ftl {
         }
     }
 
+    /// The FTL's cumulative counters, with the back end's `page_programs`: a point of the
+    /// time series and the steady-state rounds.
+    pub fn sample(&self, page_programs: u64) -> crate::stats::timeseries::DeviceSample {
+        let f = self.stats();
+        crate::stats::timeseries::DeviceSample {
+            free_blocks: self.total_free_blocks(),
+            gc_runs: f.gc_runs,
+            gc_page_moves: f.gc_page_moves,
+            user_page_writes: f.user_page_writes,
+            page_programs,
+        }
+    }
+
     /// The page scheme's state, for the code that builds and saves it (preconditioning,
     /// snapshots); None under another scheme.
     pub(crate) fn page(&self) -> Option<&PageFtl> {

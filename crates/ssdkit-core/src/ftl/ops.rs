@@ -7,6 +7,7 @@
 //! scheduled (`Ftl::program_page`, `Ftl::reclaim_program`), on the stream of the op's class.
 
 use crate::ids::{BlockId, Lpn, PlaneId, Ppn};
+use crate::tsu::{Tx, TxKind};
 
 /// A write stream: the frontier a page is programmed into, in each plane. Streams are indices
 /// so that a scheme can open more of them (placement handles, an SLC region) without changing
@@ -63,6 +64,60 @@ pub enum FlashOp {
     },
     /// Erase `block` of `plane` (the end of a reclaim job).
     Erase { plane: PlaneId, block: BlockId },
+}
+
+impl FlashOp {
+    /// The transaction that carries the op to the TSU, `sectors` the page's whole bitmap: a
+    /// reclaim read or an erase is GC work, any other read or program translation-page
+    /// traffic (user pages come from requests, not from here).
+    #[inline]
+    pub fn tx(self, sectors: u64) -> Tx {
+        match self {
+            FlashOp::Read {
+                class,
+                lpn,
+                ppn,
+                plane,
+            } => {
+                let kind = match class {
+                    OpClass::Reclaim => TxKind::GcRead,
+                    _ => TxKind::MappingRead,
+                };
+                Tx {
+                    lpn,
+                    ppn,
+                    sectors,
+                    ..Tx::new(kind, plane)
+                }
+            }
+            FlashOp::Program {
+                class, lpn, plane, ..
+            } => {
+                debug_assert_eq!(class, OpClass::Mapping, "user writes come from requests");
+                Tx {
+                    lpn,
+                    sectors,
+                    ..Tx::new(TxKind::MappingWrite, plane)
+                }
+            }
+            FlashOp::Erase { plane, block } => Tx {
+                block,
+                ..Tx::new(TxKind::GcErase, plane)
+            },
+        }
+    }
+
+    /// A reclaim job's read: queued together with the job's other reads.
+    #[inline]
+    pub fn is_reclaim_read(self) -> bool {
+        matches!(
+            self,
+            FlashOp::Read {
+                class: OpClass::Reclaim,
+                ..
+            }
+        )
+    }
 }
 
 /// Where a plane is in its reclaim job.

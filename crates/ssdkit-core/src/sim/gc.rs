@@ -3,9 +3,9 @@
 //! back to the FTL when each ends. What to collect, when and what follows is the FTL's.
 
 use super::Simulator;
-use crate::ftl::{FlashOp, OpClass};
-use crate::ids::{DieId, Lpn, PlaneId, Ppn, TxId};
-use crate::tsu::{Tx, TxKind};
+use crate::ftl::FlashOp;
+use crate::ids::{DieId, TxId};
+use crate::tsu::TxKind;
 
 impl Simulator {
     /// Queues the flash work the last FTL call decided, if any. Call right after each FTL
@@ -27,86 +27,39 @@ impl Simulator {
         let all = self.full_page_mask();
         // The cached map's misses leave one translation-page read: the common case, queued
         // without the list's bookkeeping.
-        if let [FlashOp::Read {
-            class: OpClass::Mapping,
-            lpn,
-            ppn,
-            plane,
-        }] = ops[..]
-        {
+        if let [op @ FlashOp::Read { .. }] = ops[..] {
             ops.clear();
             self.ftl_ops = ops;
-            self.queue_mapping_read(lpn, ppn, plane, all);
+            let t = self.tsu.insert(op.tx(all));
+            self.enqueue(t);
             return;
         }
         // A reused buffer: reclaim jobs' reads come at most once per call, but calls are many.
         let mut reads = std::mem::take(&mut self.ftl_reads);
         for &op in &ops {
+            // A reclaim job's reads are all in the FTL's books before any is queued.
+            if op.is_reclaim_read() {
+                reads.push(self.tsu.insert(op.tx(all)));
+                continue;
+            }
+            self.enqueue_reads(&mut reads);
+            let t = self.tsu.insert(op.tx(all));
             match op {
-                // A reclaim job's reads are all in the FTL's books before any is queued.
-                FlashOp::Read {
-                    class: OpClass::Reclaim,
-                    lpn,
-                    ppn,
-                    plane,
-                } => reads.push(self.tsu.insert(Tx {
-                    lpn,
-                    ppn,
-                    sectors: all,
-                    ..Tx::new(TxKind::GcRead, plane)
-                })),
-                FlashOp::Read {
-                    lpn, ppn, plane, ..
-                } => {
-                    self.enqueue_reads(&mut reads);
-                    self.queue_mapping_read(lpn, ppn, plane, all);
-                }
                 FlashOp::Program {
-                    class,
                     lpn,
-                    plane,
-                    after_read,
+                    after_read: true,
+                    ..
                 } => {
-                    debug_assert_eq!(class, OpClass::Mapping, "user writes come from requests");
-                    self.enqueue_reads(&mut reads);
-                    let w = self.tsu.insert(Tx {
-                        lpn,
-                        sectors: all,
-                        ..Tx::new(TxKind::MappingWrite, plane)
-                    });
-                    if after_read {
-                        self.tsu.get_mut(w).waits = 1;
-                        self.ftl.park_write(lpn, w);
-                    } else {
-                        self.enqueue(w);
-                    }
+                    self.tsu.get_mut(t).waits = 1;
+                    self.ftl.park_write(lpn, t);
                 }
-                FlashOp::Erase { plane, block } => {
-                    self.enqueue_reads(&mut reads);
-                    let t = self.tsu.insert(Tx {
-                        block,
-                        ..Tx::new(TxKind::GcErase, plane)
-                    });
-                    self.enqueue(t);
-                }
+                _ => self.enqueue(t),
             }
         }
         self.enqueue_reads(&mut reads);
         self.ftl_reads = reads;
         ops.clear();
         self.ftl_ops = ops;
-    }
-
-    /// A translation-page read of the cached map, queued at once.
-    #[inline]
-    fn queue_mapping_read(&mut self, lpn: Lpn, ppn: Ppn, plane: PlaneId, sectors: u64) {
-        let t = self.tsu.insert(Tx {
-            lpn,
-            ppn,
-            sectors,
-            ..Tx::new(TxKind::MappingRead, plane)
-        });
-        self.enqueue(t);
     }
 
     fn enqueue_reads(&mut self, reads: &mut Vec<TxId>) {

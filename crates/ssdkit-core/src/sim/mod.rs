@@ -36,7 +36,6 @@ use crate::ids::{DieId, FlowId, ReqId, TxId};
 use crate::settings::Settings;
 use crate::stats::completions::{Completions, GcOwners};
 use crate::stats::run_marks::RunMarks;
-use crate::stats::timeseries::DeviceSample;
 use crate::tsu::Tsu;
 use crate::workload::flow::Flow;
 
@@ -201,24 +200,14 @@ impl Simulator {
         )));
     }
 
-    /// The device's cumulative counters now, for the time series.
-    pub(crate) fn device_sample(&self) -> DeviceSample {
-        let f = self.ftl.stats();
-        DeviceSample {
-            free_blocks: self.ftl.total_free_blocks(),
-            gc_runs: f.gc_runs,
-            gc_page_moves: f.gc_page_moves,
-            user_page_writes: f.user_page_writes,
-            page_programs: self.backend.stats.page_programs,
-        }
-    }
-
     /// Crosses the run's marks at `t`, the time of the event about to be handled
     /// (`stats::run_marks`).
     #[cold]
     #[inline(never)]
     pub(crate) fn cross_marks(&mut self, t: Picoseconds) {
-        let crossed = self.marks.cross(t, self.device_sample());
+        let crossed = self
+            .marks
+            .cross(t, self.ftl.sample(self.backend.stats.page_programs));
         if let Some(e) = crossed.error {
             self.failure.get_or_insert(e);
         }
@@ -241,7 +230,7 @@ impl Simulator {
         if self.marks.workload_done() || !self.flows.iter().all(|f| f.ended(now)) {
             return;
         }
-        let sample = self.device_sample();
+        let sample = self.ftl.sample(self.backend.stats.page_programs);
         let events = self.q.processed();
         self.marks
             .last_completion(now, events, &self.backend.stats, sample);
