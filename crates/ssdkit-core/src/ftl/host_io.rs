@@ -33,7 +33,8 @@ impl Ftl {
     /// A write of `sectors` to `lpn` (mapped at `mapped` when the write was taken; `full`: the
     /// whole-page mask) was accepted: the page to read first and its sectors the write keeps
     /// (read-modify-write), if any. Notes the write (`plan_write`).
-    #[inline]
+    // Always inlined: one call per page written, and the callers' order of FTL calls differs.
+    #[inline(always)]
     pub fn write_needs_read(
         &mut self,
         lpn: Lpn,

@@ -12,7 +12,6 @@ use crate::cache::{Action, Answer, Io, Plan};
 use crate::frontend::split;
 use crate::host::Request;
 use crate::ids::{FlowId, Lpn, ReqId};
-use crate::stats::breakdown::Hooks;
 use crate::tsu::{Tx, TxKind};
 
 impl Simulator {
@@ -59,10 +58,7 @@ impl Simulator {
         let parts_of = plan.parts_of;
         self.dc().recycle(plan);
         if let Some(r) = parts_of {
-            self.firmware.expect_parts(r, parts);
-            if parts == 0 {
-                self.flash_done(r, 0);
-            }
+            self.expect_parts(r, parts);
         }
     }
 
@@ -87,10 +83,7 @@ impl Simulator {
             self.at(t, Ev::CacheReadOut(r));
             pending += 1;
         }
-        self.firmware.expect_parts(r, pending);
-        if pending == 0 {
-            self.flash_done(r, 0);
-        }
+        self.expect_parts(r, pending);
     }
 
     /// Reads `sectors` of `lpn` from flash for request `r` (filling cache entry `fill` unless
@@ -117,7 +110,7 @@ impl Simulator {
                 return true;
             }
         }
-        self.issue_read_page_mapped(r, flow, lpn, sectors, fill)
+        self.issue_read(TxKind::CacheRead, r, flow, lpn, sectors, fill)
     }
 
     /// A read miss whose translation page just arrived: issued now; a page never written
@@ -130,38 +123,9 @@ impl Simulator {
         sectors: u64,
         fill: u32,
     ) {
-        if !self.issue_read_page_mapped(r, flow, lpn, sectors, fill) {
-            self.cache_part_done(r, 0);
+        if !self.issue_read(TxKind::CacheRead, r, flow, lpn, sectors, fill) {
+            self.part_done(r, 0);
         }
-    }
-
-    /// [`Simulator::issue_read_page`] with the page's mapping entry at hand.
-    fn issue_read_page_mapped(
-        &mut self,
-        r: ReqId,
-        flow: FlowId,
-        lpn: Lpn,
-        sectors: u64,
-        fill: u32,
-    ) -> bool {
-        let mapped = match self.ftl.translate(lpn) {
-            None => self.read_unmapped(flow, lpn, sectors),
-            m => m,
-        };
-        let Some(ppn) = mapped else {
-            return false;
-        };
-        let t = self.tsu.insert(Tx {
-            req: r,
-            lpn,
-            ppn,
-            sectors,
-            slot: fill,
-            ..Tx::new(TxKind::CacheRead, self.settings.geo.plane_of(ppn))
-        });
-        self.bd.tx_issued(t, r, true, self.q.now(), 0);
-        self.enqueue(t);
-        true
     }
 
     #[inline(never)]
@@ -169,26 +133,13 @@ impl Simulator {
         self.progress_at = self.q.processed();
         let now = self.q.now();
         let bytes = self.dc().read_page_done(now, tx.slot, tx.lpn, tx.sectors);
-        self.cache_part_done(tx.req, bytes);
+        self.part_done(tx.req, bytes);
     }
 
     #[inline(never)]
     pub(super) fn cache_read_out(&mut self, r: ReqId) {
         let sectors = self.dc().read_out_sectors(r);
-        self.cache_part_done(r, self.settings.geo.sector_bytes_of(sectors));
-    }
-
-    /// One part of read request `r` (a page from flash, or the sectors from DRAM) is ready:
-    /// with pipelined transfers its data leaves for the host now; the last goes with the
-    /// completion.
-    fn cache_part_done(&mut self, r: ReqId, bytes: u64) {
-        let page_bytes = if self.host.pipelined() { bytes } else { 0 };
-        if self.firmware.part_done(r) {
-            self.flash_done(r, page_bytes);
-        } else if page_bytes > 0 {
-            let now = self.q.now();
-            self.host.read_chunk(now, page_bytes);
-        }
+        self.part_done(r, self.settings.geo.sector_bytes_of(sectors));
     }
 
     // ----- writes -----
@@ -258,7 +209,8 @@ impl Simulator {
         self.issue_write_page_mapped(lpn, sectors, cached, flow, wb, req);
     }
 
-    /// [`Simulator::issue_write_page`] with the page's mapping entry at hand.
+    /// [`Simulator::issue_write_page`] with the page's mapping entry at hand. Sectors the
+    /// page holds on flash and the cache does not are read first.
     pub(super) fn issue_write_page_mapped(
         &mut self,
         lpn: Lpn,
@@ -271,32 +223,18 @@ impl Simulator {
         let full = self.full_page_mask();
         let plane = self.ftl.user_plane(lpn, self.flows[flow.idx()].pinned());
         let mapped = self.ftl.translate(lpn);
-        let w = self.tsu.insert(Tx {
+        let rmw = self
+            .ftl
+            .write_needs_read(lpn, mapped, sectors | cached, full);
+        let w = Tx {
             req,
             lpn,
             sectors,
             slot: wb,
             ..Tx::new(TxKind::CacheWrite, plane)
-        });
-        // Sectors the page holds on flash and the cache does not are read first.
-        match self
-            .ftl
-            .write_needs_read(lpn, mapped, sectors | cached, full)
-        {
-            Some((old, keep)) => {
-                let rr = self.tsu.insert(Tx {
-                    req,
-                    lpn,
-                    ppn: old,
-                    sectors: keep,
-                    link: w,
-                    ..Tx::new(TxKind::RmwRead, self.settings.geo.plane_of(old))
-                });
-                self.tsu.get_mut(w).waits = 1;
-                self.enqueue(rr);
-            }
-            None => self.enqueue(w),
-        }
+        };
+        let (w, rr) = self.tsu.insert_write(w, rmw);
+        self.enqueue_write(w, rr);
     }
 
     #[inline(never)]
@@ -306,7 +244,7 @@ impl Simulator {
         let plan = self.dc().write_back_done(now, tx.slot);
         if tx.req.is_some() {
             // A FUA write's page is programmed.
-            self.cache_part_done(tx.req, 0);
+            self.part_done(tx.req, 0);
         }
         self.cache_run(plan);
     }

@@ -9,8 +9,8 @@ use crate::ftl::{OpClass, StreamId};
 use crate::ids::{DieId, FlowId, Lpn, PlaneId, Ppn, ReqId, TxId};
 use crate::stats::breakdown::{Hooks, Step};
 use crate::tsu::policy::flin;
-use crate::tsu::suspension::Suspendable;
-use crate::tsu::{Attempt, Attempts, Choice, Tx, TxKind};
+use crate::tsu::suspension::{Suspendable, WhileSuspended};
+use crate::tsu::{Attempt, Attempts, Tx, TxKind};
 use crate::workload::flow::Next;
 use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
@@ -37,7 +37,9 @@ impl Simulator {
             Ev::WriteChunkArrived(t) => self.release_write(t),
             Ev::FirmwareDone(r) => self.dispatch_request(r),
             Ev::DieArrayDone(d) => {
-                if self.susp.is_some() && self.stale_array_end(d) {
+                let now = self.q.now();
+                // The end of an operation a suspension moved is ignored.
+                if self.susp.as_mut().is_some_and(|su| su.is_stale(d, now)) {
                     return;
                 }
                 self.die_array_done(d)
@@ -253,8 +255,14 @@ impl Simulator {
                 pending += 1;
             }
         }
-        self.firmware.expect_parts(r, pending);
-        if pending == 0 {
+        self.expect_parts(r, pending);
+    }
+
+    /// Request `r` ends when its `parts` (page transactions, DRAM reads) are done; with none,
+    /// its flash work is done now.
+    pub(super) fn expect_parts(&mut self, r: ReqId, parts: u32) {
+        self.firmware.expect_parts(r, parts);
+        if parts == 0 {
             self.flash_done(r, 0);
         }
     }
@@ -263,28 +271,39 @@ impl Simulator {
     /// for a read of a page never written, which needs no flash.
     #[inline]
     pub(super) fn issue_page(&mut self, r: ReqId, flow: FlowId, read: bool, c: PageChunk) -> bool {
-        let mapped = self.ftl.translate(c.lpn);
         if !read {
-            let full_page = self.full_page_mask();
-            self.queue_write_page(r, flow, c, mapped, full_page);
+            self.queue_write_page(r, flow, c);
             return true;
         }
-        let mapped = match mapped {
-            None => self.read_unmapped(flow, c.lpn, c.sectors),
+        self.issue_read(TxKind::UserRead, r, flow, c.lpn, c.sectors, u32::MAX)
+    }
+
+    /// Issues a read (a user read, or a data-cache read filling entry `slot`) of `sectors`
+    /// of `lpn` for request `r`; false if the page was never written and needs no flash.
+    #[inline(always)]
+    pub(super) fn issue_read(
+        &mut self,
+        kind: TxKind,
+        r: ReqId,
+        flow: FlowId,
+        lpn: Lpn,
+        sectors: u64,
+        slot: u32,
+    ) -> bool {
+        let mapped = match self.ftl.translate(lpn) {
+            None => self.read_unmapped(flow, lpn, sectors),
             m => m,
         };
         let Some(ppn) = mapped else {
             return false;
         };
-        let t = self.tsu.insert(Tx {
-            req: r,
-            lpn: c.lpn,
-            ppn,
-            sectors: c.sectors,
-            ..Tx::new(TxKind::UserRead, self.settings.geo.plane_of(ppn))
-        });
+        let t = self.tsu.insert_read(kind, r, lpn, ppn, sectors, slot);
         self.bd.tx_issued(t, r, true, self.q.now(), 0);
-        self.enqueue_read(t, ppn);
+        if kind == TxKind::UserRead {
+            self.enqueue_read(t, ppn);
+        } else {
+            self.enqueue(t);
+        }
         true
     }
 
@@ -327,59 +346,44 @@ impl Simulator {
     /// Queues the write of one page of request `r`: once its data is in (at once unless it
     /// crosses the link now, page by page) and, for a partial page, once the unchanged sectors
     /// have been read. Out of the split loop so that reads keep their tight loop.
-    fn queue_write_page(
-        &mut self,
-        r: ReqId,
-        flow: FlowId,
-        c: PageChunk,
-        mapped: Option<Ppn>,
-        full_page: u64,
-    ) {
+    fn queue_write_page(&mut self, r: ReqId, flow: FlowId, c: PageChunk) {
         let now = self.q.now();
+        let mapped = self.ftl.translate(c.lpn);
         let plane = self.ftl.user_plane(c.lpn, self.flows[flow.idx()].pinned());
-        let w = self.tsu.insert(Tx {
+        let full = self.full_page_mask();
+        let rmw = self.ftl.write_needs_read(c.lpn, mapped, c.sectors, full);
+        let w = Tx {
             req: r,
             lpn: c.lpn,
             sectors: c.sectors,
             ..Tx::new(TxKind::UserWrite, plane)
-        });
-        let mut waits = 0;
+        };
+        let (w, rr) = self.tsu.insert_write(w, rmw);
         let mut stall = 0;
         if self.host.pipelined() {
             // This page's data queues on the link behind the request's earlier pages.
             let s0 = self.host.link_stall_ps();
-            let t = self.host.write_chunk(
-                now,
-                self.settings
-                    .geo
-                    .sector_bytes_of(c.sectors.count_ones() as u64),
-            );
+            let bytes = self
+                .settings
+                .geo
+                .sector_bytes_of(c.sectors.count_ones() as u64);
+            let t = self.host.write_chunk(now, bytes);
             stall = self.host.link_stall_ps() - s0;
             if t > now {
                 self.at(t, Ev::WriteChunkArrived(w));
-                waits += 1;
+                self.tsu.get_mut(w).waits += 1;
             }
         }
-        self.bd.tx_issued(w, r, false, self.q.now(), stall);
-        if let Some((old, keep)) = self
-            .ftl
-            .write_needs_read(c.lpn, mapped, c.sectors, full_page)
-        {
-            // Read the sectors kept first, then program the merged page. The read needs no
-            // host data, so it overlaps the data's transfer.
-            let rr = self.tsu.insert(Tx {
-                req: r,
-                lpn: c.lpn,
-                ppn: old,
-                sectors: keep,
-                link: w,
-                ..Tx::new(TxKind::RmwRead, self.settings.geo.plane_of(old))
-            });
-            waits += 1;
+        self.bd.tx_issued(w, r, false, now, stall);
+        self.enqueue_write(w, rr);
+    }
+
+    /// Queues write `w`, or first the read `rr` of the sectors it keeps.
+    pub(super) fn enqueue_write(&mut self, w: TxId, rr: Option<TxId>) {
+        // The read needs no host data, so it overlaps the data's transfer.
+        if let Some(rr) = rr {
             self.enqueue(rr);
-        }
-        self.tsu.get_mut(w).waits = waits;
-        if waits == 0 {
+        } else if self.tsu.get(w).waits == 0 {
             self.enqueue(w);
         }
     }
@@ -387,10 +391,20 @@ impl Simulator {
     /// A write transaction got one of the things it waits for (its host data, the read of
     /// its unchanged sectors); with nothing left, it joins its die's queue.
     pub(super) fn release_write(&mut self, w: TxId) {
-        let tx = self.tsu.get_mut(w);
-        tx.waits -= 1;
-        if tx.waits == 0 {
+        if self.tsu.released(w) {
             self.enqueue(w);
+        }
+    }
+
+    /// One part of request `r` is done (a page from flash, or a cache read's sectors from
+    /// DRAM, `bytes` of read data): with pipelined transfers its data leaves for the host now,
+    /// behind what is on the link; the request's last part goes with the completion.
+    pub(super) fn part_done(&mut self, r: ReqId, bytes: u64) {
+        let bytes = if self.host.pipelined() { bytes } else { 0 };
+        if self.firmware.part_done(r) {
+            self.flash_done(r, bytes);
+        } else if bytes > 0 {
+            self.host.read_chunk(self.q.now(), bytes);
         }
     }
 
@@ -414,7 +428,7 @@ impl Simulator {
             self.tsu.enqueue(t, 0)
         };
         if self.susp.is_some() && self.dies.busy(die) {
-            self.maybe_suspend(die, t);
+            self.suspend_die(die, Suspendable::suspends_as_read(self.tsu.get(t).kind));
         }
         self.schedule_die(die);
     }
@@ -450,122 +464,77 @@ impl Simulator {
         }
     }
 
-    /// A DieArrayDone event of the end a suspension moved: it is ignored.
+    /// With `tsu.suspension`, a transaction that may suspend the busy die's program or erase
+    /// as a read (or a write; `read`) reached it, or waits there as the operation begins or
+    /// resumes: the suspension unit decides; a suspended die stays busy for the suspension's
+    /// time, then starts what suspended it (`Ev::DieSuspended`).
     #[inline(never)]
-    fn stale_array_end(&mut self, die: DieId) -> bool {
-        let now = self.q.now();
-        self.susp.as_mut().expect("checked").is_stale(die, now)
-    }
-
-    /// `t` reached its busy die: with `tsu.suspension`, a user read (or write) may suspend
-    /// the die's program or erase, now or, if the operation's command and data are still on
-    /// the bus, when its array phase begins. The die stays busy for the suspension's time,
-    /// then starts the transaction (`Ev::DieSuspended`).
-    #[inline(never)]
-    fn maybe_suspend(&mut self, die: DieId, t: TxId) {
-        if let Some(read) = Suspendable::suspends_as_read(self.tsu.get(t).kind) {
-            self.suspend_for(die, read);
-        }
-    }
-
-    /// The die began a program or erase, or resumed one: reads (or writes) already queued
-    /// there may suspend it as one arriving now would.
-    fn suspend_for_queued(&mut self, die: DieId) {
-        if let Some(read) = self.tsu.queued_suspender(die) {
-            self.suspend_for(die, read);
-        }
-    }
-
-    fn suspend_for(&mut self, die: DieId, read: bool) {
-        let now = self.q.now();
+    fn suspend_die(&mut self, die: DieId, read: Option<bool>) {
+        let (now, batch) = (self.q.now(), self.dies.batch(die));
         let su = self.susp.as_mut().expect("checked");
-        let Some((at, cost)) = su.should_suspend(die, now, read) else {
+        let Some(free) = su.suspend_if(die, now, read, batch) else {
             return;
         };
-        let (batch, n) = self.dies.batch(die);
-        su.suspend(die, at, batch, n);
         if let Some(b) = self.bd.as_mut() {
             b.save_die(die);
         }
-        self.at(at + cost, Ev::DieSuspended(die));
+        self.at(free, Ev::DieSuspended(die));
     }
 
-    /// A free die: if it has a suspended operation, schedules it as such (true).
+    /// A free die with a suspended operation: it starts what may run meanwhile, or resumes
+    /// the operation, as the suspension unit says (false: no operation is suspended).
     #[inline(never)]
-    fn try_schedule_suspended(&mut self, die: DieId) -> bool {
-        let su = self.susp.as_ref().expect("checked");
-        let Some(s) = su.suspended(die) else {
+    fn schedule_suspended(&mut self, die: DieId) -> bool {
+        let Some(next) = self.susp.as_ref().expect("checked").while_suspended(die) else {
             return false;
         };
-        let (served, writes) = (s.served, su.writes_allowed(s));
-        self.schedule_suspended(die, served, writes);
-        true
-    }
-
-    /// A free die with a suspended operation: it starts what may run meanwhile (once), and
-    /// when that has ended (or there was nothing) resumes the operation.
-    #[inline(never)]
-    fn schedule_suspended(&mut self, die: DieId, served: bool, writes: bool) {
-        if !served {
+        if let WhileSuspended::Meanwhile { writes } = next {
             self.dies.set_busy(die, true);
             let steps = self.tsu.steps_while_suspended(die, writes);
             if self.run_steps(die, steps) {
-                return;
+                return true;
             }
             self.dies.set_busy(die, false);
         }
         let now = self.q.now();
-        let (s, end) = self.susp.as_mut().expect("suspended").resume(die, now);
-        self.dies.begin(die, &s.batch[..s.n]);
+        let r = self.susp.as_mut().expect("checked").resume(die, now);
+        self.dies.begin(die, &r.batch[..r.n]);
         if let Some(b) = self.bd.as_mut() {
-            b.restore_die(die, end - s.old_end);
+            b.restore_die(die, r.delay);
         }
-        self.at(end, Ev::DieArrayDone(die));
-        self.suspend_for_queued(die);
+        self.at(r.end, Ev::DieArrayDone(die));
+        self.suspend_die(die, self.tsu.queued_suspender(die));
+        true
     }
 
     pub(super) fn schedule_die(&mut self, die: DieId) {
-        if self.dies.busy(die) {
+        if self.dies.busy(die) || (self.susp.is_some() && self.schedule_suspended(die)) {
             return;
         }
-        if self.susp.is_some() && self.try_schedule_suspended(die) {
-            return;
-        }
-        if self.tsu.queues(die).is_empty() {
+        let (ftl, planes) = (&self.ftl, self.settings.geo.planes_of_die(die));
+        let Some(plan) = self.tsu.die_steps(die, || ftl.any_at_reserve(planes)) else {
             if self.gc_background {
                 self.background_gc(die);
             }
             return;
-        }
-        let gc_waiting = self.tsu.gc_waiting(die);
-        let urgent = gc_waiting
-            && self
-                .ftl
-                .any_at_reserve(self.settings.geo.planes_of_die(die));
-        let choice = self.tsu.gc_choice(die, urgent);
-        // Busy before choosing: allocating a page can start GC, whose enqueue must not
+        };
+        // Busy before running: allocating a page can start GC, whose enqueue must not
         // re-enter this die's scheduler.
         self.dies.set_busy(die, true);
-        let (started, by_gc) = match choice {
-            Choice::GcFirst => {
-                if self.start_gc_op(die) {
-                    (true, true)
-                } else {
-                    (self.start_user(die), false)
-                }
+        let by_gc = if plan.gc_first {
+            if self.start_gc_op(die) {
+                Some(true)
+            } else {
+                self.start_user(die).then_some(false)
             }
-            Choice::UserFirst => {
-                if self.start_user(die) {
-                    (true, false)
-                } else {
-                    (self.start_gc_op(die), true)
-                }
-            }
-        };
-        if !started {
-            self.dies.set_busy(die, false);
+        } else if self.start_user(die) {
+            Some(false)
         } else {
-            self.tsu.started(die, by_gc, gc_waiting);
+            (plan.gc_waiting && self.start_gc_op(die)).then_some(true)
+        };
+        match by_gc {
+            Some(by_gc) => self.tsu.started(die, &plan, by_gc),
+            None => self.dies.set_busy(die, false),
         }
     }
 
@@ -613,29 +582,20 @@ impl Simulator {
     #[cold]
     #[inline(never)]
     fn retarget_stuck_writes(&mut self, die: DieId, stuck: [bool; MAX_BATCH]) {
-        let ppd = self.settings.geo.planes_per_die;
-        let first = die.0 * ppd;
-        let taken = self.tsu.take_writes_of_planes(die, |l| stuck[l]);
-        let mut kept: Vec<Vec<crate::tsu::queues::TakenWrite>> = vec![Vec::new(); ppd as usize];
-        for (seq, class, t) in taken {
+        let mut kept = self.tsu.take_writes_of_planes(die, |l| stuck[l]);
+        kept.retain(|&(_, _, t)| {
             let tx = *self.tsu.get(t);
-            let pinned = match self.tx_flow(&tx) {
-                Some(f) => self.flows[f.idx()].pinned(),
-                None => None,
-            };
+            let pinned = self.tx_flow(&tx).and_then(|f| self.flows[f.idx()].pinned());
             match self.ftl.plane_with_room(tx.lpn, pinned) {
                 Some(p) if p != tx.plane => {
                     self.tsu.get_mut(t).plane = p;
                     self.enqueue(t);
+                    false
                 }
-                _ => kept[(tx.plane.0 - first) as usize].push((seq, class, t)),
+                _ => true,
             }
-        }
-        for (l, k) in kept.iter().enumerate() {
-            if !k.is_empty() {
-                self.tsu.keep_writes(die, l, k);
-            }
-        }
+        });
+        self.tsu.keep_writes(die, &kept);
     }
 
     fn start_writes(&mut self, die: DieId, class: usize) -> bool {
@@ -693,75 +653,63 @@ impl Simulator {
     }
 
     /// With suspension: what the die began (a program or an erase may be suspended), and
-    /// whether reads already queued there suspend it now. Out of line: the plain path keeps
-    /// only the test in `begin`.
+    /// whether what is queued there suspends it now. Out of line: the plain path keeps only
+    /// the test in `begin`.
     #[inline(never)]
     fn began_for_suspension(&mut self, die: DieId, first: TxId, array_end: u64) {
-        let kind = Suspendable::of(self.tsu.get(first).kind);
         let start = array_end - self.backend.last_array.min(array_end);
-        let su = self.susp.as_mut().expect("checked");
-        su.began(die, kind, start, array_end);
-        if kind.is_some() {
-            self.suspend_for_queued(die);
+        let kind = self.tsu.get(first).kind;
+        if self
+            .susp
+            .as_mut()
+            .expect("checked")
+            .began(die, kind, start, array_end)
+        {
+            self.suspend_die(die, self.tsu.queued_suspender(die));
         }
     }
 
     fn die_array_done(&mut self, die: DieId) {
         let (batch, n) = self.dies.batch(die);
-        let first = *self.tsu.get(batch[0]);
-        match first.kind {
-            TxKind::GcRead if self.ftl.reclaim_by_copyback() => {
-                self.copyback_program(die, batch[0])
-            }
-            TxKind::UserRead
-            | TxKind::RmwRead
-            | TxKind::GcRead
-            | TxKind::MappingRead
-            | TxKind::CacheRead => {
-                let sectors: u32 = batch[..n]
-                    .iter()
-                    .map(|&t| self.tsu.get(t).sector_count())
-                    .sum();
-                let end = self.backend.transfer_out(self.q.now(), die.0, sectors);
-                self.bd.die_xfer(die, &self.backend);
-                self.at(end, Ev::DieXferDone(die));
-            }
-            _ => self.die_finish(die),
+        let kind = self.tsu.get(batch[0]).kind;
+        if kind == TxKind::GcRead && self.ftl.reclaim_by_copyback() {
+            return self.copyback_program(die, batch[0]);
         }
+        if !kind.is_read() {
+            return self.die_finish(die);
+        }
+        let sectors = self.tsu.sectors_of(&batch[..n]);
+        let end = self.backend.transfer_out(self.q.now(), die.0, sectors);
+        self.bd.die_xfer(die, &self.backend);
+        self.at(end, Ev::DieXferDone(die));
     }
 
     fn die_finish(&mut self, die: DieId) {
-        if self.bd.is_some() {
-            return self.die_finish_recorded(die);
-        }
         let (batch, n) = self.dies.batch(die);
         self.dies.set_busy(die, false);
-        for &t in &batch[..n] {
-            self.tx_done(t);
+        if self.bd.is_some() {
+            self.txs_done_recorded(die, &batch[..n]);
+        } else {
+            for &t in &batch[..n] {
+                self.tx_done(t);
+            }
         }
         self.die_freed(die);
     }
 
-    /// `die_finish` with the latency breakdown: each user transaction is handled with its
-    /// die operation's parts at hand, since its request may end with it. Out of line, so
-    /// that the plain path stays as it was.
+    /// `tx_done` of a die's batch with the latency breakdown: each user transaction is
+    /// handled with its die operation's parts at hand (copied first: ending one transaction
+    /// can start the die's next operation), since its request may end with it. Out of line,
+    /// so that the plain path stays as it was.
     #[inline(never)]
-    fn die_finish_recorded(&mut self, die: DieId) {
-        let (batch, n) = self.dies.batch(die);
-        self.dies.set_busy(die, false);
-        // Copied: ending one transaction of the batch can start the die's next operation.
+    fn txs_done_recorded(&mut self, die: DieId, batch: &[TxId]) {
         let split = self.bd.as_ref().expect("recording").die_split(die);
-        for &t in &batch[..n] {
-            let user = matches!(
-                self.tsu.get(t).kind,
-                TxKind::UserRead | TxKind::UserWrite | TxKind::CacheRead
-            );
-            let current = user.then_some((t, split));
+        for &t in batch {
+            let current = self.tsu.get(t).kind.is_user().then_some((t, split));
             self.bd.as_mut().expect("recording").handling(current);
             self.tx_done(t);
         }
         self.bd.as_mut().expect("recording").handling(None);
-        self.die_freed(die);
     }
 
     /// A die ended its operation: it chooses its next one; when a chip runs one die
@@ -783,7 +731,8 @@ impl Simulator {
             TxKind::UserRead | TxKind::UserWrite => {
                 self.progress_at = self.q.processed();
                 // Pipelined reads: this page's data leaves for the host now, behind what is
-                // on the link; the request's last page goes with the completion.
+                // on the link; the request's last page goes with the completion. (`part_done`
+                // written out: the test of pipelined transfers is made once here.)
                 let page_bytes = if tx.kind == TxKind::UserRead && self.host.pipelined() {
                     self.settings.geo.sector_bytes_of(tx.sector_count() as u64)
                 } else {
@@ -797,10 +746,7 @@ impl Simulator {
             }
             TxKind::RmwRead => self.release_write(tx.link),
             TxKind::GcRead => {
-                let w = self.tsu.insert(Tx {
-                    kind: TxKind::GcWrite,
-                    ..tx
-                });
+                let w = self.tsu.gc_write_after(&tx);
                 self.enqueue(w);
             }
             TxKind::GcWrite => {

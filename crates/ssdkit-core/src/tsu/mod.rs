@@ -10,7 +10,7 @@ pub mod policy;
 pub mod queues;
 pub mod suspension;
 
-pub use plan::{Attempt, Attempts, Batch};
+pub use plan::{Attempt, Attempts, Batch, DieSteps};
 pub use policy::ClassTurns;
 pub use policy::{Choice, SchedulingPolicy};
 pub use queues::DieQueues;
@@ -48,6 +48,28 @@ pub enum TxKind {
 impl TxKind {
     pub fn is_gc(self) -> bool {
         matches!(self, TxKind::GcRead | TxKind::GcWrite | TxKind::GcErase)
+    }
+
+    /// A read: its data leaves the die's registers after the sense.
+    #[inline]
+    pub fn is_read(self) -> bool {
+        matches!(
+            self,
+            TxKind::UserRead
+                | TxKind::RmwRead
+                | TxKind::GcRead
+                | TxKind::MappingRead
+                | TxKind::CacheRead
+        )
+    }
+
+    /// Works for a host request (the latency breakdown follows it through its die).
+    #[inline]
+    pub fn is_user(self) -> bool {
+        matches!(
+            self,
+            TxKind::UserRead | TxKind::UserWrite | TxKind::CacheRead
+        )
     }
 }
 
@@ -173,6 +195,74 @@ impl Tsu {
     pub fn get_mut(&mut self, t: TxId) -> &mut Tx {
         self.txs.get_mut(t.0)
     }
+    /// Inserts a read of `sectors` of `lpn` at `ppn` for request `req` (`slot`: a cache read's
+    /// entry to fill, else u32::MAX).
+    #[inline(always)]
+    pub fn insert_read(
+        &mut self,
+        kind: TxKind,
+        req: ReqId,
+        lpn: Lpn,
+        ppn: Ppn,
+        sectors: u64,
+        slot: u32,
+    ) -> TxId {
+        self.insert(Tx {
+            req,
+            lpn,
+            ppn,
+            sectors,
+            slot,
+            ..Tx::new(kind, self.geo.plane_of(ppn))
+        })
+    }
+
+    /// Inserts write `w` and, with `rmw` (the page's old location and the sectors it keeps,
+    /// as the FTL answers a partial-page write), the read of those sectors first, linked to
+    /// the write, which waits for it. Returns the write's id and the read's.
+    #[inline(always)]
+    pub fn insert_write(&mut self, w: Tx, rmw: Option<(Ppn, u64)>) -> (TxId, Option<TxId>) {
+        let (req, lpn) = (w.req, w.lpn);
+        let w = self.insert(w);
+        let Some((old, keep)) = rmw else {
+            return (w, None);
+        };
+        self.get_mut(w).waits = 1;
+        let r = self.insert(Tx {
+            req,
+            lpn,
+            ppn: old,
+            sectors: keep,
+            link: w,
+            ..Tx::new(TxKind::RmwRead, self.geo.plane_of(old))
+        });
+        (w, Some(r))
+    }
+
+    /// Write `w` got one of the things it waits for (its host data, the read of its kept
+    /// sectors): true when it waits for nothing more and may join its die's queue.
+    #[inline]
+    pub fn released(&mut self, w: TxId) -> bool {
+        let tx = self.get_mut(w);
+        tx.waits -= 1;
+        tx.waits == 0
+    }
+
+    /// The sectors the transactions of a read batch move out of the die.
+    #[inline]
+    pub fn sectors_of(&self, batch: &[TxId]) -> u32 {
+        batch.iter().map(|&t| self.get(t).sector_count()).sum()
+    }
+
+    /// A GC read ended: the write that moves its page, queued next.
+    #[inline]
+    pub fn gc_write_after(&mut self, read: &Tx) -> TxId {
+        self.insert(Tx {
+            kind: TxKind::GcWrite,
+            ..*read
+        })
+    }
+
     /// Frees a finished transaction; returns its record.
     #[inline]
     pub fn remove(&mut self, t: TxId) -> Tx {

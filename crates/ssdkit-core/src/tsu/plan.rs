@@ -70,6 +70,17 @@ impl Attempts {
     }
 }
 
+/// What a free die tries (`Tsu::die_steps`): its GC operation first, then the policy's user
+/// steps (`user_steps`, chosen only then: choosing uses a class's turn); or the user steps,
+/// then GC if it waits. With whether GC waited when the choice was made (GC's starvation
+/// count, booked by `Tsu::started`). Two fixed orders rather than one list of steps: the
+/// user steps stay a short list the compiler folds, on every free die.
+#[derive(Debug, Clone, Copy)]
+pub struct DieSteps {
+    pub gc_first: bool,
+    pub gc_waiting: bool,
+}
+
 impl Iterator for Attempts {
     type Item = Attempt;
     #[inline(always)]
@@ -90,19 +101,27 @@ impl Tsu {
         !self.queues[die.idx()].gc_empty()
     }
 
-    /// Whether a free `die` tries GC before user work; `urgent` when a plane of the die is
-    /// down to its GC reserve (asked only while GC waits).
+    /// What a free `die` tries: GC first or user work first (`ftl.gc_preemptible`; `urgent`:
+    /// a plane of the die is down to its GC reserve, asked only while GC waits under a
+    /// preemptible policy), then the other. None with nothing queued.
     #[inline]
-    pub fn gc_choice(&self, die: DieId, urgent: bool) -> Choice {
-        self.policy.choose(&self.queues[die.idx()], urgent)
+    pub fn die_steps(&self, die: DieId, urgent: impl FnOnce() -> bool) -> Option<DieSteps> {
+        let q = &self.queues[die.idx()];
+        if q.is_empty() {
+            return None;
+        }
+        let gc_waiting = !q.gc_empty();
+        Some(DieSteps {
+            gc_first: gc_waiting && self.policy.gc_first(q, urgent) == Choice::GcFirst,
+            gc_waiting,
+        })
     }
 
-    /// The die started an operation (`by_gc`: on GC's side of the choice) while GC waited
-    /// or not: GC's starvation count.
+    /// The die started an operation of `plan` (`by_gc`: its GC step): GC's starvation count.
     #[inline]
-    pub fn started(&mut self, die: DieId, by_gc: bool, gc_was_waiting: bool) {
+    pub fn started(&mut self, die: DieId, plan: &DieSteps, by_gc: bool) {
         let policy = self.policy;
-        policy.started(&mut self.queues[die.idx()], by_gc, gc_was_waiting);
+        policy.started(&mut self.queues[die.idx()], by_gc, plan.gc_waiting);
     }
 
     /// Whether the policy starts any read before any write, with no classes (a read that
@@ -279,15 +298,19 @@ impl Tsu {
         self.queues[die.idx()].drain_writes(stuck)
     }
 
-    /// Puts back, in place, writes of plane `local_plane` of `die` that
-    /// `take_writes_of_planes` took.
-    pub fn keep_writes(
-        &mut self,
-        die: DieId,
-        local_plane: usize,
-        kept: &[super::queues::TakenWrite],
-    ) {
-        self.queues[die.idx()].keep_writes(local_plane, kept);
+    /// Puts back, in place, the writes of `die` that `take_writes_of_planes` took and that
+    /// stay (in their arrival order).
+    pub fn keep_writes(&mut self, die: DieId, kept: &[super::queues::TakenWrite]) {
+        let ppd = self.geo.planes_per_die as usize;
+        let mut per_plane: Vec<Vec<super::queues::TakenWrite>> = vec![Vec::new(); ppd];
+        for &w in kept {
+            per_plane[self.txs.get(w.2 .0).plane.0 as usize % ppd].push(w);
+        }
+        for (l, k) in per_plane.iter().enumerate() {
+            if !k.is_empty() {
+                self.queues[die.idx()].keep_writes(l, k);
+            }
+        }
     }
 
     /// The die's next GC transaction: writes first (they release the data their reads
@@ -390,5 +413,77 @@ mod attempts_tests {
         }
         assert_eq!(a.collect::<Vec<_>>(), steps);
         assert_eq!(Attempts::new().next(), None);
+    }
+}
+
+#[cfg(test)]
+mod die_steps_tests {
+    use super::Tsu;
+    use crate::config::{Config, TsuPolicy};
+    use crate::ids::{DieId, Lpn, PlaneId, Ppn, ReqId, TxId};
+    use crate::settings::Settings;
+    use crate::tsu::{SchedulingPolicy, Tx, TxKind};
+
+    fn tsu(starvation_limit: u32) -> Tsu {
+        let s = Settings::resolve(&Config::default());
+        let policy = SchedulingPolicy::PreemptibleGc { starvation_limit };
+        Tsu::new(&s, false, policy, TsuPolicy::OutOfOrder {}, 1)
+    }
+
+    fn queue(t: &mut Tsu, kind: TxKind) -> TxId {
+        let id = t.insert(Tx::new(kind, PlaneId(0)));
+        t.enqueue(id, 0);
+        id
+    }
+
+    /// GC goes after user work unless a plane is at its reserve (`urgent`) or GC waited
+    /// behind `starvation_limit` user starts. The reserve is asked only while GC waits, and
+    /// an empty die has no steps.
+    #[test]
+    fn gc_goes_where_the_choice_puts_it() {
+        let mut t = tsu(2);
+        let d = DieId(0);
+        assert!(t.die_steps(d, || unreachable!()).is_none());
+        queue(&mut t, TxKind::UserRead);
+        let only_user = t.die_steps(d, || panic!("GC does not wait")).unwrap();
+        assert!(!only_user.gc_first && !only_user.gc_waiting);
+        queue(&mut t, TxKind::GcErase);
+        let gc_first = |t: &Tsu, urgent| t.die_steps(d, || urgent).expect("work").gc_first;
+        let plan = t.die_steps(d, || false).unwrap();
+        assert!(!plan.gc_first && plan.gc_waiting);
+        assert!(gc_first(&t, true));
+        // Two user starts while GC waited: GC goes first without urgency.
+        t.started(d, &plan, false);
+        assert!(!gc_first(&t, false));
+        t.started(d, &plan, false);
+        assert!(gc_first(&t, false));
+        // A GC start ends the streak.
+        t.started(d, &plan, true);
+        assert!(!gc_first(&t, false));
+    }
+
+    /// A partial-page write's read of the kept sectors is linked to the write, which waits
+    /// for it; a whole-page write waits for nothing.
+    #[test]
+    fn write_with_its_read_modify_write_read() {
+        let mut t = tsu(8);
+        let w = Tx {
+            req: ReqId(3),
+            lpn: Lpn(7),
+            sectors: 0b0011,
+            ..Tx::new(TxKind::UserWrite, PlaneId(1))
+        };
+        let (id, rr) = t.insert_write(w, None);
+        assert!(rr.is_none());
+        assert_eq!(t.get(id).waits, 0);
+        let (id, rr) = t.insert_write(w, Some((Ppn(5), 0b1100)));
+        let r = *t.get(rr.expect("a read first"));
+        assert_eq!(
+            (r.kind, r.link, r.req, r.lpn),
+            (TxKind::RmwRead, id, ReqId(3), Lpn(7))
+        );
+        assert_eq!((r.ppn, r.sectors), (Ppn(5), 0b1100));
+        assert_eq!(t.get(id).waits, 1);
+        assert!(t.released(id), "the read was all it waited for");
     }
 }

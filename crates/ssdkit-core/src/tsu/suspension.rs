@@ -74,15 +74,34 @@ struct Running {
 /// A suspended operation: its transactions, the array time it has left, and the end its
 /// pending DieArrayDone event still carries (that event is ignored).
 #[derive(Debug, Clone, Copy)]
-pub struct Suspended {
-    pub kind: Suspendable,
+struct Suspended {
+    kind: Suspendable,
+    batch: [TxId; MAX_BATCH],
+    n: usize,
+    remaining: Picoseconds,
+    count: u32,
+    old_end: Picoseconds,
+    /// The operation that suspended it has started (the die resumes when it has ended).
+    served: bool,
+}
+
+/// What a free die with a suspended operation does (`SuspensionUnit::while_suspended`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhileSuspended {
+    /// Start a read (or with `writes`, a write) if one waits; if none starts, resume.
+    Meanwhile { writes: bool },
+    /// Resume the operation.
+    Resume,
+}
+
+/// A resumed operation: its transactions, its array phase's new end and how much later
+/// that is than its end before the suspension.
+#[derive(Debug, Clone, Copy)]
+pub struct Resumed {
     pub batch: [TxId; MAX_BATCH],
     pub n: usize,
-    pub remaining: Picoseconds,
-    pub count: u32,
-    pub old_end: Picoseconds,
-    /// The operation that suspended it has started (the die resumes when it has ended).
-    pub served: bool,
+    pub end: Picoseconds,
+    pub delay: Picoseconds,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -141,17 +160,19 @@ impl SuspensionUnit {
         }
     }
 
-    /// The die started an operation whose array phase runs from `array_start` to `end`;
-    /// `kind` if it is a program or an erase. An operation started while another is
+    /// The die started an operation led by a transaction of `first`, whose array phase runs
+    /// from `array_start` to `end`. True if it is a program or an erase: what is queued at
+    /// the die may suspend it now (`suspend_if`). An operation started while another is
     /// suspended on the die cannot be suspended itself.
     #[inline]
     pub fn began(
         &mut self,
         die: DieId,
-        kind: Option<Suspendable>,
+        first: crate::tsu::TxKind,
         array_start: Picoseconds,
         end: Picoseconds,
-    ) {
+    ) -> bool {
+        let kind = Suspendable::of(first);
         let d = &mut self.dies[die.idx()];
         d.running = match kind {
             Some(kind) if d.suspended.is_none() => Some(Running {
@@ -165,13 +186,30 @@ impl SuspensionUnit {
         if let Some(s) = d.suspended.as_mut() {
             s.served = true;
         }
+        kind.is_some()
+    }
+
+    /// A transaction that may suspend as a read (`read`: true) or a write (false; None: it
+    /// never suspends) reached the busy `die`, or waits there, at `now`; the die runs
+    /// `batch`. If the rules suspend the die's operation, it is suspended and the answer is
+    /// when the die is free (the suspension's time is over).
+    pub fn suspend_if(
+        &mut self,
+        die: DieId,
+        now: Picoseconds,
+        read: Option<bool>,
+        (batch, n): ([TxId; MAX_BATCH], usize),
+    ) -> Option<Picoseconds> {
+        let (at, cost) = self.should_suspend(die, now, read?)?;
+        self.suspend(die, at, batch, n);
+        Some(at + cost)
     }
 
     /// A transaction (a read, or with `writes_suspend_erase` a write) reached the busy
     /// `die` at `now`: whether the die's operation is to be suspended, when (now, or when its
     /// array phase begins if its command and data are still on the bus) and the time that
     /// costs.
-    pub fn should_suspend(
+    fn should_suspend(
         &self,
         die: DieId,
         now: Picoseconds,
@@ -200,7 +238,7 @@ impl SuspensionUnit {
     }
 
     /// Suspends the die's running operation (`should_suspend` said so) at `now` (its `at`).
-    pub fn suspend(&mut self, die: DieId, now: Picoseconds, batch: [TxId; MAX_BATCH], n: usize) {
+    fn suspend(&mut self, die: DieId, now: Picoseconds, batch: [TxId; MAX_BATCH], n: usize) {
         let d = &mut self.dies[die.idx()];
         let r = d.running.take().expect("a running operation");
         match r.kind {
@@ -219,20 +257,24 @@ impl SuspensionUnit {
         });
     }
 
-    /// The die is suspended: what it may start now. Programs yield to reads only; erases to
-    /// reads, and to writes with `writes_suspend_erase`. None when the die is not suspended.
+    /// What the free `die` does about its suspended operation: None if it has none; else it
+    /// starts what may run meanwhile, once (`Meanwhile`: programs yield to reads only,
+    /// erases to reads, and to writes with `writes_suspend_erase`), or, once that has
+    /// started, or if nothing could, resumes the operation (`resume`).
     #[inline]
-    pub fn suspended(&self, die: DieId) -> Option<&Suspended> {
-        self.dies[die.idx()].suspended.as_ref()
+    pub fn while_suspended(&self, die: DieId) -> Option<WhileSuspended> {
+        let s = self.dies[die.idx()].suspended.as_ref()?;
+        Some(if s.served {
+            WhileSuspended::Resume
+        } else {
+            WhileSuspended::Meanwhile {
+                writes: s.kind == Suspendable::Erase && self.writes_suspend_erase,
+            }
+        })
     }
 
-    /// Writes may run on this suspended die.
-    pub fn writes_allowed(&self, s: &Suspended) -> bool {
-        s.kind == Suspendable::Erase && self.writes_suspend_erase
-    }
-
-    /// Resumes the die's suspended operation at `now`: returns it and its new end.
-    pub fn resume(&mut self, die: DieId, now: Picoseconds) -> (Suspended, Picoseconds) {
+    /// Resumes the die's suspended operation at `now`: what the die runs again, and when.
+    pub fn resume(&mut self, die: DieId, now: Picoseconds) -> Resumed {
         let d = &mut self.dies[die.idx()];
         let s = d.suspended.take().expect("a suspended operation");
         let cost = match s.kind {
@@ -247,13 +289,18 @@ impl SuspensionUnit {
             count: s.count,
         });
         self.stats.suspended_ps += end - s.old_end;
-        (s, end)
+        Resumed {
+            batch: s.batch,
+            n: s.n,
+            end,
+            delay: end - s.old_end,
+        }
     }
 
     /// A DieArrayDone event of `die` fired at `now`: true if it is the stale end of an
     /// operation that was suspended (ignore it). Two identical events at one time stand for
-    /// the same thing, so dropping either is right.
-    #[inline]
+    /// the same thing, so dropping either is right. Out of line: runs only with suspension.
+    #[inline(never)]
     pub fn is_stale(&mut self, die: DieId, now: Picoseconds) -> bool {
         let stale = &mut self.dies[die.idx()].stale;
         if let Some(i) = stale.iter().position(|&t| t == now) {
@@ -268,5 +315,70 @@ impl SuspensionUnit {
             suspended_us: self.stats.suspended_ps as f64 / 1e6,
             ..self.stats.clone()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tsu::TxKind;
+
+    fn unit() -> SuspensionUnit {
+        SuspensionUnit::new(
+            &SuspensionSettings {
+                program: true,
+                erase: true,
+                writes_suspend_erase: false,
+                program_above_ps: 100,
+                erase_above_ps: 100,
+                suspend_program_ps: 10,
+                suspend_erase_ps: 20,
+                resume_program_ps: 5,
+                resume_erase_ps: 7,
+                max: 1,
+            },
+            1,
+        )
+    }
+
+    /// A read suspends a program with enough time left, once; the die runs the read, then
+    /// resumes the program with the time it had left plus the resume cost.
+    #[test]
+    fn suspend_run_meanwhile_resume() {
+        let mut su = unit();
+        let d = DieId(0);
+        let batch = ([TxId(4); MAX_BATCH], 1);
+        assert!(
+            !su.began(d, TxKind::UserRead, 0, 50),
+            "a read is not suspended"
+        );
+        assert_eq!(su.suspend_if(d, 10, Some(true), batch), None);
+        assert!(su.began(d, TxKind::UserWrite, 100, 1000));
+        assert_eq!(su.suspend_if(d, 50, None, batch), None, "GC never suspends");
+        assert_eq!(
+            su.suspend_if(d, 50, Some(false), batch),
+            None,
+            "writes do not"
+        );
+        assert_eq!(
+            su.suspend_if(d, 950, Some(true), batch),
+            None,
+            "too little left"
+        );
+        // Still on the bus at 50: suspended when its array phase begins.
+        assert_eq!(su.suspend_if(d, 50, Some(true), batch), Some(110));
+        let meanwhile = WhileSuspended::Meanwhile { writes: false };
+        assert_eq!(su.while_suspended(d), Some(meanwhile));
+        assert!(!su.began(d, TxKind::UserRead, 120, 150));
+        assert_eq!(su.while_suspended(d), Some(WhileSuspended::Resume));
+        let r = su.resume(d, 200);
+        assert_eq!((r.batch[0], r.n, r.end, r.delay), (TxId(4), 1, 1105, 105));
+        assert_eq!(su.while_suspended(d), None);
+        assert_eq!(
+            su.suspend_if(d, 300, Some(true), batch),
+            None,
+            "at most once"
+        );
+        assert!(su.is_stale(d, 1000) && !su.is_stale(d, 1000));
     }
 }

@@ -41,10 +41,16 @@ impl SchedulingPolicy {
         if q.gc_empty() {
             return Choice::UserFirst;
         }
+        self.gc_first(q, || urgent)
+    }
+
+    /// `choose` for a die where GC waits; `urgent` is asked only when it matters.
+    #[inline(always)]
+    pub fn gc_first(&self, q: &DieQueues, urgent: impl FnOnce() -> bool) -> Choice {
         match *self {
             SchedulingPolicy::GcFirst => Choice::GcFirst,
             SchedulingPolicy::PreemptibleGc { starvation_limit } => {
-                if q.user_streak >= starvation_limit || urgent {
+                if q.user_streak >= starvation_limit || urgent() {
                     Choice::GcFirst
                 } else {
                     Choice::UserFirst
