@@ -261,27 +261,7 @@ impl Simulator {
 
     /// The state of the first dies with queued work, for a stall message.
     pub(crate) fn stall_report(&self) -> String {
-        let ppd = self.settings.geo.planes_per_die;
-        let mut parts = Vec::new();
-        for d in 0..self.settings.geo.dies() {
-            let die = DieId(d);
-            let dq = self.tsu.queues(die);
-            if dq.is_empty() {
-                continue;
-            }
-            let planes: Vec<String> = (d * ppd..(d + 1) * ppd)
-                .map(|p| self.ftl.describe_plane(crate::ids::PlaneId(p)))
-                .collect();
-            parts.push(format!(
-                "die {d} busy {}: {} [{}]",
-                self.dies.busy(die),
-                dq.describe(),
-                planes.join("; ")
-            ));
-            if parts.len() == 3 {
-                break;
-            }
-        }
-        parts.join(" | ")
+        let ftl = &self.ftl;
+        self.tsu.stall_report(&self.dies, |p| ftl.describe_plane(p))
     }
 }

@@ -8,6 +8,7 @@
 pub mod plan;
 pub mod policy;
 pub mod queues;
+mod stall;
 pub mod suspension;
 
 pub use plan::{Attempt, Attempts, Batch, DieSteps};
