@@ -349,6 +349,8 @@ pub struct FtlSettings {
     pub cmt_per_flow: bool,
     /// `ftl.cmt.gc_updates = "batch"`: GC's map updates are written back in batches.
     pub cmt_gc_batch: bool,
+    /// `ftl.unmapped_reads`: what a read of a never-written page does.
+    pub unmapped_reads: crate::config::UnmappedReads,
 }
 
 impl FtlSettings {
@@ -368,6 +370,7 @@ impl FtlSettings {
             gc_copyback: f.gc_copyback,
             cmt_per_flow: f.cmt.mode == crate::config::CmtMode::PerFlow,
             cmt_gc_batch: f.cmt.gc_updates == crate::config::CmtGcUpdates::Batch,
+            unmapped_reads: f.unmapped_reads,
             device_seed: c.precondition_seed(),
         }
     }

@@ -61,7 +61,7 @@ impl Simulator {
         let geo = s.geo;
         let n = flows.len();
         ftl.begin_run(n);
-        ftl.set_unmapped_reads(c.ftl.unmapped_reads);
+        ftl.set_unmapped_reads(s.ftl.unmapped_reads);
         let start = ftl.sample(0);
         let cmt_on = ftl.map_cached();
         let mut sim = Self {
