@@ -122,4 +122,24 @@ impl Simulator {
         sim.reclaim_where_wanted();
         sim
     }
+
+    // Two shortcuts of the event path, switchable so that tests compare each with the long way.
+
+    /// Whether a read to an idle die with nothing queued starts without the queue.
+    #[doc(hidden)]
+    pub fn direct_reads(&self) -> bool {
+        self.direct_reads
+    }
+
+    /// Switches the direct start of reads (tests compare it with the queued path).
+    #[doc(hidden)]
+    pub fn set_direct_reads(&mut self, on: bool) {
+        self.direct_reads = on;
+    }
+
+    /// Switches the firmware's booking at fetch (tests compare it with booking at arrival).
+    #[doc(hidden)]
+    pub fn set_firmware_at_fetch(&mut self, on: bool) {
+        self.firmware_at_fetch = on;
+    }
 }

@@ -236,24 +236,6 @@ impl Simulator {
             .last_completion(now, events, &self.backend.stats, sample);
     }
 
-    /// Whether a read to an idle die with nothing queued starts without the queue.
-    #[doc(hidden)]
-    pub fn direct_reads(&self) -> bool {
-        self.direct_reads
-    }
-
-    /// Switches the direct start of reads (tests compare it with the queued path).
-    #[doc(hidden)]
-    pub fn set_direct_reads(&mut self, on: bool) {
-        self.direct_reads = on;
-    }
-
-    /// Switches the firmware's booking at fetch (tests compare it with booking at arrival).
-    #[doc(hidden)]
-    pub fn set_firmware_at_fetch(&mut self, on: bool) {
-        self.firmware_at_fetch = on;
-    }
-
     /// Requests inside the simulator (submitted, not completed).
     pub fn outstanding(&self) -> usize {
         self.host.outstanding() + self.host_side.as_ref().map_or(0, |h| h.in_host())
