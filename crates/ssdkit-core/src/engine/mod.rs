@@ -8,6 +8,7 @@ mod rng;
 mod slab;
 
 pub use div::Div;
+pub(crate) use queue::packed_events;
 pub use queue::{EventQueue, Packed, PastEvent, EVENT_BITS};
 pub use rng::{derive_stream, Stream};
 pub use slab::{Parking, Slab};

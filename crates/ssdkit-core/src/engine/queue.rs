@@ -12,6 +12,39 @@ pub trait Packed: Copy {
     fn unpack(bits: u64) -> Self;
 }
 
+/// Declares an event enum `Ev` whose variants each carry one 32-bit index (a `u32` or a type
+/// convertible to and from one) and its packing into a queue key ([`Packed`]): the variant's
+/// tag, given with each variant, in the bits above 32, its index below.
+macro_rules! packed_events {
+    ($($(#[$doc:meta])* $tag:literal => $name:ident($ty:ty),)*) => {
+        #[derive(Debug, Clone, Copy)]
+        #[doc(hidden)]
+        pub enum Ev {
+            $($(#[$doc])* $name($ty),)*
+        }
+
+        impl crate::engine::Packed for Ev {
+            #[inline]
+            fn pack(self) -> u64 {
+                let (tag, x): (u64, u32) = match self {
+                    $(Ev::$name(x) => ($tag, x.into()),)*
+                };
+                (tag << 32) | x as u64
+            }
+
+            #[inline]
+            fn unpack(bits: u64) -> Self {
+                let x = bits as u32;
+                match bits >> 32 {
+                    $($tag => Ev::$name(<$ty>::from(x)),)*
+                    t => unreachable!("event tag {t}: only `pack` makes keys"),
+                }
+            }
+        }
+    };
+}
+pub(crate) use packed_events;
+
 /// Bits of a key that hold the event.
 pub const EVENT_BITS: u32 = 36;
 /// Bits of a key that hold the sequence number, between the time (high 64 bits) and the

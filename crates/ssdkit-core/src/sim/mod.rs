@@ -39,38 +39,8 @@ use crate::stats::run_marks::RunMarks;
 use crate::tsu::Tsu;
 use crate::workload::flow::Flow;
 
-/// Declares the event enum and its packing into a queue key (`engine::Packed`): the variant's
-/// tag in the bits above 32, its index below.
-macro_rules! events {
-    ($($(#[$doc:meta])* $tag:literal => $name:ident($ty:ty),)*) => {
-        #[derive(Debug, Clone, Copy)]
-        #[doc(hidden)]
-        pub enum Ev {
-            $($(#[$doc])* $name($ty),)*
-        }
-
-        impl crate::engine::Packed for Ev {
-            #[inline]
-            fn pack(self) -> u64 {
-                let (tag, x): (u64, u32) = match self {
-                    $(Ev::$name(x) => ($tag, x.into()),)*
-                };
-                (tag << 32) | x as u64
-            }
-
-            #[inline]
-            fn unpack(bits: u64) -> Self {
-                let x = bits as u32;
-                match bits >> 32 {
-                    $($tag => Ev::$name(<$ty>::from(x)),)*
-                    t => unreachable!("event tag {t}: only `pack` makes keys"),
-                }
-            }
-        }
-    };
-}
-
-events! {
+// The event enum and its packing into a queue key (`engine::packed_events!`).
+crate::engine::packed_events! {
     /// The host's announcement of the request reached the device.
     0 => Doorbell(ReqId),
     /// The command of the request is inside the device.
