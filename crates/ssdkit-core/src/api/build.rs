@@ -76,10 +76,9 @@ impl Simulator {
                 c.flash.multiplane && geo.planes_per_die > 1,
                 SchedulingPolicy::for_ftl(&c.ftl),
                 c.tsu.policy,
-                n,
+                c.flows.iter().map(|f| f.priority.class()).collect(),
             ),
             owners: GcOwners::for_flows(n, s.sizes.logical_pages),
-            flow_class: c.flows.iter().map(|f| f.priority.class()).collect(),
             cache: s.cache.as_ref().map(crate::cache::DataCache::new),
             dies: Dies::new(
                 geo.dies(),

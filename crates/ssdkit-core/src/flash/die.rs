@@ -68,6 +68,15 @@ impl Dies {
         s.n = batch.len() as u8;
         s.batch[..batch.len()].copy_from_slice(batch);
     }
+    /// The other dies of `d`'s chip, in round-robin order from `d`, when a chip runs one die
+    /// operation at a time (none when dies interleave): a die ending its operation frees the
+    /// chip, which they are offered first.
+    #[inline]
+    pub fn chip_mates(&self, d: DieId) -> impl Iterator<Item = DieId> + use<> {
+        let dpc = self.dies_per_chip;
+        let first = d.0.checked_div(dpc).unwrap_or(0) * dpc;
+        (1..dpc).map(move |k| DieId(first + (d.0 - first + k) % dpc))
+    }
     /// The transactions of the die's current operation.
     #[inline]
     pub fn batch(&self, d: DieId) -> ([TxId; MAX_BATCH], usize) {

@@ -19,6 +19,7 @@ pub struct Firmware {
     transaction_ps: Picoseconds,
     /// Per request slot: its parts (page transactions, cache reads) not finished yet.
     pending: Vec<u32>,
+    sectors_per_page: u32,
 }
 
 impl Firmware {
@@ -28,7 +29,21 @@ impl Firmware {
             request_ps: s.firmware_request_ps,
             transaction_ps: s.firmware_transaction_ps,
             pending: Vec::new(),
+            sectors_per_page: s.geo.sectors_per_page,
         }
+    }
+
+    /// Processes a request of `sectors` sectors from `start_sector` arriving at `now`, one
+    /// transaction per page it spans; returns when the CPU is done with it.
+    #[inline]
+    pub fn process_request(
+        &mut self,
+        now: Picoseconds,
+        start_sector: u64,
+        sectors: u32,
+    ) -> Picoseconds {
+        let (_, pages) = page_span(start_sector, sectors, self.sectors_per_page);
+        self.process(now, pages)
     }
 
     /// Request `r` was split into `n` parts that finish on their own (page transactions, a

@@ -4,7 +4,7 @@
 
 use super::{Ftl, FtlStats, Scheme};
 use crate::config::UnmappedReads;
-use crate::ids::{Lpn, Ppn};
+use crate::ids::{Lpn, PlaneId, Ppn};
 
 impl Ftl {
     /// `ftl.unmapped_reads` for the run (a snapshot's FTL is built without the setting).
@@ -28,6 +28,22 @@ impl Ftl {
         }
         self.counts_mut().unmapped_page_reads += 1;
         None
+    }
+
+    /// A write of `sectors` to `lpn` by a flow pinned to `pinned` (as for `user_plane`;
+    /// `full`: the whole-page mask): the plane it goes to, and the page to read first with the
+    /// sectors the write keeps, if any (`write_needs_read`).
+    #[inline(always)]
+    pub fn place_write(
+        &mut self,
+        lpn: Lpn,
+        sectors: u64,
+        full: u64,
+        pinned: Option<(&[u32], &mut u32)>,
+    ) -> (PlaneId, Option<(Ppn, u64)>) {
+        let mapped = self.translate(lpn);
+        let plane = self.user_plane(lpn, pinned);
+        (plane, self.write_needs_read(lpn, mapped, sectors, full))
     }
 
     /// A write of `sectors` to `lpn` (mapped at `mapped` when the write was taken; `full`: the

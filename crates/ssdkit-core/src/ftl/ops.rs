@@ -41,6 +41,19 @@ pub enum OpClass {
     Reclaim,
 }
 
+impl OpClass {
+    /// The class of a user-path transaction's program: a translation page's write-back is
+    /// the mapping table's, the rest host data.
+    #[inline]
+    pub fn of(kind: TxKind) -> Self {
+        if kind == TxKind::MappingWrite {
+            Self::Mapping
+        } else {
+            Self::User
+        }
+    }
+}
+
 /// One flash operation the FTL asks for, in the order it must be queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FlashOp {

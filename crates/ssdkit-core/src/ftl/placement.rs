@@ -41,4 +41,16 @@ impl Ftl {
         }
         stuck.contains(&true).then_some(stuck)
     }
+
+    /// The page offset the next user write would get in each of the `ppd` planes from
+    /// `first` (one die's), None where it must wait. A fixed array, not a Vec: this runs on
+    /// every write dispatch.
+    #[inline(always)]
+    pub fn user_page_offsets(&self, first: u32, ppd: u32) -> [Option<u32>; MAX_BATCH] {
+        let mut offsets = [None; MAX_BATCH];
+        for (l, o) in offsets.iter_mut().enumerate().take(ppd as usize) {
+            *o = self.next_page_offset(PlaneId(first + l as u32), StreamId::USER);
+        }
+        offsets
+    }
 }

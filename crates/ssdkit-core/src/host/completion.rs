@@ -83,6 +83,13 @@ impl HostSide {
         self.flow_last_seen[i]
     }
 
+    /// Request `r` of `host` was submitted (`submitted`).
+    #[inline]
+    pub fn request_submitted(&mut self, host: &Host, r: crate::ids::ReqId) {
+        let req = host.request(r);
+        self.submitted(host, req.op, req.bytes(host.sector_bytes()));
+    }
+
     /// A request of `op` over `bytes` was submitted: its data buffer (and pointer list) is
     /// held until the host has processed its completion.
     #[inline]
@@ -108,6 +115,21 @@ impl HostSide {
             }
             Action::Timer(v, t) => Some((t, Wake::Timer(v))),
             Action::DoneAt(b, t) => Some((t, Wake::Done(b))),
+        }
+    }
+
+    /// Wake-up `w` (an MSI's arrival, a coalescing timer) happened at `now`: what the host
+    /// needs next, if anything. `Done` is `done`'s, which returns the completions.
+    pub fn woken(
+        &mut self,
+        host: &mut Host,
+        now: Picoseconds,
+        w: Wake,
+    ) -> Option<(Picoseconds, Wake)> {
+        match w {
+            Wake::Msi(b) => Some(self.msi_arrived(now, b)),
+            Wake::Timer(v) => self.timer(host, now, v),
+            Wake::Done(_) => unreachable!("a batch's end is `done`'s"),
         }
     }
 

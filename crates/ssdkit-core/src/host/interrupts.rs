@@ -24,6 +24,20 @@ pub struct Pending {
     pub bytes: u64,
 }
 
+impl Pending {
+    /// Request `r` (of `bytes`), its completion entry in the host's queue at `cq_ps`.
+    #[inline]
+    pub fn of(r: &super::Request, cq_ps: Picoseconds, bytes: u64) -> Self {
+        Self {
+            flow: r.flow,
+            op: r.op,
+            submit_ps: r.submit_ps,
+            cq_ps,
+            bytes,
+        }
+    }
+}
+
 /// What the simulator must do after a completion entry reached the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {

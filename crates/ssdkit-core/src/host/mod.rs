@@ -14,7 +14,8 @@ pub mod nvme;
 use crate::engine::{Picoseconds, Slab};
 use crate::ids::{FlowId, ReqId};
 use crate::settings::Settings;
-use crate::stats::breakdown::{CompleteSplit, SubmitSplit};
+use crate::stats::breakdown::{CompleteSplit, Parts, SubmitSplit};
+use crate::stats::run_hooks::CompletionRecord;
 use crate::workload::synthetic::HostRequest;
 use crate::workload::Op;
 use link::Link;
@@ -34,6 +35,17 @@ pub struct Request {
 }
 
 impl Request {
+    /// What the data cache is told of request `r` (this one).
+    #[inline]
+    pub fn io(&self, r: ReqId) -> crate::cache::Io {
+        crate::cache::Io {
+            req: r,
+            flow: self.flow,
+            start_sector: self.start_sector,
+            sectors: self.sectors,
+        }
+    }
+
     /// Bytes of the request with sectors of `sector_bytes`.
     #[inline]
     pub fn bytes(&self, sector_bytes: u64) -> u64 {
@@ -103,13 +115,15 @@ impl Host {
     }
 
     /// The host queues a request now that arrived at `arrived` (earlier when an open-loop
-    /// flow's queue was full). Returns its id and when its doorbell reaches the device.
+    /// flow's queue was full), named `seq` in logs. Returns its id and when its doorbell
+    /// reaches the device.
     pub fn submit(
         &mut self,
         now: Picoseconds,
         flow: FlowId,
         arrived: Picoseconds,
         r: HostRequest,
+        seq: u64,
     ) -> (ReqId, Picoseconds) {
         let id = ReqId(self.reqs.insert(Request {
             flow,
@@ -117,7 +131,7 @@ impl Host {
             start_sector: r.start_sector,
             sectors: r.sectors,
             submit_ps: arrived,
-            seq: 0,
+            seq,
         }));
         let s0 = self.link.stall_ps;
         let rung = self.link.doorbell(now);
@@ -152,14 +166,16 @@ impl Host {
 
     /// The command is in when its SQE is and, with `interface.data_pointers`, its PRP list or
     /// SGL segments too (a controller that reads them before it starts the command).
-    pub fn next_fetch(&mut self, now: Picoseconds) -> Option<(ReqId, Picoseconds)> {
+    /// Returns the command, that time and how long its packets waited for the link.
+    pub fn next_fetch(&mut self, now: Picoseconds) -> Option<(ReqId, Picoseconds, Picoseconds)> {
         let (_, r) = self.fetch.next_fetch()?;
-        let t = self.link.fetch_command(now);
-        if self.pointers.is_none() {
-            return Some((ReqId(r), t));
+        let s0 = self.link.stall_ps;
+        let mut t = self.link.fetch_command(now);
+        if !self.pointers.is_none() {
+            let bytes = self.data_buffer_bytes(self.reqs.get(r));
+            t = self.read_pointers(t, bytes);
         }
-        let bytes = self.data_buffer_bytes(self.reqs.get(r));
-        Some((ReqId(r), self.read_pointers(t, bytes)))
+        Some((ReqId(r), t, self.link.stall_ps - s0))
     }
 
     // Out of line: without data pointers the fetch keeps only the test above.
@@ -213,8 +229,12 @@ impl Host {
     /// The command of `r` is in the device. Reads go to the firmware at once (None), and so do
     /// writes whose data is fetched a page at a time after the firmware has split them; other
     /// writes and TRIMs first fetch their data (the 16-byte Dataset Management range for TRIM):
-    /// Some(time it is in the device buffer).
-    pub fn command_arrived(&mut self, now: Picoseconds, r: ReqId) -> Option<Picoseconds> {
+    /// Some(time it is in the device buffer, how long its packets waited for the link).
+    pub fn command_arrived(
+        &mut self,
+        now: Picoseconds,
+        r: ReqId,
+    ) -> Option<(Picoseconds, Picoseconds)> {
         if !self.data_before_firmware(r) {
             return None;
         }
@@ -223,14 +243,38 @@ impl Host {
             Op::Trim => 16,
             _ => req.bytes(self.sector_bytes),
         };
-        Some(self.link.fetch_write_data(now, bytes))
+        let s0 = self.link.stall_ps;
+        let t = self.link.fetch_write_data(now, bytes);
+        Some((t, self.link.stall_ps - s0))
     }
 
-    /// Pipelined writes: the device fetches `bytes` of one page's write data, queued on the
-    /// link behind everything asked for before. Returns when they are in the device buffer.
+    /// Pipelined writes: the device fetches `sectors` sectors of one page's write data, queued
+    /// on the link behind everything asked for before. Returns when they are in the device
+    /// buffer, and how long their packets waited for the link.
     #[inline]
-    pub fn write_chunk(&mut self, now: Picoseconds, bytes: u64) -> Picoseconds {
-        self.link.fetch_write_data(now, bytes)
+    pub fn write_chunk(&mut self, now: Picoseconds, sectors: u32) -> (Picoseconds, Picoseconds) {
+        let s0 = self.link.stall_ps;
+        let t = self
+            .link
+            .fetch_write_data(now, sectors as u64 * self.sector_bytes);
+        (t, self.link.stall_ps - s0)
+    }
+
+    /// Pipelined writes into the data cache: the device fetches the write data of `r` a page
+    /// at a time (pages of `sectors_per_page`), each queued behind the one before. Returns
+    /// when the last is in the device buffer.
+    pub fn write_pages(
+        &mut self,
+        now: Picoseconds,
+        r: ReqId,
+        sectors_per_page: u32,
+    ) -> Picoseconds {
+        let req = *self.reqs.get(r.0);
+        let mut data_in = now;
+        for c in crate::frontend::split(req.start_sector, req.sectors, sectors_per_page) {
+            (data_in, _) = self.write_chunk(now, c.sectors.count_ones());
+        }
+        data_in
     }
 
     /// Pipelined reads: `bytes` of one page, out of its die now, go to host memory. Returns
@@ -292,12 +336,6 @@ impl Host {
         self.last_complete
     }
 
-    /// Time host-link packets have waited for the link so far (see `Link::stall_ps`).
-    #[inline]
-    pub fn link_stall_ps(&self) -> Picoseconds {
-        self.link.stall_ps
-    }
-
     /// An MSI-X message (a 4-byte posted write) goes to the host now; returns its arrival.
     pub fn msi(&mut self, now: Picoseconds) -> Picoseconds {
         self.link.msi(now)
@@ -317,6 +355,25 @@ impl Host {
         req
     }
 
+    /// The request log's record of `req`, completed at `now` (`steps`: its latency breakdown).
+    pub fn record(
+        &self,
+        req: &Request,
+        now: Picoseconds,
+        steps: Option<Parts>,
+    ) -> CompletionRecord {
+        CompletionRecord {
+            id: req.seq,
+            flow: req.flow.0,
+            op: req.op,
+            offset_bytes: req.start_sector * self.sector_bytes,
+            bytes: req.bytes(self.sector_bytes),
+            submit_ps: req.submit_ps,
+            complete_ps: now,
+            steps: steps.map(Box::new),
+        }
+    }
+
     #[inline]
     pub fn request(&self, r: ReqId) -> &Request {
         self.reqs.get(r.0)
@@ -324,6 +381,12 @@ impl Host {
     #[inline]
     pub fn request_mut(&mut self, r: ReqId) -> &mut Request {
         self.reqs.get_mut(r.0)
+    }
+
+    /// `interface.sector_bytes`.
+    #[inline]
+    pub fn sector_bytes(&self) -> u64 {
+        self.sector_bytes
     }
 
     /// Requests submitted and not completed.

@@ -8,7 +8,7 @@
 //! there, so a mapping cache can delay them in one place.
 
 use super::{Ev, Simulator};
-use crate::cache::{Action, Answer, Io, Plan};
+use crate::cache::{Action, Answer, Plan};
 use crate::frontend::split;
 use crate::host::Request;
 use crate::ids::{FlowId, Lpn, ReqId};
@@ -28,13 +28,7 @@ impl Simulator {
     #[inline(never)]
     pub(super) fn cache_dispatch(&mut self, r: ReqId, req: &Request) -> bool {
         let now = self.q.now();
-        let io = Io {
-            req: r,
-            flow: req.flow,
-            start_sector: req.start_sector,
-            sectors: req.sectors,
-        };
-        match self.dc().request(now, req.op, io) {
+        match self.dc().request(now, req.op, req.io(r)) {
             Answer::Read => self.cache_read(r, req),
             Answer::Plan(plan) => self.cache_run(plan),
             Answer::Uncached => return false,
@@ -148,20 +142,13 @@ impl Simulator {
     /// transfers are pipelined, else it is already in) and goes into DRAM.
     fn cache_write_data(&mut self, r: ReqId) {
         let now = self.q.now();
-        let req = *self.host.request(r);
         let mut data_in = now;
         if self.host.pipelined() {
-            let spp = self.settings.geo.sectors_per_page;
-            for c in split(req.start_sector, req.sectors, spp) {
-                data_in = self.host.write_chunk(
-                    now,
-                    self.settings
-                        .geo
-                        .sector_bytes_of(c.sectors.count_ones() as u64),
-                );
-            }
+            data_in = self
+                .host
+                .write_pages(now, r, self.settings.geo.sectors_per_page);
         }
-        let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
+        let bytes = self.host.request(r).bytes(self.host.sector_bytes());
         let end = self.dc().write_data(data_in, bytes);
         self.at(end, Ev::CacheWriteIn(r));
     }
@@ -170,13 +157,8 @@ impl Simulator {
     /// back and it completes when they are programmed.
     #[inline(never)]
     pub(super) fn cache_write_in(&mut self, r: ReqId) {
-        let req = *self.host.request(r);
-        let plan = self.dc().write_in(Io {
-            req: r,
-            flow: req.flow,
-            start_sector: req.start_sector,
-            sectors: req.sectors,
-        });
+        let io = self.host.request(r).io(r);
+        let plan = self.dc().write_in(io);
         self.cache_run(plan);
     }
 
@@ -221,11 +203,8 @@ impl Simulator {
         req: ReqId,
     ) {
         let full = self.full_page_mask();
-        let plane = self.ftl.user_plane(lpn, self.flows[flow.idx()].pinned());
-        let mapped = self.ftl.translate(lpn);
-        let rmw = self
-            .ftl
-            .write_needs_read(lpn, mapped, sectors | cached, full);
+        let pinned = self.flows[flow.idx()].pinned();
+        let (plane, rmw) = self.ftl.place_write(lpn, sectors | cached, full, pinned);
         let w = Tx {
             req,
             lpn,

@@ -7,17 +7,8 @@ use crate::host::completion::Wake;
 use crate::host::interrupts::Pending;
 use crate::ids::FlowId;
 use crate::stats::breakdown::Hooks;
-use crate::workload::Op;
 
 impl Simulator {
-    /// A request was submitted: the host holds its data buffer until it has processed it.
-    #[inline]
-    pub(super) fn host_buffer_held(&mut self, op: Op, bytes: u64) {
-        if let Some(h) = self.host_side.as_mut() {
-            h.submitted(&self.host, op, bytes);
-        }
-    }
-
     /// What the host model asked for, as an event.
     fn wake_host(&mut self, w: Option<(Picoseconds, Wake)>) {
         if let Some((t, w)) = w {
@@ -38,24 +29,16 @@ impl Simulator {
         self.wake_host(w);
     }
 
-    pub(super) fn coalesce_timer(&mut self, v: u32) {
+    /// A wake-up the host model asked for happened.
+    pub(super) fn host_woken(&mut self, w: Wake) {
         let now = self.q.now();
         let h = self.host_side.as_mut().expect("host model");
-        let w = h.timer(&mut self.host, now, v);
-        self.wake_host(w);
+        let next = h.woken(&mut self.host, now, w);
+        self.wake_host(next);
     }
 
-    pub(super) fn msi_arrived(&mut self, b: u32) {
-        let now = self.q.now();
-        let w = self
-            .host_side
-            .as_mut()
-            .expect("host model")
-            .msi_arrived(now, b);
-        self.wake_host(Some(w));
-    }
-
-    /// The host finished processing batch `b`: each request is seen by its application.
+    /// The host finished processing batch `b`: each request is seen by its application (one
+    /// at a time: a closed-loop flow submits again before the next is seen).
     pub(super) fn host_done(&mut self, b: u32) {
         let now = self.q.now();
         let h = self.host_side.as_mut().expect("host model");
@@ -64,16 +47,10 @@ impl Simulator {
                 .as_mut()
                 .expect("host model")
                 .seen(&self.host, now, &p);
-            let write = match p.op {
-                Op::Read => Some(false),
-                Op::Write => Some(true),
-                _ => None,
-            };
-            self.bd.host_done(p.flow.idx(), write, now - p.cq_ps);
+            self.bd.host_done(p.flow.idx(), p.op, now - p.cq_ps);
             self.app_sees(p.flow);
         }
-        if self.host.outstanding() == 0 && self.host_side.as_ref().is_some_and(|h| h.in_host() == 0)
-        {
+        if self.outstanding() == 0 {
             self.maybe_last_completion(now);
         }
     }

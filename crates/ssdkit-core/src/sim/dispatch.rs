@@ -2,13 +2,14 @@
 //! transactions, die scheduling and execution, completion. Each asks the owning component what
 //! happens and when; the choices themselves live in the components.
 
-use super::{CompletionRecord, Ev, Simulator};
+use super::{Ev, Simulator};
 use crate::flash::MAX_BATCH;
-use crate::frontend::{page_span, split, PageChunk};
-use crate::ftl::{OpClass, StreamId};
-use crate::ids::{DieId, FlowId, Lpn, PlaneId, Ppn, ReqId, TxId};
+use crate::frontend::{split, PageChunk};
+use crate::ftl::OpClass;
+use crate::host::completion::Wake;
+use crate::host::interrupts::Pending;
+use crate::ids::{DieId, FlowId, Lpn, Ppn, ReqId, TxId};
 use crate::stats::breakdown::{Hooks, Step};
-use crate::tsu::policy::flin;
 use crate::tsu::suspension::{Suspendable, WhileSuspended};
 use crate::tsu::{Attempt, Attempts, Tx, TxKind};
 use crate::workload::flow::Next;
@@ -22,18 +23,14 @@ impl Simulator {
                 self.host.announce(r);
                 self.try_fetch();
             }
-            Ev::CommandArrived(r) => {
-                let s0 = self.host.link_stall_ps();
-                match self.host.command_arrived(self.q.now(), r) {
-                    None => self.firmware(r),
-                    Some(t) => {
-                        let stall = self.host.link_stall_ps() - s0;
-                        self.bd.phase(r, Step::DataDma, t, stall);
-                        self.at(t, Ev::WriteDataArrived(r));
-                    }
+            Ev::CommandArrived(r) => match self.host.command_arrived(self.q.now(), r) {
+                None => self.firmware_from(r, self.q.now()),
+                Some((t, stall)) => {
+                    self.bd.phase(r, Step::DataDma, t, stall);
+                    self.at(t, Ev::WriteDataArrived(r));
                 }
-            }
-            Ev::WriteDataArrived(r) => self.firmware(r),
+            },
+            Ev::WriteDataArrived(r) => self.firmware_from(r, self.q.now()),
             Ev::WriteChunkArrived(t) => self.release_write(t),
             Ev::FirmwareDone(r) => self.dispatch_request(r),
             Ev::DieArrayDone(d) => {
@@ -56,8 +53,8 @@ impl Simulator {
                 self.flows[f.idx()].woken();
                 self.pump(f);
             }
-            Ev::MsiArrived(b) => self.msi_arrived(b),
-            Ev::CoalesceTimer(v) => self.coalesce_timer(v),
+            Ev::MsiArrived(b) => self.host_woken(Wake::Msi(b)),
+            Ev::CoalesceTimer(v) => self.host_woken(Wake::Timer(v)),
             Ev::HostDone(b) => self.host_done(b),
         }
         // A plane stuck below its GC start with nothing to collect can become collectable
@@ -80,12 +77,9 @@ impl Simulator {
             }
             match flow.next(now) {
                 Ok(Next::Due(at, req)) => {
+                    // A host program's request keeps the id it was given.
                     let tag = flow.submitting();
-                    let id = self.submit(f, at, req);
-                    if let Some(t) = tag {
-                        // A host program's request keeps the id it was given.
-                        self.host.request_mut(id).seq = t;
-                    }
+                    self.submit(f, at, req, tag);
                 }
                 Ok(Next::Later(t)) => {
                     if flow.wants_arrival() {
@@ -103,20 +97,20 @@ impl Simulator {
     }
 
     /// The host puts a request of `flow` in its submission queue now; its latency counts from
-    /// `arrived` (earlier than now when an open-loop flow's queue was full).
-    pub(crate) fn submit(&mut self, flow: FlowId, arrived: u64, r: HostRequest) -> ReqId {
-        let (id, t) = self.host.submit(self.q.now(), flow, arrived, r);
+    /// `arrived` (earlier than now when an open-loop flow's queue was full). `tag`: its id in
+    /// logs, else the next in submission order.
+    fn submit(&mut self, flow: FlowId, arrived: u64, r: HostRequest, tag: Option<u64>) {
+        let seq = self.done.next_id();
+        let (id, t) = self
+            .host
+            .submit(self.q.now(), flow, arrived, r, tag.unwrap_or(seq));
         let split = self.host.last_submit();
         self.bd.submitted(id, self.q.now(), arrived, split);
-        if self.host_side.is_some() {
-            let req = self.host.request(id);
-            let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
-            self.host_buffer_held(req.op, bytes);
+        if let Some(h) = self.host_side.as_mut() {
+            h.request_submitted(&self.host, id);
         }
-        self.host.request_mut(id).seq = self.done.next_id();
         self.marks.submitted(flow.idx(), self.q.now());
         self.at(t, Ev::Doorbell(id));
-        id
     }
 
     /// The fetch unit takes what it may; most calls find nothing waiting, so that test is
@@ -130,11 +124,9 @@ impl Simulator {
 
     fn fetch_waiting(&mut self) {
         loop {
-            let s0 = self.host.link_stall_ps();
-            let Some((r, t)) = self.host.next_fetch(self.q.now()) else {
+            let Some((r, t, stall)) = self.host.next_fetch(self.q.now()) else {
                 return;
             };
-            let stall = self.host.link_stall_ps() - s0;
             self.bd.fetched(r, self.q.now(), t, stall);
             if self.host.data_before_firmware(r) {
                 self.firmware_at_fetch = false;
@@ -150,51 +142,24 @@ impl Simulator {
     fn complete_request(&mut self, r: ReqId) {
         let now = self.q.now();
         let req = self.host.finish(r);
-        let lat = now - req.submit_ps;
-        let write = match req.op {
-            Op::Read => Some(false),
-            Op::Write => Some(true),
-            _ => None,
-        };
-        let steps = self.bd.as_mut().map(|b| {
-            let (p, err) = b.completed(r, req.flow.idx(), write, lat);
-            // Steps that do not sum to the latency are a model error: the run stops.
-            if let Some(e) = err {
-                self.failure.get_or_insert(e);
-            }
-            p
-        });
-        let bytes = req.bytes(self.settings.geo.sector_bytes as u64);
-        self.done.record(req.flow.idx(), req.op, lat, bytes, now);
-        if self.done.logging() {
-            self.done.log(CompletionRecord {
-                id: req.seq,
-                flow: req.flow.0,
-                op: req.op,
-                offset_bytes: req.start_sector * self.settings.geo.sector_bytes as u64,
-                bytes,
-                submit_ps: req.submit_ps,
-                complete_ps: now,
-                steps: steps.map(Box::new),
-            });
-        }
+        let (flow, lat) = (req.flow, now - req.submit_ps);
+        let bytes = req.bytes(self.host.sector_bytes());
+        let steps = self
+            .bd
+            .request_done(r, flow.idx(), req.op, lat, &mut self.failure);
+        let host = &self.host;
+        let entry = || host.record(&req, now, steps);
+        self.done
+            .complete((flow.idx(), req.op), lat, bytes, now, entry);
         let ftl = &self.ftl;
-        self.marks.completed(req.flow.idx(), now, lat, bytes, || {
-            ftl.stats().user_page_writes
-        });
+        self.marks
+            .completed(flow.idx(), now, lat, bytes, || ftl.stats().user_page_writes);
         self.progress_at = self.q.processed();
         self.try_fetch();
         if self.host_side.is_some() {
-            self.host_completion(crate::host::interrupts::Pending {
-                flow: req.flow,
-                op: req.op,
-                submit_ps: req.submit_ps,
-                cq_ps: now,
-                bytes,
-            });
-            return;
+            return self.host_completion(Pending::of(&req, now, bytes));
         }
-        self.app_sees(req.flow);
+        self.app_sees(flow);
         if self.host.outstanding() == 0 {
             self.maybe_last_completion(now);
         }
@@ -202,19 +167,12 @@ impl Simulator {
 
     // ----- front end -----
 
-    fn firmware(&mut self, r: ReqId) {
-        self.firmware_from(r, self.q.now())
-    }
-
     /// The firmware takes request `r`, in at `at`.
     fn firmware_from(&mut self, r: ReqId, at: u64) {
         let req = self.host.request(r);
-        let (_, pages) = page_span(
-            req.start_sector,
-            req.sectors,
-            self.settings.geo.sectors_per_page,
-        );
-        let t = self.firmware.process(at, pages);
+        let t = self
+            .firmware
+            .process_request(at, req.start_sector, req.sectors);
         self.bd.phase(r, Step::Firmware, t, 0);
         self.at(t, Ev::FirmwareDone(r));
     }
@@ -332,13 +290,8 @@ impl Simulator {
         let ppn = self.ftl.read_unmapped(lpn, self.flows[flow.idx()].pinned());
         self.queue_ftl_ops();
         if ppn.is_none() && self.host.pipelined() {
-            let now = self.q.now();
-            self.host.read_chunk(
-                now,
-                self.settings
-                    .geo
-                    .sector_bytes_of(sectors.count_ones() as u64),
-            );
+            let bytes = self.host.sector_bytes() * sectors.count_ones() as u64;
+            self.host.read_chunk(self.q.now(), bytes);
         }
         ppn
     }
@@ -348,10 +301,9 @@ impl Simulator {
     /// have been read. Out of the split loop so that reads keep their tight loop.
     fn queue_write_page(&mut self, r: ReqId, flow: FlowId, c: PageChunk) {
         let now = self.q.now();
-        let mapped = self.ftl.translate(c.lpn);
-        let plane = self.ftl.user_plane(c.lpn, self.flows[flow.idx()].pinned());
         let full = self.full_page_mask();
-        let rmw = self.ftl.write_needs_read(c.lpn, mapped, c.sectors, full);
+        let pinned = self.flows[flow.idx()].pinned();
+        let (plane, rmw) = self.ftl.place_write(c.lpn, c.sectors, full, pinned);
         let w = Tx {
             req: r,
             lpn: c.lpn,
@@ -362,13 +314,8 @@ impl Simulator {
         let mut stall = 0;
         if self.host.pipelined() {
             // This page's data queues on the link behind the request's earlier pages.
-            let s0 = self.host.link_stall_ps();
-            let bytes = self
-                .settings
-                .geo
-                .sector_bytes_of(c.sectors.count_ones() as u64);
-            let t = self.host.write_chunk(now, bytes);
-            stall = self.host.link_stall_ps() - s0;
+            let t;
+            (t, stall) = self.host.write_chunk(now, c.sectors.count_ones());
             if t > now {
                 self.at(t, Ev::WriteChunkArrived(w));
                 self.tsu.get_mut(w).waits += 1;
@@ -444,15 +391,11 @@ impl Simulator {
         }
     }
 
-    /// Queues `t` in its flow's priority class (a policy with classes: "priority_out_of_order"
-    /// or "flin"); a translation-page write-back belongs to no flow and goes as high (MQSim's
-    /// UNDEFINED).
+    // Out of line: without priority classes `enqueue` keeps only the test.
     #[inline(never)]
     fn enqueue_classed(&mut self, t: TxId) -> DieId {
         let flow = self.tx_flow(self.tsu.get(t));
-        let class = flow.map_or(1, |f| self.flow_class[f.idx()] as usize);
-        let id = flow.map_or(flin::NO_FLOW, |f| f.0 as u16);
-        self.tsu.enqueue_user(t, class, id, self.q.now())
+        self.tsu.enqueue_user(t, flow, self.q.now())
     }
 
     /// A user or cache write-back is about to program its page: its flow now owns the data
@@ -475,9 +418,7 @@ impl Simulator {
         let Some(free) = su.suspend_if(die, now, read, batch) else {
             return;
         };
-        if let Some(b) = self.bd.as_mut() {
-            b.save_die(die);
-        }
+        self.bd.save_die(die);
         self.at(free, Ev::DieSuspended(die));
     }
 
@@ -499,9 +440,7 @@ impl Simulator {
         let now = self.q.now();
         let r = self.susp.as_mut().expect("checked").resume(die, now);
         self.dies.begin(die, &r.batch[..r.n]);
-        if let Some(b) = self.bd.as_mut() {
-            b.restore_die(die, r.delay);
-        }
+        self.bd.restore_die(die, r.delay);
         self.at(r.end, Ev::DieArrayDone(die));
         self.suspend_die(die, self.tsu.queued_suspender(die));
         true
@@ -609,13 +548,7 @@ impl Simulator {
         if let Some(stuck) = self.ftl.stuck_user_planes(first, ppd) {
             self.retarget_stuck_writes(die, stuck);
         }
-        // A fixed array, not a Vec: this runs on every write dispatch.
-        let mut offsets = [None; MAX_BATCH];
-        for (l, o) in offsets.iter_mut().enumerate().take(ppd as usize) {
-            *o = self
-                .ftl
-                .next_page_offset(PlaneId(first + l as u32), StreamId::USER);
-        }
+        let offsets = self.ftl.user_page_offsets(first, ppd);
         let mut batch = [TxId::NONE; MAX_BATCH];
         let Some((page, n)) = self.tsu.take_writes(die, class, &offsets, &mut batch) else {
             return false;
@@ -626,12 +559,9 @@ impl Simulator {
             if self.owners.is_some() && tx.kind != TxKind::MappingWrite {
                 self.note_owner(&tx);
             }
-            let class = if tx.kind == TxKind::MappingWrite {
-                OpClass::Mapping
-            } else {
-                OpClass::User
-            };
-            let ppn = self.ftl.program_page(tx.lpn, tx.plane, class);
+            let ppn = self
+                .ftl
+                .program_page(tx.lpn, tx.plane, OpClass::of(tx.kind));
             self.tsu.get_mut(t).ppn = ppn;
             self.queue_ftl_ops();
         }
@@ -716,10 +646,8 @@ impl Simulator {
     /// operation at a time, the chip's other dies are offered it first (round robin).
     pub(super) fn die_freed(&mut self, die: DieId) {
         if self.serial_chips {
-            let dpc = self.settings.geo.dies_per_chip;
-            let first = die.0 / dpc * dpc;
-            for k in 1..dpc {
-                self.schedule_die(DieId(first + (die.0 - first + k) % dpc));
+            for d in self.dies.chip_mates(die) {
+                self.schedule_die(d);
             }
         }
         self.schedule_die(die);
@@ -764,13 +692,9 @@ impl Simulator {
             // feeds itself.
             TxKind::MappingRead => {
                 // The transactions its waiters issue now waited for this translation page.
-                if let Some(b) = self.bd.as_mut() {
-                    b.after_mapping(true);
-                }
+                self.bd.after_mapping(true);
                 self.mapping_read_done(tx);
-                if let Some(b) = self.bd.as_mut() {
-                    b.after_mapping(false);
-                }
+                self.bd.after_mapping(false);
             }
             TxKind::MappingWrite => {}
             TxKind::CacheRead => self.cache_read_done(&tx),

@@ -101,9 +101,6 @@ pub struct Simulator {
     /// scheduled between a fetch and that command's arrival for the very picosecond its
     /// firmware step ends fired before the step and now fires after it (docs/performance.md).
     pub(crate) firmware_at_fetch: bool,
-    /// Each flow's NVMe priority class at the die queues (0 urgent .. 3 low), used with
-    /// `tsu.policy = "priority_out_of_order"` or `"flin"`.
-    pub(crate) flow_class: Vec<u8>,
     /// Per-flow GC accounting (runs of 2 to 255 flows): which flow last wrote each logical
     /// page, and the GC page moves of each flow's data.
     pub(crate) owners: Option<Box<GcOwners>>,

@@ -19,6 +19,7 @@ use crate::engine::Picoseconds;
 use crate::flash::{OpSplit, XferSplit};
 use crate::ids::{DieId, ReqId, TxId};
 use crate::result::{BreakdownResult, LatencySummary, StepSummaries};
+use crate::workload::Op;
 
 /// The steps, in path order. The first [`RESPONSE_STEPS`] sum to a request's response time
 /// (submission to completion-queue entry); `HostProcessing` follows it, with a host model.
@@ -476,7 +477,35 @@ pub(crate) trait Hooks {
     fn flash_done(&mut self, r: ReqId, now: Picoseconds);
     /// The host finished processing a completion (of a read or write: `write`) of `flow`
     /// `ps` after it reached the completion queue.
-    fn host_done(&mut self, flow: usize, write: Option<bool>, ps: Picoseconds);
+    fn host_done(&mut self, flow: usize, op: Op, ps: Picoseconds);
+    /// Transactions created from now on waited for a translation page (`true`) or, as
+    /// otherwise, for the data cache.
+    fn after_mapping(&mut self, mapping: bool);
+    /// The die's operation is suspended: its parts so far are kept (`Tracker::save_die`).
+    fn save_die(&mut self, die: DieId);
+    /// The die's suspended operation resumes, `delay` later (`Tracker::restore_die`).
+    fn restore_die(&mut self, die: DieId, delay: Picoseconds);
+    /// Request `r` of `flow` completed after `lat`: its steps for the request log; steps that
+    /// do not sum to the latency are a model error, kept in `failure` (the run stops).
+    fn request_done(
+        &mut self,
+        r: ReqId,
+        flow: usize,
+        op: Op,
+        lat: Picoseconds,
+        failure: &mut Option<crate::Error>,
+    ) -> Option<Parts>;
+}
+
+/// The breakdown's statistics split reads (false) and writes (true); TRIMs and flushes are
+/// left out.
+#[inline]
+fn write_of(op: Op) -> Option<bool> {
+    match op {
+        Op::Read => Some(false),
+        Op::Write => Some(true),
+        _ => None,
+    }
 }
 
 impl Hooks for Option<Box<Tracker>> {
@@ -534,11 +563,44 @@ impl Hooks for Option<Box<Tracker>> {
             b.flash_done(r, now);
         }
     }
+    #[inline(always)]
+    fn save_die(&mut self, die: DieId) {
+        if let Some(b) = self {
+            b.save_die(die);
+        }
+    }
+    #[inline(always)]
+    fn restore_die(&mut self, die: DieId, delay: Picoseconds) {
+        if let Some(b) = self {
+            b.restore_die(die, delay);
+        }
+    }
+    #[inline(always)]
+    fn after_mapping(&mut self, mapping: bool) {
+        if let Some(b) = self {
+            b.after_mapping(mapping);
+        }
+    }
     #[inline]
-    fn host_done(&mut self, flow: usize, write: Option<bool>, ps: Picoseconds) {
-        if let (Some(b), Some(w)) = (self, write) {
+    fn host_done(&mut self, flow: usize, op: Op, ps: Picoseconds) {
+        if let (Some(b), Some(w)) = (self, write_of(op)) {
             b.host_done(flow, w, ps);
         }
+    }
+    #[inline(always)]
+    fn request_done(
+        &mut self,
+        r: ReqId,
+        flow: usize,
+        op: Op,
+        lat: Picoseconds,
+        failure: &mut Option<crate::Error>,
+    ) -> Option<Parts> {
+        let (p, err) = self.as_mut()?.completed(r, flow, write_of(op), lat);
+        if let Some(e) = err {
+            failure.get_or_insert(e);
+        }
+        Some(p)
     }
 }
 

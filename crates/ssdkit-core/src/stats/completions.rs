@@ -48,15 +48,20 @@ impl Completions {
         self.flow_last[flow] = now;
     }
 
-    /// Whether completions go into the log.
+    /// A request of `flow` completed at `now` after `lat`: recorded, and kept in the log (its
+    /// record made by `entry`) when a log is kept.
     #[inline]
-    pub fn logging(&self) -> bool {
-        self.log.is_some()
-    }
-
-    pub fn log(&mut self, r: CompletionRecord) {
+    pub fn complete(
+        &mut self,
+        (flow, op): (usize, Op),
+        lat: Picoseconds,
+        bytes: u64,
+        now: Picoseconds,
+        entry: impl FnOnce() -> CompletionRecord,
+    ) {
+        self.record(flow, op, lat, bytes, now);
         if let Some(log) = self.log.as_mut() {
-            log.push(r);
+            log.push(entry());
         }
     }
 

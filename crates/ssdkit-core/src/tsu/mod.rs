@@ -19,7 +19,7 @@ pub use queues::DieQueues;
 use crate::config::TsuPolicy;
 use crate::engine::Slab;
 use crate::flash::Geometry;
-use crate::ids::{BlockId, DieId, Lpn, PlaneId, Ppn, ReqId, TxId};
+use crate::ids::{BlockId, DieId, FlowId, Lpn, PlaneId, Ppn, ReqId, TxId};
 use crate::settings::Settings;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,18 +143,21 @@ pub struct Tsu {
     turns: Vec<[ClassTurns; 2]>,
     /// `tsu.policy = { type = "flin" }`: FLIN's state.
     flin: Option<Box<policy::flin::Flin>>,
+    /// Each flow's NVMe priority class (0 urgent .. 3 low), for a policy with classes.
+    flow_class: Vec<u8>,
 }
 
 impl Tsu {
-    /// The scheduling unit of device `s` running `user` for `flows` flows, GC placed by
-    /// `policy`.
+    /// The scheduling unit of device `s` running `user` for flows of priority classes
+    /// `flow_class` (one per flow), GC placed by `policy`.
     pub fn new(
         s: &Settings,
         multiplane: bool,
         policy: SchedulingPolicy,
         user: TsuPolicy,
-        flows: usize,
+        flow_class: Vec<u8>,
     ) -> Self {
+        let flows = flow_class.len();
         let geo = s.geo;
         let dies = geo.dies();
         let weights = user.class_weights();
@@ -181,6 +184,7 @@ impl Tsu {
                 TsuPolicy::Flin(f) => Some(Box::new(policy::flin::Flin::from_config(f, s, flows))),
                 _ => None,
             },
+            flow_class,
         }
     }
 
@@ -292,9 +296,11 @@ impl Tsu {
         self.classes
     }
 
-    /// With classes: queues transaction `t` of `flow` (`NO_FLOW`: none) in priority class
-    /// `class` where the policy places it; returns the die.
-    pub fn enqueue_user(&mut self, t: TxId, class: usize, flow: u16, now: u64) -> DieId {
+    /// With classes: queues transaction `t` of `flow` in the flow's priority class where the
+    /// policy places it; a transaction of no flow (a translation-page write-back) goes as high
+    /// (MQSim's UNDEFINED). Returns the die.
+    pub fn enqueue_user(&mut self, t: TxId, flow: Option<FlowId>, now: u64) -> DieId {
+        let class = flow.map_or(1, |f| self.flow_class[f.idx()] as usize);
         if self.flin.is_some() {
             return self.enqueue_flin(t, class, flow, now);
         }

@@ -427,7 +427,7 @@ mod die_steps_tests {
     fn tsu(starvation_limit: u32) -> Tsu {
         let s = Settings::resolve(&Config::default());
         let policy = SchedulingPolicy::PreemptibleGc { starvation_limit };
-        Tsu::new(&s, false, policy, TsuPolicy::OutOfOrder {}, 1)
+        Tsu::new(&s, false, policy, TsuPolicy::OutOfOrder {}, vec![0])
     }
 
     fn queue(t: &mut Tsu, kind: TxKind) -> TxId {

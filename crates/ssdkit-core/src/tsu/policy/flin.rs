@@ -353,15 +353,16 @@ impl Flin {
 /// FLIN at the die queues: the first stage at insertion, the second and third when a die is
 /// free, and what each die runs.
 impl Tsu {
-    /// `tsu.policy = "flin"`: queues user transaction `t` of `flow` (`NO_FLOW`: none) in
+    /// `tsu.policy = "flin"`: queues user transaction `t` of `flow` (None: no flow) in
     /// priority class `class` at the place FLIN's first stage gives it; returns the die.
     pub(in crate::tsu) fn enqueue_flin(
         &mut self,
         t: TxId,
         class: usize,
-        flow: u16,
+        flow: Option<crate::ids::FlowId>,
         now: u64,
     ) -> DieId {
+        let flow = flow.map_or(NO_FLOW, |f| f.0 as u16);
         let tx = *self.txs.get(t.0);
         let die = self.die_of(tx.plane);
         let write = match tx.kind {
