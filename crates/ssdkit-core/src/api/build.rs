@@ -85,8 +85,6 @@ impl Simulator {
                 (!c.flash.die_interleaving && geo.dies_per_chip > 1).then_some(geo.dies_per_chip),
             ),
             serial_chips: !c.flash.die_interleaving && geo.dies_per_chip > 1,
-            direct_reads: false,
-            firmware_at_fetch: true,
             susp: s
                 .suspension
                 .as_ref()
@@ -113,7 +111,6 @@ impl Simulator {
             settings: s,
         };
         sim.backend.record = c.run.latency_breakdown;
-        sim.direct_reads = sim.tsu.reads_always_first() && sim.susp.is_none();
         if c.cache.precondition == CachePrecondition::Dirty {
             let k = sim.cache.as_mut().expect("a dirty cache is on");
             k.precondition_for(c, &sim.settings);
@@ -127,18 +124,18 @@ impl Simulator {
     /// Whether a read to an idle die with nothing queued starts without the queue.
     #[doc(hidden)]
     pub fn direct_reads(&self) -> bool {
-        self.direct_reads
+        self.tsu.direct_reads()
     }
 
     /// Switches the direct start of reads (tests compare it with the queued path).
     #[doc(hidden)]
     pub fn set_direct_reads(&mut self, on: bool) {
-        self.direct_reads = on;
+        self.tsu.set_direct_reads(on);
     }
 
     /// Switches the firmware's booking at fetch (tests compare it with booking at arrival).
     #[doc(hidden)]
     pub fn set_firmware_at_fetch(&mut self, on: bool) {
-        self.firmware_at_fetch = on;
+        self.firmware.set_books_at_fetch(on);
     }
 }

@@ -20,6 +20,13 @@ pub struct Firmware {
     /// Per request slot: its parts (page transactions, cache reads) not finished yet.
     pending: Vec<u32>,
     sectors_per_page: u32,
+    /// Commands are booked when their fetch is booked, not when they arrive (one event fewer
+    /// per command). The bookings are those made at arrival while every booking comes in
+    /// fetch order, so it stops for good at the first command that fetches data before the
+    /// firmware (a TRIM, a write without pipelined transfers). One order can differ: an event
+    /// scheduled between a fetch and that command's arrival for the very picosecond its
+    /// firmware step ends fired before the step and now fires after it (docs/performance.md).
+    at_fetch: bool,
 }
 
 impl Firmware {
@@ -30,7 +37,23 @@ impl Firmware {
             transaction_ps: s.firmware_transaction_ps,
             pending: Vec::new(),
             sectors_per_page: s.geo.sectors_per_page,
+            at_fetch: true,
         }
+    }
+
+    /// Whether a command just fetched is booked now (see `at_fetch`); `data_first`: it
+    /// fetches data before the firmware.
+    #[inline]
+    pub fn books_at_fetch(&mut self, data_first: bool) -> bool {
+        if data_first {
+            self.at_fetch = false;
+        }
+        self.at_fetch
+    }
+
+    /// Switches booking at fetch (tests compare it with booking at arrival).
+    pub fn set_books_at_fetch(&mut self, on: bool) {
+        self.at_fetch = on;
     }
 
     /// Processes a request of `sectors` sectors from `start_sector` arriving at `now`, one

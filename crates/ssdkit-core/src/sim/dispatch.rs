@@ -128,10 +128,10 @@ impl Simulator {
                 return;
             };
             self.bd.fetched(r, self.q.now(), t, stall);
-            if self.host.data_before_firmware(r) {
-                self.firmware_at_fetch = false;
-            }
-            if self.firmware_at_fetch {
+            if self
+                .firmware
+                .books_at_fetch(self.host.data_before_firmware(r))
+            {
                 self.firmware_from(r, t);
             } else {
                 self.at(t, Ev::CommandArrived(r));
@@ -271,7 +271,7 @@ impl Simulator {
     fn enqueue_read(&mut self, t: TxId, ppn: Ppn) {
         let plane = self.settings.geo.plane_of(ppn);
         let die = self.tsu.die_of(plane);
-        if !self.direct_reads || self.dies.busy(die) || !self.tsu.queues(die).is_empty() {
+        if !self.tsu.starts_alone(die, self.dies.busy(die)) {
             return self.enqueue(t);
         }
         self.bd.tx_ready(t, self.q.now());

@@ -90,17 +90,6 @@ pub struct Simulator {
     pub(crate) cache: Option<Box<crate::cache::DataCache>>,
     pub(crate) backend: Backend,
     pub(crate) dies: Dies,
-    /// A user read to an idle die with an empty queue starts without queueing: true when
-    /// the scheduler could choose nothing else (`out_of_order`, no priority classes, no
-    /// suspension).
-    pub(crate) direct_reads: bool,
-    /// The firmware books a command when its fetch is booked, not when it arrives (one event
-    /// fewer per command). The bookings are those made at arrival while every booking comes in
-    /// fetch order, so it stops for good at the first command that fetches data before the
-    /// firmware (a TRIM, a write without pipelined transfers). One order can differ: an event
-    /// scheduled between a fetch and that command's arrival for the very picosecond its
-    /// firmware step ends fired before the step and now fires after it (docs/performance.md).
-    pub(crate) firmware_at_fetch: bool,
     /// Per-flow GC accounting (runs of 2 to 255 flows): which flow last wrote each logical
     /// page, and the GC page moves of each flow's data.
     pub(crate) owners: Option<Box<GcOwners>>,

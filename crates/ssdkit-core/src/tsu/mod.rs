@@ -145,6 +145,8 @@ pub struct Tsu {
     flin: Option<Box<policy::flin::Flin>>,
     /// Each flow's NVMe priority class (0 urgent .. 3 low), for a policy with classes.
     flow_class: Vec<u8>,
+    /// User reads may start without the queue (`starts_alone`).
+    direct_reads: bool,
 }
 
 impl Tsu {
@@ -185,7 +187,27 @@ impl Tsu {
                 _ => None,
             },
             flow_class,
+            direct_reads: matches!(user, TsuPolicy::OutOfOrder {}) && s.suspension.is_none(),
         }
+    }
+
+    /// Whether a user read to `die` (busy or not) starts at once, without the queue: the
+    /// scheduler could choose nothing else (`out_of_order`, no priority classes, no
+    /// suspension), and the die is free with nothing queued, so it would take the read first,
+    /// alone, with no GC waiting.
+    #[inline]
+    pub fn starts_alone(&self, die: DieId, busy: bool) -> bool {
+        self.direct_reads && !busy && self.queues(die).is_empty()
+    }
+
+    /// Whether user reads may start without the queue (see `starts_alone`).
+    pub fn direct_reads(&self) -> bool {
+        self.direct_reads
+    }
+
+    /// Switches the direct start of reads (tests compare it with the queued path).
+    pub fn set_direct_reads(&mut self, on: bool) {
+        self.direct_reads = on;
     }
 
     #[inline]

@@ -6,7 +6,6 @@
 //! write's planes wait at their GC reserve, a GC operation turns out stale).
 
 use super::{Choice, Tsu, TxKind};
-use crate::config::TsuPolicy;
 use crate::flash::MAX_BATCH;
 use crate::ids::{DieId, TxId};
 
@@ -122,13 +121,6 @@ impl Tsu {
     pub fn started(&mut self, die: DieId, plan: &DieSteps, by_gc: bool) {
         let policy = self.policy;
         policy.started(&mut self.queues[die.idx()], by_gc, plan.gc_waiting);
-    }
-
-    /// Whether the policy starts any read before any write, with no classes (a read that
-    /// finds its die idle with nothing queued can go at once, without the queue).
-    #[inline]
-    pub fn reads_always_first(&self) -> bool {
-        matches!(self.user, TsuPolicy::OutOfOrder {})
     }
 
     /// The user work a free die tries, in order, as `tsu.policy` says (`policy/`).
