@@ -22,7 +22,7 @@
 //!
 //! `sim` owns one of each component, defines the event enum, dispatches events to the
 //! components (`sim::dispatch`, `sim::gc`) and holds the run loop (`sim::run`: the
-//! `step`/`run_until`/`is_idle` primitives and the watchdog). The drivers sit above it: `api`
+//! `start`/`run_until`/`run_through` primitives and the watchdog). The drivers sit above it: `api`
 //! builds a simulator (`api::build`), runs a batch run (`api::batch`) and gathers its result
 //! document (`api::report`); `device` drives one a request at a time. `engine` is the generic
 //! event queue (its entries one integer each), slab and random streams; `config` holds the typed configuration

@@ -366,3 +366,26 @@ fn drivers_and_construction_live_above_sim() {
         wrong.join("\n")
     );
 }
+
+/// `sim/` only wires the layers (docs/architecture.md): what grows there is a decision or a
+/// driver that belongs in a layer or above. The budget counts every line, comments included.
+const SIM_LINE_BUDGET: usize = 1_500;
+
+#[test]
+fn sim_stays_within_its_line_budget() {
+    let sim = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sim");
+    let mut files = Vec::new();
+    rust_files(&sim, &mut files);
+    let per_file: Vec<(String, usize)> = files
+        .iter()
+        .map(|f| {
+            let n = fs::read_to_string(f).unwrap().lines().count();
+            (f.file_name().unwrap().to_string_lossy().into_owned(), n)
+        })
+        .collect();
+    let total: usize = per_file.iter().map(|(_, n)| n).sum();
+    assert!(
+        total <= SIM_LINE_BUDGET,
+        "src/sim/ has {total} lines, over its budget of {SIM_LINE_BUDGET}: {per_file:?}; move the decision or driver that grew into its layer"
+    );
+}

@@ -115,7 +115,13 @@ impl Simulator {
             let k = sim.cache.as_mut().expect("a dirty cache is on");
             k.precondition_for(c, &sim.settings);
         }
-        sim.reclaim_where_wanted();
+        // A state whose user writes are blocked at a reserve with GC idle (a snapshot, or untimed
+        // writes that stopped there) would wait for a trigger that never comes: collect there
+        // from the start, as the timed run would have.
+        for p in 0..sim.settings.geo.planes() {
+            sim.ftl.reclaim_if_wanted(crate::ids::PlaneId(p));
+            sim.queue_ftl_ops();
+        }
         sim
     }
 

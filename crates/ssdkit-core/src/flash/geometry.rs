@@ -70,6 +70,14 @@ impl Geometry {
     pub fn total_blocks(&self) -> u32 {
         self.planes() * self.blocks_per_plane
     }
+    /// The sector bitmap of a whole page.
+    #[inline]
+    pub fn full_page_mask(&self) -> u64 {
+        match self.sectors_per_page {
+            64.. => u64::MAX,
+            spp => (1u64 << spp) - 1,
+        }
+    }
     /// Bytes of `sectors` sectors.
     #[inline]
     pub fn sector_bytes_of(&self, sectors: u64) -> u64 {

@@ -7,6 +7,7 @@
 //! `issue_write_page` (a write-back: eviction, flush or FUA). Both translate the logical page
 //! there, so a mapping cache can delay them in one place.
 
+use super::mapping::Parked;
 use super::{Ev, Simulator};
 use crate::cache::{Action, Answer, Plan};
 use crate::frontend::split;
@@ -42,7 +43,15 @@ impl Simulator {
         for &a in &plan.actions {
             match a {
                 Action::WriteBack(w) => {
-                    self.issue_write_page(w.lpn, w.dirty, w.cached, w.flow, w.wb, w.req);
+                    self.issue_write_page(Parked {
+                        kind: TxKind::CacheWrite,
+                        req: w.req,
+                        flow: w.flow,
+                        lpn: w.lpn,
+                        sectors: w.dirty,
+                        cached: w.cached,
+                        slot: w.wb,
+                    });
                     parts += 1;
                 }
                 Action::WriteData(r) => self.cache_write_data(r),
@@ -90,36 +99,21 @@ impl Simulator {
         sectors: u64,
         fill: u32,
     ) -> bool {
-        if self.cmt_on {
-            let parked = super::mapping::Parked::CacheRead {
-                req: r,
-                flow,
-                lpn,
-                sectors,
-                fill,
-            };
-            if !self.cmt_lookup_for(lpn, parked) {
-                // Counted as a flash part of the request now; issued when its translation
-                // page is in (`cache_read_resumed`).
-                return true;
-            }
+        let p = Parked {
+            kind: TxKind::CacheRead,
+            req: r,
+            flow,
+            lpn,
+            sectors,
+            cached: 0,
+            slot: fill,
+        };
+        if self.cmt_on && !self.cmt_lookup(p) {
+            // Counted as a flash part of the request now; issued when its translation page is
+            // in (`mapping_read_done`).
+            return true;
         }
         self.issue_read(TxKind::CacheRead, r, flow, lpn, sectors, fill)
-    }
-
-    /// A read miss whose translation page just arrived: issued now; a page never written
-    /// ends its part of the request at once.
-    pub(super) fn cache_read_resumed(
-        &mut self,
-        r: ReqId,
-        flow: FlowId,
-        lpn: Lpn,
-        sectors: u64,
-        fill: u32,
-    ) {
-        if !self.issue_read(TxKind::CacheRead, r, flow, lpn, sectors, fill) {
-            self.part_done(r, 0);
-        }
     }
 
     #[inline(never)]
@@ -162,54 +156,28 @@ impl Simulator {
         self.cache_run(plan);
     }
 
-    /// Programs `lpn` with its cached data: `sectors` (the dirty ones) and the other
-    /// `cached` sectors from DRAM; sectors the page holds on flash and the cache does not are
-    /// read first (read-modify-write, as an uncached partial write). `wb` is the write-back
-    /// record; `req` a FUA write waiting for it, or NONE.
-    pub(super) fn issue_write_page(
-        &mut self,
-        lpn: Lpn,
-        sectors: u64,
-        cached: u64,
-        flow: FlowId,
-        wb: u32,
-        req: ReqId,
-    ) {
-        if self.cmt_on {
-            let parked = super::mapping::Parked::CacheWrite {
-                lpn,
-                sectors,
-                cached,
-                flow,
-                wb,
-                req,
-            };
-            if !self.cmt_lookup_for(lpn, parked) {
-                return;
-            }
+    /// Programs page `p.lpn` with its cached data: `p.sectors` (the dirty ones) and the other
+    /// `p.cached` sectors from DRAM; sectors the page holds on flash and the cache does not are
+    /// read first (read-modify-write, as an uncached partial write). `p.slot` is the
+    /// write-back record; `p.req` a FUA write waiting for it, or NONE.
+    fn issue_write_page(&mut self, p: Parked) {
+        if !self.cmt_on || self.cmt_lookup(p) {
+            self.issue_write_page_mapped(p);
         }
-        self.issue_write_page_mapped(lpn, sectors, cached, flow, wb, req);
     }
 
-    /// [`Simulator::issue_write_page`] with the page's mapping entry at hand. Sectors the
-    /// page holds on flash and the cache does not are read first.
-    pub(super) fn issue_write_page_mapped(
-        &mut self,
-        lpn: Lpn,
-        sectors: u64,
-        cached: u64,
-        flow: FlowId,
-        wb: u32,
-        req: ReqId,
-    ) {
-        let full = self.full_page_mask();
-        let pinned = self.flows[flow.idx()].pinned();
-        let (plane, rmw) = self.ftl.place_write(lpn, sectors | cached, full, pinned);
+    /// [`Simulator::issue_write_page`] with the page's mapping entry at hand.
+    pub(super) fn issue_write_page_mapped(&mut self, p: Parked) {
+        let full = self.settings.geo.full_page_mask();
+        let pinned = self.flows[p.flow.idx()].pinned();
+        let (plane, rmw) = self
+            .ftl
+            .place_write(p.lpn, p.sectors | p.cached, full, pinned);
         let w = Tx {
-            req,
-            lpn,
-            sectors,
-            slot: wb,
+            req: p.req,
+            lpn: p.lpn,
+            sectors: p.sectors,
+            slot: p.slot,
             ..Tx::new(TxKind::CacheWrite, plane)
         };
         let (w, rr) = self.tsu.insert_write(w, rmw);

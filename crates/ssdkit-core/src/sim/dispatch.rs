@@ -2,9 +2,10 @@
 //! transactions, die scheduling and execution, completion. Each asks the owning component what
 //! happens and when; the choices themselves live in the components.
 
+use super::mapping::Parked;
 use super::{Ev, Simulator};
 use crate::flash::MAX_BATCH;
-use crate::frontend::{split, PageChunk};
+use crate::frontend::split;
 use crate::ftl::OpClass;
 use crate::host::completion::Wake;
 use crate::host::interrupts::Pending;
@@ -185,12 +186,6 @@ impl Simulator {
         if self.cache.is_some() && self.cache_dispatch(r, &req) {
             return;
         }
-        if req.op == Op::Flush {
-            // No write cache (`cache.mode` without writes): every write is durable when it
-            // completes, so a flush has nothing to wait for beyond its own command path.
-            self.flash_done(r, 0);
-            return;
-        }
         if req.op == Op::Trim {
             // Whole pages only: partial pages at the edges keep their data.
             for c in split(req.start_sector, req.sectors, spp).filter(|c| c.full) {
@@ -198,18 +193,21 @@ impl Simulator {
                 self.queue_ftl_ops();
             }
             self.ftl.trim_command();
-            self.flash_done(r, 0);
-            return;
+        }
+        // A flush without a write cache (`cache.mode` without writes) has nothing to wait for
+        // beyond its command path: every write is durable when it completes.
+        if matches!(req.op, Op::Trim | Op::Flush) {
+            return self.flash_done(r, 0);
         }
         let mut pending = 0;
         let write = req.op == Op::Write;
         for c in split(req.start_sector, req.sectors, spp) {
-            if self.cmt_on && !self.cmt_lookup(r, req.flow, write, c) {
+            if self.cmt_on && !self.cmt_lookup(Parked::page(write, r, req.flow, c.lpn, c.sectors)) {
                 // Issued when its translation page is in (mapping_read_done).
                 pending += 1;
                 continue;
             }
-            if self.issue_page(r, req.flow, !write, c) {
+            if self.issue_page(r, req.flow, !write, c.lpn, c.sectors) {
                 pending += 1;
             }
         }
@@ -228,12 +226,19 @@ impl Simulator {
     /// Issues the transaction of one page of request `r`, its mapping entry at hand. False
     /// for a read of a page never written, which needs no flash.
     #[inline]
-    pub(super) fn issue_page(&mut self, r: ReqId, flow: FlowId, read: bool, c: PageChunk) -> bool {
+    pub(super) fn issue_page(
+        &mut self,
+        r: ReqId,
+        flow: FlowId,
+        read: bool,
+        lpn: Lpn,
+        sectors: u64,
+    ) -> bool {
         if !read {
-            self.queue_write_page(r, flow, c);
+            self.queue_write_page(r, flow, lpn, sectors);
             return true;
         }
-        self.issue_read(TxKind::UserRead, r, flow, c.lpn, c.sectors, u32::MAX)
+        self.issue_read(TxKind::UserRead, r, flow, lpn, sectors, u32::MAX)
     }
 
     /// Issues a read (a user read, or a data-cache read filling entry `slot`) of `sectors`
@@ -299,15 +304,15 @@ impl Simulator {
     /// Queues the write of one page of request `r`: once its data is in (at once unless it
     /// crosses the link now, page by page) and, for a partial page, once the unchanged sectors
     /// have been read. Out of the split loop so that reads keep their tight loop.
-    fn queue_write_page(&mut self, r: ReqId, flow: FlowId, c: PageChunk) {
+    fn queue_write_page(&mut self, r: ReqId, flow: FlowId, lpn: Lpn, sectors: u64) {
         let now = self.q.now();
-        let full = self.full_page_mask();
+        let full = self.settings.geo.full_page_mask();
         let pinned = self.flows[flow.idx()].pinned();
-        let (plane, rmw) = self.ftl.place_write(c.lpn, c.sectors, full, pinned);
+        let (plane, rmw) = self.ftl.place_write(lpn, sectors, full, pinned);
         let w = Tx {
             req: r,
-            lpn: c.lpn,
-            sectors: c.sectors,
+            lpn,
+            sectors,
             ..Tx::new(TxKind::UserWrite, plane)
         };
         let (w, rr) = self.tsu.insert_write(w, rmw);
@@ -315,7 +320,7 @@ impl Simulator {
         if self.host.pipelined() {
             // This page's data queues on the link behind the request's earlier pages.
             let t;
-            (t, stall) = self.host.write_chunk(now, c.sectors.count_ones());
+            (t, stall) = self.host.write_chunk(now, sectors.count_ones());
             if t > now {
                 self.at(t, Ev::WriteChunkArrived(w));
                 self.tsu.get_mut(w).waits += 1;

@@ -12,7 +12,7 @@ impl Simulator {
     /// call that may decide some, so that queueing order (and so every result) is the
     /// order the FTL decided in.
     #[inline]
-    pub(super) fn queue_ftl_ops(&mut self) {
+    pub(crate) fn queue_ftl_ops(&mut self) {
         if self.ftl.has_ops() {
             self.queue_ftl_ops_now();
         }
@@ -24,7 +24,7 @@ impl Simulator {
         // inside, before the rest of this list, as it was decided.
         let mut ops = std::mem::take(&mut self.ftl_ops);
         self.ftl.take_ops(&mut ops);
-        let all = self.full_page_mask();
+        let all = self.settings.geo.full_page_mask();
         // The cached map's misses leave one translation-page read: the common case, queued
         // without the list's bookkeeping.
         if let [op @ FlashOp::Read { .. }] = ops[..] {
@@ -42,7 +42,7 @@ impl Simulator {
                 reads.push(self.tsu.insert(op.tx(all)));
                 continue;
             }
-            self.enqueue_reads(&mut reads);
+            reads.drain(..).for_each(|t| self.enqueue(t));
             let t = self.tsu.insert(op.tx(all));
             match op {
                 FlashOp::Program {
@@ -56,16 +56,10 @@ impl Simulator {
                 _ => self.enqueue(t),
             }
         }
-        self.enqueue_reads(&mut reads);
+        reads.drain(..).for_each(|t| self.enqueue(t));
         self.ftl_reads = reads;
         ops.clear();
         self.ftl_ops = ops;
-    }
-
-    fn enqueue_reads(&mut self, reads: &mut Vec<TxId>) {
-        for t in reads.drain(..) {
-            self.enqueue(t);
-        }
     }
 
     /// Idle-time GC: the die has nothing queued; the FTL decides whether its planes collect.

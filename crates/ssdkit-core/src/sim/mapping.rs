@@ -4,75 +4,49 @@
 //! is read or written back and who waits is the FTL's (`ftl/page/cmt_path.rs`).
 
 use super::Simulator;
-use crate::frontend::PageChunk;
 use crate::ids::{FlowId, Lpn, ReqId};
+use crate::tsu::TxKind;
 
-/// A page transaction waiting for its translation page, with what it needs to be issued.
+/// A page transaction waiting for its translation page, with what it needs to be issued:
+/// a request's page on the uncached path (`UserRead`, `UserWrite`), a data-cache read miss
+/// filling entry `slot` (`CacheRead`), or a data-cache write-back of record `slot` with the
+/// other `cached` sectors (`CacheWrite`; `req` a FUA write waiting for it, or NONE).
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Parked {
-    /// A request's page on the uncached path.
-    Page {
-        req: ReqId,
-        flow: FlowId,
-        chunk: PageChunk,
-        write: bool,
-    },
-    /// A data-cache read miss (`fill`: the cache entry to fill, or NONE).
-    CacheRead {
-        req: ReqId,
-        flow: FlowId,
-        lpn: Lpn,
-        sectors: u64,
-        fill: u32,
-    },
-    /// A data-cache write-back (see `issue_write_page`).
-    CacheWrite {
-        lpn: Lpn,
-        sectors: u64,
-        cached: u64,
-        flow: FlowId,
-        wb: u32,
-        req: ReqId,
-    },
+pub(crate) struct Parked {
+    pub kind: TxKind,
+    pub req: ReqId,
+    pub flow: FlowId,
+    pub lpn: Lpn,
+    pub sectors: u64,
+    pub cached: u64,
+    pub slot: u32,
 }
 
 impl Parked {
-    fn flow(&self) -> FlowId {
-        match *self {
-            Parked::Page { flow, .. }
-            | Parked::CacheRead { flow, .. }
-            | Parked::CacheWrite { flow, .. } => flow,
-        }
-    }
-    fn write(&self) -> bool {
-        match *self {
-            Parked::Page { write, .. } => write,
-            Parked::CacheRead { .. } => false,
-            Parked::CacheWrite { .. } => true,
+    /// A request's page on the uncached path.
+    #[inline]
+    pub fn page(write: bool, req: ReqId, flow: FlowId, lpn: Lpn, sectors: u64) -> Self {
+        Self {
+            kind: TxKind::user(write),
+            req,
+            flow,
+            lpn,
+            sectors,
+            cached: 0,
+            slot: u32::MAX,
         }
     }
 }
 
 impl Simulator {
-    /// Looks up the entry of a user page transaction. True: the transaction may be issued now.
-    /// False: it waits for its translation page and is issued from `mapping_read_done`.
-    pub(super) fn cmt_lookup(&mut self, r: ReqId, flow: FlowId, write: bool, c: PageChunk) -> bool {
-        let parked = Parked::Page {
-            req: r,
-            flow,
-            chunk: c,
-            write,
-        };
-        self.cmt_lookup_for(c.lpn, parked)
-    }
-
-    /// [`Simulator::cmt_lookup`] for any page transaction: `parked` is what to issue once
-    /// the translation page is in.
-    pub(super) fn cmt_lookup_for(&mut self, lpn: Lpn, parked: Parked) -> bool {
+    /// Looks up the entry of page transaction `p`. True: it may be issued now. False: it
+    /// waits for its translation page and is issued from `mapping_read_done`.
+    pub(super) fn cmt_lookup(&mut self, p: Parked) -> bool {
         let h = self.parked.next();
-        let now = self.ftl.map_lookup(lpn, parked.flow(), parked.write(), h);
+        let write = matches!(p.kind, TxKind::UserWrite | TxKind::CacheWrite);
+        let now = self.ftl.map_lookup(p.lpn, p.flow, write, h);
         if !now {
-            self.parked.park(h, parked);
+            self.parked.park(h, p);
         }
         self.queue_ftl_ops();
         now
@@ -88,45 +62,26 @@ impl Simulator {
             return;
         };
         for (h, _, _) in r.waiters {
-            match self.parked.take(h) {
-                Parked::Page {
-                    req,
-                    flow,
-                    chunk,
-                    write,
-                } => {
-                    if !self.issue_page(req, flow, !write, chunk) && self.firmware.part_done(req) {
-                        self.flash_done(req, 0);
+            let p = self.parked.take(h);
+            match p.kind {
+                TxKind::CacheRead => {
+                    if !self.issue_read(p.kind, p.req, p.flow, p.lpn, p.sectors, p.slot) {
+                        self.part_done(p.req, 0);
                     }
                 }
-                Parked::CacheRead {
-                    req,
-                    flow,
-                    lpn,
-                    sectors,
-                    fill,
-                } => self.cache_read_resumed(req, flow, lpn, sectors, fill),
-                Parked::CacheWrite {
-                    lpn,
-                    sectors,
-                    cached,
-                    flow,
-                    wb,
-                    req,
-                } => self.issue_write_page_mapped(lpn, sectors, cached, flow, wb, req),
+                TxKind::CacheWrite => self.issue_write_page_mapped(p),
+                _ => {
+                    let read = p.kind == TxKind::UserRead;
+                    if !self.issue_page(p.req, p.flow, read, p.lpn, p.sectors)
+                        && self.firmware.part_done(p.req)
+                    {
+                        self.flash_done(p.req, 0);
+                    }
+                }
             }
         }
         for w in r.release {
             self.release_write(w);
-        }
-    }
-
-    pub(super) fn full_page_mask(&self) -> u64 {
-        let spp = self.settings.geo.sectors_per_page;
-        if spp >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << spp) - 1
         }
     }
 }

@@ -7,7 +7,7 @@
 //! - `cache`: the data cache's wiring (its plans into transactions and events);
 //! - `gc`: turning the FTL's GC steps into transactions;
 //! - `mapping`: the cached mapping table's lookups, translation-page reads and write-backs;
-//! - `run`: the run loop (`start`, `step`, `run_until`, `is_idle`) and the watchdog;
+//! - `run`: the run loop (`start`, `run_until`, `run_through`) and the watchdog;
 //! - `completion`: the host model's wiring.
 //!
 //! The drivers live above: `api` builds a simulator (`api::build`), runs it to the end of its
@@ -128,17 +128,6 @@ pub struct Simulator {
 }
 
 impl Simulator {
-    /// Starts the reclaim a freshly built device owes: a state whose user writes are blocked
-    /// at a reserve with GC idle (a snapshot or untimed writes that stopped there) would wait
-    /// for a trigger that never comes, so collect there from the start, as the timed run
-    /// would have.
-    pub(crate) fn reclaim_where_wanted(&mut self) {
-        for p in 0..self.settings.geo.planes() {
-            self.ftl.reclaim_if_wanted(crate::ids::PlaneId(p));
-            self.queue_ftl_ops();
-        }
-    }
-
     /// Schedules an event; a time before the clock is a model error that stops the run.
     #[inline]
     fn at(&mut self, t: Picoseconds, ev: Ev) {

@@ -1,6 +1,5 @@
-//! The run loop: the primitives every driver is made of (`start`, `step`, `run_until`,
-//! `run_through`, `is_idle`; the batch run is in `api::batch`, the step-by-step device in
-//! `device`). A watchdog turns a run that keeps processing events without finishing any user
+//! The run loop: the primitives every driver is made of (`start`, `run_until`, `run_through`;
+//! the batch run is in `api::batch`, the step-by-step device in `device`). A watchdog turns a run that keeps processing events without finishing any user
 //! work into an error naming the state, rather than a hang.
 
 use super::Simulator;
@@ -20,20 +19,6 @@ impl Simulator {
         for f in 0..self.flows.len() {
             self.pump(FlowId(f as u32));
         }
-    }
-
-    /// Processes the next event, if any; returns its time. Errors of the model or of a flow's
-    /// request source (and a livelock) end the run with an error.
-    pub fn step(&mut self) -> Result<Option<Picoseconds>, Error> {
-        let Some((t, ev)) = self.q.pop() else {
-            return Ok(None);
-        };
-        if t >= self.marks.next {
-            self.cross_marks(t);
-        }
-        self.handle(ev);
-        self.after_event()?;
-        Ok(Some(t))
     }
 
     /// Processes every event up to and including time `t`, then moves the clock to `t`.
@@ -105,11 +90,6 @@ impl Simulator {
             )));
         }
         Ok(())
-    }
-
-    /// No event pending and no request inside the device.
-    pub fn is_idle(&mut self) -> bool {
-        self.q.peek_time().is_none() && self.outstanding() == 0
     }
 
     /// Current simulated time.

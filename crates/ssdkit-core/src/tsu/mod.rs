@@ -47,6 +47,15 @@ pub enum TxKind {
 }
 
 impl TxKind {
+    /// A request's page: a write or a read.
+    #[inline]
+    pub fn user(write: bool) -> Self {
+        if write {
+            TxKind::UserWrite
+        } else {
+            TxKind::UserRead
+        }
+    }
     pub fn is_gc(self) -> bool {
         matches!(self, TxKind::GcRead | TxKind::GcWrite | TxKind::GcErase)
     }
