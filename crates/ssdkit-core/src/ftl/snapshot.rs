@@ -51,7 +51,7 @@ use crate::result::PreconditionRecord;
 use crate::settings::Settings;
 use serde_json::{json, Value};
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"SSDKSNAP";
@@ -472,6 +472,23 @@ struct CrcReader<R: Read> {
     /// thousands of small reads).
     buf: Vec<u8>,
 }
+impl<R: BufRead> CrcReader<R> {
+    /// The reader of the compressed body that follows the header (one zstd frame), checksum
+    /// and buffer carried on.
+    fn into_body(self) -> Result<CrcReader<zstd::stream::read::Decoder<'static, R>>, Error> {
+        let dec = zstd::stream::read::Decoder::with_buffer(self.inner)
+            .map_err(|e| Error::Io(format!("{}: cannot read snapshot: {e}", self.origin)))?
+            .single_frame();
+        Ok(CrcReader {
+            inner: dec,
+            crc: self.crc,
+            origin: self.origin,
+            body: true,
+            buf: self.buf,
+        })
+    }
+}
+
 impl<R: Read> CrcReader<R> {
     fn get(&mut self, buf: &mut [u8]) -> Result<(), Error> {
         self.inner.read_exact(buf).map_err(|e| {
@@ -607,23 +624,7 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
     // from where preconditioning left it, as a run that preconditions itself does.
     ftl.gc_rng = serde_json::from_value(header["gc_rng"].clone())
         .map_err(|e| bad(format!("corrupt snapshot header (gc_rng): {e}")))?;
-    let CrcReader {
-        inner,
-        crc,
-        origin,
-        buf,
-        ..
-    } = r;
-    let dec = zstd::stream::read::Decoder::with_buffer(inner)
-        .map_err(|e| bad(format!("cannot read snapshot: {e}")))?
-        .single_frame();
-    let mut r = CrcReader {
-        inner: dec,
-        crc,
-        origin: origin.clone(),
-        body: true,
-        buf,
-    };
+    let mut r = r.into_body()?;
     // Found before the checksum is reached: a count that cannot be, in damaged bytes.
     let corrupt = |m: String| {
         bad(format!(
@@ -922,23 +923,7 @@ fn load_block<R: std::io::BufRead>(
     {
         return Err(bad("corrupt snapshot header (array sizes)".into()));
     }
-    let CrcReader {
-        inner,
-        crc,
-        origin: o,
-        buf,
-        ..
-    } = r;
-    let dec = zstd::stream::read::Decoder::with_buffer(inner)
-        .map_err(|e| bad(format!("cannot read snapshot: {e}")))?
-        .single_frame();
-    let mut r = CrcReader {
-        inner: dec,
-        crc,
-        origin: o,
-        body: true,
-        buf,
-    };
+    let mut r = r.into_body()?;
     r.u32s(&mut f.l2p)?;
     r.u32s(&mut f.written)?;
     r.u32s(&mut f.erase_count)?;
