@@ -79,6 +79,9 @@ class Device:
     preconditioning builds the steady state of the configured flows' random writes, so describe
     the workload to come in the flows (``flow.0.read_fraction``, ``pattern``, ranges) for the
     device to start in the state it reaches under it; their other workload keys are unused.
+    ``queues=N`` gives the device N queue pairs, the last ``[[flow]]`` repeated (named
+    ``queue<i>``) up to N, for a host that opens queues as it goes (``ssdkit serve`` gives each
+    NBD connection one); per-flow ``shares`` must then name all N.
 
     Time only moves forward: :meth:`submit` first processes every event before its time,
     :meth:`run_until` every event up to and including its time. A request stream submitted
@@ -105,11 +108,16 @@ class Device:
         overrides: Overrides = None,
         seed: int | None = None,
         snapshot: str | os.PathLike[str] | None = None,
+        queues: int | None = None,
         **kw: Any,
     ) -> None:
         src = _source(config, preset)
         snap = None if snapshot is None else _path(snapshot, "snapshot")
-        self._dev = _native.Device(overrides=_override_list(overrides, kw, seed), snapshot=snap, **src)
+        if queues is not None and (isinstance(queues, bool) or not isinstance(queues, int)):
+            raise TypeError(f"queues must be an int, not {type(queues).__name__}")
+        if queues is not None and not 1 <= queues <= 65535:
+            raise ValueError(f"queues={queues}: give 1..=65535 queue pairs")
+        self._dev = _native.Device(overrides=_override_list(overrides, kw, seed), snapshot=snap, queues=queues, **src)
 
     # -- one request at a time ---------------------------------------------------------------
 
@@ -145,6 +153,17 @@ class Device:
     def now_ps(self) -> int:
         """Current simulated time in picoseconds."""
         return self._dev.now_ps()
+
+    def next_event(self) -> int | None:
+        """Time in nanoseconds of the earliest pending event (a completion, the end of a flash
+        operation, a controller timer), rounded up so that :meth:`run_until` of it processes
+        the event; ``None`` when nothing is scheduled. A driver that follows the wall clock
+        sleeps until then, or until its next submission if that comes first."""
+        return self._dev.next_event_ns()
+
+    def next_event_ps(self) -> int | None:
+        """:meth:`next_event` in picoseconds, exact."""
+        return self._dev.next_event_ps()
 
     def outstanding(self) -> int:
         """Requests submitted and not completed yet (including those waiting in the host for

@@ -393,6 +393,41 @@ def test_clock_units_and_result():
     dev.close()
 
 
+def test_next_event_steps_to_each_completion():
+    dev = ssdkit.Device("mqsim-paper", overrides=DEV)
+    assert dev.next_event() is None and dev.next_event_ps() is None
+    dev.submit(1000, "read", 0, 4096)
+    dev.submit(1000, "write", 1 << 20, 8192)
+    seen = []
+    while (t := dev.next_event()) is not None:
+        ps = dev.next_event_ps()
+        # Rounded up to a whole ns, so run_until(t) processes the event.
+        assert t == -(-ps // 1000) and t >= dev.now()
+        dev.run_until(t)
+        for c in dev.drain():
+            assert c.complete_ns == ps // 1000
+            seen.append(c.op)
+    assert sorted(seen) == ["read", "write"] and dev.outstanding() == 0
+
+
+def test_added_queue_pairs_copy_the_last_flow(tmp_path):
+    snap = tmp_path / "device.snap"
+    ssdkit.precondition("mqsim-paper", snap, overrides=TINY)
+    for kw in ({}, {"snapshot": snap}):
+        with ssdkit.Device("mqsim-paper", overrides=TINY, queues=3, **kw) as dev:
+            assert dev.queues == 3
+            for q in range(3):
+                dev.submit(0, "read", q * 4096, 4096, queue=q)
+            dev.run_to_idle()
+            assert sorted(c.queue for c in dev.drain()) == [0, 1, 2]
+            r = dev.result()
+        assert [f.name for f in r.flows][1:] == ["queue1", "queue2"]
+    with pytest.raises(ValueError, match="1..=65535"):
+        ssdkit.Device("mqsim-paper", overrides=TINY, queues=0)
+    with pytest.raises(TypeError, match="queues must be an int"):
+        ssdkit.Device("mqsim-paper", overrides=TINY, queues="4")
+
+
 def test_device_from_snapshot(tmp_path):
     snap = tmp_path / "device.snap"
     ssdkit.precondition("mqsim-paper", snap, overrides=TINY)

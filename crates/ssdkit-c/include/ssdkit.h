@@ -236,6 +236,17 @@ int ssdkit_drain(struct SsdkitDevice *dev, struct SsdkitCompletion *buf, size_t 
 int ssdkit_now_ns(const struct SsdkitDevice *dev, uint64_t *ns_out);
 
 /**
+ * Stores in `*ns_out` the time in ns of the earliest pending event (a completion, the end of
+ * a flash operation, a controller timer), rounded up so that `ssdkit_run_until` of it
+ * processes the event; `UINT64_MAX` when nothing is scheduled. A driver that follows the wall
+ * clock sleeps until then, or until its next submission if that comes first.
+ *
+ * # Safety
+ * `dev` is a live device (or NULL); `ns_out` is NULL or writable.
+ */
+int ssdkit_next_event_ns(const struct SsdkitDevice *dev, uint64_t *ns_out);
+
+/**
  * Stores the number of requests submitted and not yet completed in `*n_out` (those waiting in
  * the host for room in their submission queue included).
  *

@@ -531,6 +531,27 @@ pub unsafe extern "C" fn ssdkit_now_ns(dev: *const SsdkitDevice, ns_out: *mut u6
     })
 }
 
+/// Stores in `*ns_out` the time in ns of the earliest pending event (a completion, the end of
+/// a flash operation, a controller timer), rounded up so that `ssdkit_run_until` of it
+/// processes the event; `UINT64_MAX` when nothing is scheduled. A driver that follows the wall
+/// clock sleeps until then, or until its next submission if that comes first.
+///
+/// # Safety
+/// `dev` is a live device (or NULL); `ns_out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn ssdkit_next_event_ns(dev: *const SsdkitDevice, ns_out: *mut u64) -> c_int {
+    guard("ssdkit_next_event_ns", || {
+        // SAFETY: the caller's promises (the device is not changed, except its busy flag).
+        unsafe {
+            put(ns_out, "ns_out", 0)?;
+            let v = with_device(dev.cast_mut(), |d| {
+                Ok(d.dev.next_event_ps().map_or(u64::MAX, |t| t.div_ceil(1000)))
+            })?;
+            put(ns_out, "ns_out", v)
+        }
+    })
+}
+
 /// Stores the number of requests submitted and not yet completed in `*n_out` (those waiting in
 /// the host for room in their submission queue included).
 ///

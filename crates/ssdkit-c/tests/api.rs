@@ -193,6 +193,9 @@ fn requests_complete_at_the_rust_devices_times() {
         assert_eq!((id, want), (i as u64, i as u64));
     }
     assert_eq!(u64_out(ssdkit_outstanding, &c), rust.outstanding());
+    // The next event, rounded up to a whole ns, is where run_until processes it.
+    let next = rust.next_event_ps().expect("requests are in flight");
+    assert_eq!(u64_out(ssdkit_next_event_ns, &c), next.div_ceil(1000));
     rust.run_to_idle().unwrap();
     // SAFETY: a live device.
     assert_eq!(unsafe { ssdkit_run_to_idle(c.0) }, SSDKIT_OK);
@@ -203,6 +206,9 @@ fn requests_complete_at_the_rust_devices_times() {
         want.iter().any(|w| !w.complete_ps.is_multiple_of(1000)),
         "some completion time is not a whole ns, so the rounding is checked"
     );
+    // Idle: nothing scheduled.
+    assert_eq!(rust.next_event_ps(), None);
+    assert_eq!(u64_out(ssdkit_next_event_ns, &c), u64::MAX);
     // The clock stops on the next whole ns after the last event, where a submission is taken.
     let now = u64_out(ssdkit_now_ns, &c);
     assert_eq!(now, rust.now_ps().div_ceil(1000));
@@ -452,7 +458,7 @@ fn null_pointers_are_refused_by_every_call() {
             &mut s as *mut *mut c_char,
         );
         let pb = buf.as_mut_ptr();
-        let cases: [(&str, &dyn Fn() -> c_int); 9] = [
+        let cases: [(&str, &dyn Fn() -> c_int); 10] = [
             ("ssdkit_submit", &|| {
                 ssdkit_submit(null, 0, SSDKIT_OP_READ, 0, 512, 0, pv)
             }),
@@ -460,6 +466,7 @@ fn null_pointers_are_refused_by_every_call() {
             ("ssdkit_run_to_idle", &|| ssdkit_run_to_idle(null)),
             ("ssdkit_drain", &|| ssdkit_drain(null, pb, 2, pn)),
             ("ssdkit_now_ns", &|| ssdkit_now_ns(null, pv)),
+            ("ssdkit_next_event_ns", &|| ssdkit_next_event_ns(null, pv)),
             ("ssdkit_outstanding", &|| ssdkit_outstanding(null, pv)),
             ("ssdkit_capacity_bytes", &|| ssdkit_capacity_bytes(null, pv)),
             ("ssdkit_queues", &|| ssdkit_queues(null, pq)),

@@ -73,6 +73,39 @@ impl Device {
         Ok(Self::assemble(c, Settings::resolve(c), ftl, rec))
     }
 
+    /// `c` with `n` queue pairs: the last `[[flow]]` repeated (named `queue<i>`) until there
+    /// are `n`, for a host that opens queues as it goes (an NBD server gives each connection
+    /// one). Queues cannot be added to a built device: host arbitration, per-flow statistics
+    /// and per-flow cache and mapping-table partitions are sized when it is built. The copies
+    /// cover the same addresses as the last flow, so preconditioning a single-flow
+    /// configuration is unchanged; per-flow `shares` must then name all `n` queues.
+    pub fn widened(c: &Config, n: u32) -> Result<Config, Error> {
+        let have = c.flows.len();
+        if n == 0 || (n as usize) < have || n > 65535 {
+            return Err(Error::Config(format!(
+                "{n} queue pairs asked for: give {}..=65535 (at least one per configured [[flow]], of which there are {have})",
+                have.max(1)
+            )));
+        }
+        let mut w = c.clone();
+        let Some(last) = w.flows.last().cloned() else {
+            return Err(Error::Config(
+                "the configuration has no [[flow]] to repeat as queue pairs; add one".into(),
+            ));
+        };
+        for i in have..n as usize {
+            let mut f = last.clone();
+            f.name = format!("queue{i}");
+            w.flows.push(f);
+        }
+        crate::config::validate::validate(&w).map_err(|m| {
+            Error::Config(format!(
+                "with {n} queue pairs (each a copy of the last [[flow]]): {m}"
+            ))
+        })?;
+        Ok(w)
+    }
+
     fn assemble(
         c: &Config,
         s: Settings,
@@ -123,6 +156,14 @@ impl Device {
     /// Current simulated time.
     pub fn now_ps(&self) -> Picoseconds {
         self.sim.now()
+    }
+
+    /// Time of the earliest pending event (a completion, a flash operation's end, a
+    /// controller timer), or None when nothing is scheduled: a driver that follows the wall
+    /// clock sleeps until then, or until its next submission if that comes first.
+    /// `run_until(next)` processes it.
+    pub fn next_event_ps(&self) -> Option<Picoseconds> {
+        self.sim.q.peek_time()
     }
 
     /// Requests submitted and not yet completed (including those waiting in the host for

@@ -219,3 +219,94 @@ fn bad_submissions_are_errors_that_say_why() {
     dev.run_to_idle().unwrap();
     assert_eq!(dev.drain().len(), 1);
 }
+
+/// A driver that sleeps until the next event and runs to it sees every completion at its
+/// own picosecond: stepping event by event ends where `run_to_idle` ends, and an idle device
+/// has nothing pending.
+#[test]
+fn next_event_steps_event_by_event_to_the_same_completions() {
+    let c = config(&[]);
+    let reqs = stream(300, Device::new(&c).unwrap().capacity_bytes() / 512);
+    let mut a = Device::new(&c).unwrap();
+    for &(t, op, start, sectors) in &reqs {
+        a.submit(t * 1000, op, start * 512, sectors as u64 * 512, 0)
+            .unwrap();
+    }
+    a.run_to_idle().unwrap();
+    let whole = a.drain();
+
+    // The driver of a wall-clock server: before each arrival, run event by event up to it.
+    let mut b = Device::new(&c).unwrap();
+    let mut stepped = Vec::new();
+    let mut steps = 0u64;
+    let mut step = |b: &mut Device, before: u64| {
+        while let Some(t) = b.next_event_ps().filter(|&t| t < before) {
+            assert!(t >= b.now_ps(), "the next event at {t} ps is in the past");
+            b.run_until(t).unwrap();
+            assert_eq!(b.now_ps(), t);
+            for r in b.drain() {
+                // Each completion is seen when the event that makes it is processed.
+                assert_eq!(r.complete_ps, t, "request {} drained late", r.id);
+                stepped.push(r);
+            }
+            steps += 1;
+        }
+    };
+    for &(t, op, start, sectors) in &reqs {
+        step(&mut b, t * 1000);
+        b.submit(t * 1000, op, start * 512, sectors as u64 * 512, 0)
+            .unwrap();
+    }
+    step(&mut b, u64::MAX);
+    assert_eq!(b.outstanding(), 0);
+    assert_eq!(stepped, whole);
+    assert!(
+        steps > reqs.len() as u64,
+        "{steps} steps for {} requests: each request takes several events",
+        reqs.len()
+    );
+    assert_eq!(Device::new(&c).unwrap().next_event_ps(), None);
+}
+
+/// Queue pairs added for a host that opens them as it goes are copies of the last flow:
+/// each takes submissions, and the result reports each.
+#[test]
+fn widened_config_gives_more_queue_pairs() {
+    let c = config(&[]);
+    let w = Device::widened(&c, 4).unwrap();
+    assert_eq!(w.flows.len(), 4);
+    assert_eq!(w.flows[3].name, "queue3");
+    let mut dev = Device::new(&w).unwrap();
+    assert_eq!(dev.queues(), 4);
+    for q in 0..4u32 {
+        dev.submit(0, Op::Write, q as u64 * 65536, 4096, q).unwrap();
+    }
+    dev.run_to_idle().unwrap();
+    let done = dev.drain();
+    let mut queues: Vec<u32> = done.iter().map(|r| r.flow).collect();
+    queues.sort();
+    assert_eq!(queues, vec![0, 1, 2, 3]);
+    let r = dev.result();
+    assert_eq!(r["flows"].as_array().unwrap().len(), 4, "{}", r["flows"]);
+    // The same device: capacity and preconditioning do not depend on the queue count.
+    assert_eq!(
+        dev.capacity_bytes(),
+        Device::new(&c).unwrap().capacity_bytes()
+    );
+    for (n, why) in [(0, "0 queue pairs"), (70000, "70000 queue pairs")] {
+        let e = Device::widened(&c, n).unwrap_err().to_string();
+        assert!(e.contains(why) && e.contains("1..=65535"), "{e}");
+    }
+    // Per-flow shares given for the configured flows do not cover the added ones.
+    let shared = config(&[
+        "cache.mode=\"write\"".into(),
+        "cache.capacity_bytes=1048576".into(),
+        "cache.sharing=\"per_flow\"".into(),
+        "cache.shares=[1.0]".into(),
+    ]);
+    let e = Device::widened(&shared, 2).unwrap_err().to_string();
+    assert!(
+        e.contains("with 2 queue pairs") && e.contains("cache.shares"),
+        "{e}"
+    );
+}

@@ -401,7 +401,7 @@ impl PyDevice {
     /// Builds (preconditions, or loads from `snapshot`) the configured device. Exactly one of
     /// `toml_text` and `preset` must be given.
     #[new]
-    #[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new(), snapshot=None))]
+    #[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new(), snapshot=None, queues=None))]
     fn new(
         py: Python<'_>,
         toml_text: Option<String>,
@@ -409,10 +409,14 @@ impl PyDevice {
         preset: Option<String>,
         overrides: Vec<String>,
         snapshot: Option<std::path::PathBuf>,
+        queues: Option<u32>,
     ) -> PyResult<Self> {
         let src = source(&toml_text, &origin, &preset)?;
         let dev = crate::guarded(py, || {
-            let cfg = api::load(src, &overrides)?;
+            let mut cfg = api::load(src, &overrides)?;
+            if let Some(n) = queues {
+                cfg = Device::widened(&cfg, n)?;
+            }
             match &snapshot {
                 Some(path) => Device::from_snapshot(&cfg, path),
                 None => Device::new(&cfg),
@@ -580,6 +584,19 @@ impl PyDevice {
     /// Current simulated time in nanoseconds (floor; whole between calls, see the module doc).
     fn now_ns(&self, py: Python<'_>) -> PyResult<u64> {
         self.with(py, |dev| Ok(dev.now_ps() / PS_PER_NS))
+    }
+
+    /// Time of the earliest pending event in picoseconds, None when nothing is scheduled.
+    fn next_event_ps(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.with(py, |dev| Ok(dev.next_event_ps()))
+    }
+
+    /// Time of the earliest pending event in nanoseconds, rounded up so that `run_until` of it
+    /// processes the event; None when nothing is scheduled.
+    fn next_event_ns(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        self.with(py, |dev| {
+            Ok(dev.next_event_ps().map(|t| t.div_ceil(PS_PER_NS)))
+        })
     }
 
     /// Requests submitted and not yet completed.

@@ -19,7 +19,7 @@ pub(crate) mod ranges;
 mod sizes;
 mod tagged;
 mod tsu;
-mod validate;
+pub(crate) mod validate;
 mod workload;
 
 pub use cache::*;
