@@ -1000,6 +1000,10 @@ class Result:
     #: The rounds and the SNIA PTS steady-state verdict, when ``steady_state.enabled``
     #: (``ssdkit.run(..., steady_state=True)``, ``ssdkit run --steady-state``); otherwise None.
     steady_state: SteadyState | None = field(default=None, repr=False)
+    #: What ``ssdkit serve`` did as an NBD server (docs/serve.md): ``clock``, ``uri``,
+    #: ``connections``, ``requests``, ``errors``, real-clock ``lateness`` (microseconds), the
+    #: data ``store``; None for batch runs and step-by-step devices.
+    emulator: dict[str, Any] | None = field(default=None, repr=False)
     #: Slowdowns, fairness F and weighted speedup, when the run was asked for them
     #: (``ssdkit.run(..., fairness=True)``, ``ssdkit run --fairness``); otherwise None.
     fairness: Fairness | None = field(default=None, repr=False)

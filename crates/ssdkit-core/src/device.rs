@@ -313,4 +313,10 @@ impl Device {
         self.sim
             .result_document(&self.config, self.created.elapsed().as_secs_f64())
     }
+
+    /// `result` as its type, for a driver that adds its own record (`ssdkit serve`).
+    pub fn result_record(&self) -> crate::result::RunResult {
+        self.sim
+            .result(&self.config, self.created.elapsed().as_secs_f64(), false)
+    }
 }

@@ -71,8 +71,74 @@ pub struct RunResult {
     /// criteria; absent unless `steady_state.enabled`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<SteadyState>,
+    /// What `ssdkit serve` did as an NBD server (docs/serve.md); absent from batch runs and
+    /// step-by-step devices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulator: Option<EmulatorResult>,
     /// The whole resolved configuration, every default written out.
     pub config: Config,
+}
+
+/// `ssdkit serve`'s own figures: its clients, its data store, and (real clock) how late
+/// replies left compared with the simulated completion times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EmulatorResult {
+    /// `"real"`: simulated time follows the wall clock and each reply leaves at its request's
+    /// arrival plus its simulated latency; `"fast"`: replies leave as soon as simulated.
+    pub clock: String,
+    /// Where the export was served (`nbd+unix:///?socket=...` or `nbd://host:port/`).
+    pub uri: String,
+    /// Wall time from the first listening moment to this document.
+    pub uptime_s: f64,
+    /// Queue pairs of the device: the most connections served at once.
+    pub queues: u32,
+    /// Connections that reached transmission, in total.
+    pub connections_total: u64,
+    /// The last connections (at most 1,000; each used one queue pair while it lasted).
+    pub connections: Vec<EmulatorConnection>,
+    /// NBD requests answered (all connections, errors included), and those answered with an
+    /// error (refused by the protocol's checks, or a store that could not take the data).
+    pub requests: u64,
+    pub errors: u64,
+    /// Arrivals the simulator saw after it had already moved past their arrival time (real
+    /// clock): submitted at its current time instead, at most `clamped_max_us` later.
+    pub clamped_arrivals: u64,
+    pub clamped_max_us: f64,
+    /// Real clock: how late replies left after their target time (arrival plus simulated
+    /// latency), measured once the reply was written to the socket, in microseconds. Absent
+    /// with the fast clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness: Option<LatencySummary>,
+    pub store: EmulatorStore,
+}
+
+/// One NBD connection of `ssdkit serve`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EmulatorConnection {
+    /// Its queue pair (flow index of the result).
+    pub queue: u32,
+    /// Wall seconds since the server started listening.
+    pub opened_s: f64,
+    /// Null while the connection is open.
+    pub closed_s: Option<f64>,
+    pub requests: u64,
+}
+
+/// Where `ssdkit serve` keeps the export's data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EmulatorStore {
+    /// `"memory"` or `"file"` (`--backing`).
+    pub kind: String,
+    /// The backing file; null in memory.
+    pub path: Option<String>,
+    /// Bytes held: 4 KiB chunks in memory, or the backing file's allocated blocks.
+    pub stored_bytes: u64,
+    /// The memory store's limit (`--memory-limit`); null for a file.
+    pub limit_bytes: Option<u64>,
+    /// `--durable`: FLUSH and FUA put data on stable storage before their reply.
+    pub durable: bool,
+    /// fdatasync calls made for FLUSH and FUA.
+    pub fsyncs: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

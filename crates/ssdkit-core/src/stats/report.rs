@@ -221,6 +221,7 @@ pub(crate) fn build<'a>(
             run.capped.then_some(run.max_simulated_ps),
             done.last(),
         ),
+        emulator: None,
         config: c.clone(),
     }
 }

@@ -1,0 +1,381 @@
+//! One NBD connection: a reader thread (handshake, then requests: checks, data into the store
+//! at arrival, the simulated work to the simulator thread) and a writer thread (replies, in
+//! the order the simulator finishes them, with read data taken from the store as they leave).
+
+use crate::handshake::{self, Outcome};
+use crate::proto::{self, Cmd, Request};
+use crate::simloop::{SimMsg, Work};
+use crate::store::StoreError;
+use crate::{Shared, Stream};
+use ssdkit_core::internals::workload::Op;
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// A finished request's facts, for the latency log and the lateness histogram.
+pub struct Done {
+    pub queue: u32,
+    pub op: Op,
+    pub offset: u64,
+    pub bytes: u64,
+    pub arrival: Instant,
+    pub submit_ps: u64,
+    pub complete_ps: u64,
+    /// Real clock: when the reply was due.
+    pub target: Option<Instant>,
+}
+
+pub struct Reply {
+    pub cookie: u64,
+    pub error: u32,
+    pub read: Option<(u64, u32)>,
+    /// None for replies that never reached the simulator (refused requests, zero lengths).
+    pub done: Option<Done>,
+}
+
+impl Reply {
+    fn error(cookie: u64, error: u32) -> Self {
+        Reply {
+            cookie,
+            error,
+            read: None,
+            done: None,
+        }
+    }
+}
+
+/// Requests of one connection in flight at once, at most: a client that sends without
+/// reading replies is held back by its socket, and the server's memory stays bounded.
+const MAX_IN_FLIGHT: u32 = 1024;
+/// TRIMs and deallocating zeroings are simulated in pieces of this size; NO_HOLE zeroings are
+/// simulated writes, in pieces of the largest payload.
+const TRIM_PIECE: u64 = 1 << 30;
+
+#[derive(Default)]
+struct InFlight {
+    n: Mutex<u32>,
+    cv: Condvar,
+}
+
+impl InFlight {
+    fn take(&self) {
+        let mut n = self.n.lock().unwrap_or_else(|p| p.into_inner());
+        while *n >= MAX_IN_FLIGHT {
+            n = self.cv.wait(n).unwrap_or_else(|p| p.into_inner());
+        }
+        *n += 1;
+    }
+    fn give(&self) {
+        *self.n.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+        self.cv.notify_one();
+    }
+}
+
+/// The reader: negotiates, then reads requests until the client leaves, sends DISC, breaks
+/// the protocol, or the server stops (its socket's read side shut down).
+pub fn serve(shared: Arc<Shared>, stream: Stream, conn: u64, sim: Sender<SimMsg>) {
+    stream.set_read_timeout(Some(Duration::from_secs(60))).ok();
+    let mut hs = match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return shared.forget(conn),
+    };
+    let mut claim = || shared.claim_queue();
+    let queue = match handshake::negotiate(&mut hs, &shared.export, &mut claim) {
+        Ok(Outcome::Go { queue }) => queue,
+        Ok(Outcome::Closed(_)) | Err(_) => {
+            stream.shutdown_both();
+            return shared.forget(conn);
+        }
+    };
+    stream.set_read_timeout(None).ok();
+    let slot = shared.opened(queue);
+    let (tx, rx) = mpsc::channel::<Reply>();
+    let inflight = Arc::new(InFlight::default());
+    let writer = {
+        let (shared, inflight) = (shared.clone(), inflight.clone());
+        let out = match stream.try_clone() {
+            Ok(s) => s,
+            Err(_) => {
+                shared.release_queue(queue, slot);
+                return shared.forget(conn);
+            }
+        };
+        std::thread::Builder::new()
+            .name(format!("nbd-writer-{conn}"))
+            .stack_size(256 * 1024)
+            .spawn(move || write_replies(shared, out, rx, inflight, queue, slot))
+    };
+    let Ok(writer) = writer else {
+        shared.release_queue(queue, slot);
+        return shared.forget(conn);
+    };
+    if sim
+        .send(SimMsg::Open {
+            conn,
+            queue,
+            replies: tx.clone(),
+        })
+        .is_ok()
+    {
+        read_requests(&shared, &stream, conn, &sim, &tx, &inflight);
+    }
+    sim.send(SimMsg::Closed { conn }).ok();
+    drop(tx);
+    writer.join().ok();
+    stream.shutdown_both();
+    shared.forget(conn);
+}
+
+fn read_requests(
+    shared: &Shared,
+    stream: &Stream,
+    conn: u64,
+    sim: &Sender<SimMsg>,
+    tx: &Sender<Reply>,
+    inflight: &InFlight,
+) {
+    let Ok(s) = stream.try_clone() else { return };
+    let mut r = BufReader::with_capacity(256 * 1024, s);
+    let mut head = [0u8; Request::BYTES];
+    let mut data: Vec<u8> = Vec::new();
+    loop {
+        if !matches!(handshake::read_full(&mut r, &mut head), Ok(true)) {
+            return;
+        }
+        let arrival = Instant::now();
+        let req = Request::decode(&head);
+        if req.magic != proto::REQUEST_MAGIC {
+            // Nothing after a bad magic can be trusted: the spec's hard disconnect.
+            stream.shutdown_both();
+            return;
+        }
+        let cmd = match proto::check(&req, &shared.export) {
+            Ok(c) => c,
+            Err(e) => {
+                // The payload is read (in bounded pieces) and dropped, so the stream stays in
+                // step and an oversize write costs no memory.
+                if !discard(&mut r, req.payload() as u64) {
+                    return;
+                }
+                shared.count_error();
+                if tx.send(Reply::error(req.cookie, e)).is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let (read, work) = match cmd {
+            Cmd::Disc => return,
+            Cmd::Read { offset, length } => (
+                Some((offset, length)),
+                piece(Op::Read, offset, length as u64, u64::MAX),
+            ),
+            Cmd::Write {
+                offset,
+                length,
+                fua,
+            } => {
+                data.resize(length as usize, 0);
+                if !matches!(handshake::read_full(&mut r, &mut data), Ok(true)) {
+                    return;
+                }
+                let stored = shared.store.write(offset, &data).map_err(|e| match e {
+                    StoreError::Full => {
+                        shared.warn_full();
+                        proto::ENOSPC
+                    }
+                    StoreError::Io(_) => proto::EIO,
+                });
+                let synced = stored.and_then(|_| shared.sync_if(fua));
+                if let Err(e) = synced {
+                    shared.count_error();
+                    if tx.send(Reply::error(req.cookie, e)).is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                (None, piece(Op::Write, offset, length as u64, u64::MAX))
+            }
+            Cmd::Flush => {
+                if let Err(e) = shared.sync_if(true) {
+                    shared.count_error();
+                    if tx.send(Reply::error(req.cookie, e)).is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                (
+                    None,
+                    vec![Work {
+                        op: Op::Flush,
+                        offset: 0,
+                        length: 0,
+                    }],
+                )
+            }
+            Cmd::Trim {
+                offset,
+                length,
+                fua,
+            }
+            | Cmd::WriteZeroes {
+                offset,
+                length,
+                fua,
+                punch: true,
+            } => {
+                let done = shared
+                    .store
+                    .discard(offset, length as u64)
+                    .map_err(|_| proto::EIO)
+                    .and_then(|_| shared.sync_if(fua));
+                if let Err(e) = done {
+                    shared.count_error();
+                    if tx.send(Reply::error(req.cookie, e)).is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                (None, piece(Op::Trim, offset, length as u64, TRIM_PIECE))
+            }
+            Cmd::WriteZeroes {
+                offset,
+                length,
+                fua,
+                punch: false,
+            } => {
+                let done = shared
+                    .store
+                    .zero(offset, length as u64)
+                    .map_err(|_| proto::EIO)
+                    .and_then(|_| shared.sync_if(fua));
+                if let Err(e) = done {
+                    shared.count_error();
+                    if tx.send(Reply::error(req.cookie, e)).is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                (
+                    None,
+                    piece(Op::Write, offset, length as u64, proto::MAX_PAYLOAD as u64),
+                )
+            }
+        };
+        if work.is_empty() {
+            // A zero-length request: the spec leaves it undefined; nothing to simulate.
+            if tx.send(Reply::error(req.cookie, 0)).is_err() {
+                return;
+            }
+            continue;
+        }
+        inflight.take();
+        let msg = SimMsg::Req {
+            conn,
+            cookie: req.cookie,
+            read,
+            work,
+            arrival,
+        };
+        if sim.send(msg).is_err() {
+            return;
+        }
+    }
+}
+
+/// The range cut into pieces of at most `max` bytes (none for an empty range).
+fn piece(op: Op, offset: u64, length: u64, max: u64) -> Vec<Work> {
+    let mut out = Vec::with_capacity(1);
+    let mut at = offset;
+    while at < offset + length {
+        let n = (offset + length - at).min(max);
+        out.push(Work {
+            op,
+            offset: at,
+            length: n,
+        });
+        at += n;
+    }
+    out
+}
+
+/// Reads and drops `n` bytes; false if the stream ended.
+fn discard<R: Read>(r: &mut R, mut n: u64) -> bool {
+    let mut scratch = [0u8; 64 * 1024];
+    while n > 0 {
+        let k = n.min(scratch.len() as u64) as usize;
+        if !matches!(handshake::read_full(r, &mut scratch[..k]), Ok(true)) {
+            return false;
+        }
+        n -= k as u64;
+    }
+    true
+}
+
+/// The writer: writes replies as they come, a batch at a time, until the reader and the
+/// simulator have both let go of the connection.
+fn write_replies(
+    shared: Arc<Shared>,
+    out: Stream,
+    rx: Receiver<Reply>,
+    inflight: Arc<InFlight>,
+    queue: u32,
+    slot: usize,
+) {
+    let mut w = BufWriter::with_capacity(256 * 1024, out);
+    let mut broken = false;
+    let mut scratch: Vec<u8> = Vec::new();
+    let mut batch: Vec<Reply> = Vec::new();
+    let mut requests = 0u64;
+    while let Ok(first) = rx.recv() {
+        batch.push(first);
+        while let Ok(r) = rx.try_recv() {
+            batch.push(r);
+            if batch.len() >= 256 {
+                break;
+            }
+        }
+        for r in &batch {
+            if broken {
+                break;
+            }
+            broken = write_one(&shared, &mut w, r, &mut scratch).is_err();
+        }
+        if !broken {
+            broken = w.flush().is_err();
+        }
+        let sent = Instant::now();
+        for r in batch.drain(..) {
+            requests += 1;
+            match r.done {
+                Some(d) => {
+                    inflight.give();
+                    shared.record(&d, sent);
+                }
+                None => shared.count_reply(),
+            }
+        }
+    }
+    shared.closed(queue, slot, requests);
+}
+
+fn write_one(
+    shared: &Shared,
+    w: &mut BufWriter<Stream>,
+    r: &Reply,
+    scratch: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    match r.read {
+        Some((offset, length)) if r.error == 0 => {
+            scratch.resize(length as usize, 0);
+            if shared.store.read(offset, scratch).is_err() {
+                shared.count_error();
+                return w.write_all(&proto::simple_reply(proto::EIO, r.cookie));
+            }
+            w.write_all(&proto::simple_reply(0, r.cookie))?;
+            w.write_all(scratch)
+        }
+        _ => w.write_all(&proto::simple_reply(r.error, r.cookie)),
+    }
+}
