@@ -6,6 +6,7 @@ is not valid UTF-8 raises UnicodeEncodeError."""
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 __version__: str
 BREAKDOWN_STEPS: list[str]
@@ -54,6 +55,32 @@ def precondition(
 ) -> str:
     """Preconditions the configured device and saves it as a snapshot at `output`; returns
     the preconditioning record as JSON. Raises SsdkitIoError if the file cannot be written."""
+
+def serve(
+    toml_text: str | None = None,
+    origin: str = "<string>",
+    preset: str | None = None,
+    overrides: list[str] = ...,
+    snapshot: str | os.PathLike[str] | None = None,
+    socket: str | os.PathLike[str] | None = None,
+    listen: str | None = None,
+    allow_remote: bool = False,
+    clock: str = "real",
+    queues: int = 16,
+    read_only: bool = False,
+    backing: str | os.PathLike[str] | None = None,
+    durable: bool = False,
+    memory_limit: int = ...,
+    export_name: str = "ssdkit",
+    spin_us: int = 50,
+    result_every: float | None = None,
+    on_ready: Callable[[str, int, int], Any] | None = None,
+    control: Callable[[], int] | None = None,
+    on_result: Callable[[str], Any] | None = None,
+    log_sink: Callable[[dict[str, bytearray]], Any] | None = None,
+) -> str:
+    """Serves the device as an NBD export until `control()` returns 2; `ssdkit.serve` wraps
+    it. Returns the final result document as JSON text."""
 
 def resolve_config(
     toml_text: str | None = None,

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 # API pandas and pyarrow, only when they draw or write, so that stays cheap.
 from . import api, bench, fio, mqsim, outputs
 from . import c as c_api
+from . import serve as serve_mod
 from ._native import ConfigError, SsdkitError, __version__
 from .latency_log import WHAT as LATENCY_LOG
 from .plot import KINDS as plot_kinds
@@ -221,6 +222,88 @@ def _parser() -> argparse.ArgumentParser:
     pc.add_argument("-o", "--output", required=True, metavar="DEVICE.snap", help="snapshot file to write")
     pc.add_argument("--json", action="store_true", help="print the preconditioning record as JSON")
     pc.set_defaults(func=_cmd_precondition)
+
+    sv = sub.add_parser(
+        "serve",
+        help="serve the simulated SSD as an NBD block device (data stored, latencies simulated)",
+        description=(
+            "Expose the configured SSD as an NBD export that real programs use (fio, qemu-img, nbdcopy, "
+            "nbdfuse + a file system). Each connection gets its own NVMe queue pair. With --clock real "
+            "(default) each reply leaves at its request's arrival plus its simulated latency; with "
+            "--clock fast as soon as it is simulated. NBD has no authentication: serve on a Unix socket "
+            "or a loopback address. Stop with Ctrl-C or SIGTERM; SIGUSR1 writes the result (-o) now. "
+            "See docs/serve.md."
+        ),
+    )
+    config_args(sv)
+    where = sv.add_mutually_exclusive_group(required=True)
+    where.add_argument("--socket", metavar="PATH", help="listen on this Unix socket (URI nbd+unix:///?socket=PATH)")
+    where.add_argument("--listen", metavar="HOST:PORT", help="listen on TCP (loopback only unless --allow-remote)")
+    sv.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --listen address: anyone who reaches it can read and write the export",
+    )
+    sv.add_argument(
+        "--clock",
+        choices=serve_mod.CLOCKS,
+        default="real",
+        help="real: replies leave at arrival + simulated latency (default); fast: as soon as simulated",
+    )
+    sv.add_argument(
+        "--queues",
+        type=_positive_int,
+        default=serve_mod.DEFAULT_QUEUES,
+        metavar="N",
+        help=f"queue pairs: one per connection, so the most clients at once (default {serve_mod.DEFAULT_QUEUES}); "
+        "copies of the last [[flow]]",
+    )
+    sv.add_argument("--snapshot", metavar="DEVICE.snap", help="start from a device saved by `ssdkit precondition`")
+    sv.add_argument("--read-only", action="store_true", help="refuse writes and TRIMs (EPERM)")
+    sv.add_argument(
+        "--backing",
+        metavar="FILE",
+        help="keep the data in this sparse file (created with the device's size if missing; holes punched on "
+        "TRIM) instead of memory: devices far larger than RAM",
+    )
+    sv.add_argument(
+        "--durable", action="store_true", help="with --backing: FLUSH and FUA fdatasync the file before replying"
+    )
+    sv.add_argument(
+        "--memory-limit",
+        type=_positive_int,
+        default=serve_mod.DEFAULT_MEMORY_LIMIT,
+        metavar="BYTES",
+        help=f"without --backing: bytes of data kept in memory at most (default {serve_mod.DEFAULT_MEMORY_LIMIT}); "
+        "writes beyond get ENOSPC",
+    )
+    sv.add_argument(
+        "--export-name",
+        default="ssdkit",
+        metavar="NAME",
+        help="the export's name (default ssdkit; the empty name reaches it too)",
+    )
+    sv.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT.json",
+        help="write the result here at exit, on SIGUSR1 and every --result-every seconds",
+    )
+    sv.add_argument("--result-every", type=float, metavar="SECONDS", help="rewrite -o this often while serving")
+    sv.add_argument(
+        "--latency-log",
+        metavar="FILE",
+        help="per-request log (.parquet or .csv): simulated and observed latency, written at exit",
+    )
+    sv.add_argument(
+        "--spin-us",
+        type=int,
+        default=50,
+        metavar="US",
+        help="real clock: spin (not sleep) this long before each reply's time (default 50)",
+    )
+    sv.add_argument("--json", action="store_true", help="print the final result as JSON on stdout")
+    sv.set_defaults(func=_cmd_serve)
 
     ps = sub.add_parser("presets", help="list built-in presets, or show one")
     ps_sub = ps.add_subparsers(dest="presets_command", metavar="show")
@@ -597,6 +680,51 @@ def _cmd_precondition(args: argparse.Namespace) -> int:
     # writes the snapshot (beside a regular file, then renamed).
     rec = api.precondition(args.config, args.output, **_config_kwargs(args))
     print(rec.to_json() if args.json else rec.summary())
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    def ready(uri: str, capacity: int, queues: int) -> None:
+        print(
+            f"ssdkit serve: serving {serve_mod.size_text(capacity)} ({capacity} bytes) on {uri} "
+            f"({queues} queue pairs, clock {args.clock}); stop with Ctrl-C or SIGTERM",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    if args.result_every is not None and args.result_every <= 0:
+        raise UserError(f"--result-every {args.result_every}: give a positive number of seconds")
+    result = serve_mod.serve(
+        args.config,
+        socket=args.socket,
+        listen=args.listen,
+        allow_remote=args.allow_remote,
+        clock=args.clock,
+        queues=args.queues,
+        snapshot=args.snapshot,
+        read_only=args.read_only,
+        backing=args.backing,
+        durable=args.durable,
+        memory_limit=args.memory_limit,
+        export_name=args.export_name,
+        spin_us=args.spin_us,
+        output=args.output,
+        result_every=args.result_every,
+        latency_log=args.latency_log,
+        on_ready=ready,
+        **_config_kwargs(args),
+    )
+    em = result.emulator or {}
+    print(
+        f"ssdkit serve: stopped after {em.get('requests', 0)} requests on {em.get('connections_total', 0)} "
+        f"connections ({em.get('errors', 0)} answered with an error)",
+        file=sys.stderr,
+    )
+    if args.json:
+        print(result.to_json())
+    for path in (args.output, args.latency_log):
+        if path:
+            print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

@@ -32,7 +32,7 @@ LAYERS = (
     ("api",),
     # Built on the run API: the request-at-a-time device, the fio and MQSim converters,
     # sweeps, the bench, HTML reports.
-    ("device", "fio", "sweep", "bench", "report"),
+    ("device", "fio", "sweep", "bench", "report", "serve"),
     ("mqsim",),
     # The command line, and the package's public names.
     ("cli",),

@@ -10,6 +10,7 @@ use ssdkit_core::Error;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod device;
+mod serve;
 
 // The module name given here becomes `__module__`, so tracebacks read `ssdkit.ConfigError`,
 // the name users import, rather than the private `ssdkit._native`.
@@ -456,6 +457,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_alone, m)?)?;
     m.add_function(wrap_pyfunction!(flows_enabled, m)?)?;
     m.add_class::<device::PyDevice>()?;
+    m.add_function(wrap_pyfunction!(serve::serve, m)?)?;
     m.add_function(wrap_pyfunction!(precondition, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

@@ -232,6 +232,11 @@ impl Server {
         self.queues
     }
 
+    /// The export's size in bytes: the device's logical capacity.
+    pub fn capacity_bytes(&self) -> u64 {
+        self.shared.export.size
+    }
+
     /// The simulator's error, if its thread has ended by itself.
     pub fn failed(&mut self) -> Option<Error> {
         if self.sim.as_ref().is_some_and(|h| h.is_finished()) {
