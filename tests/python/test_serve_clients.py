@@ -30,6 +30,7 @@ from conftest import TINY
 # clients which read the whole export (nbdcopy out, qemu-img compare) take a moment.
 DEVICE = {**TINY, "flash.blocks_per_plane": 256}
 SERVERS = ("nbdkit", "ssdkit")
+ROOT = Path(__file__).resolve().parents[2]
 MiB = 1 << 20
 GiB = 1 << 30
 
@@ -269,22 +270,23 @@ def test_ext4_on_nbdfuse_and_a_loop_device(fresh, tmp_path):
 # ---------------------------------------------------------------------------------------------
 # ssdkit alone
 
-# A 4 TiB class device. The issue names tlc-64tib; ssdkit has no such preset, and its 64 TiB
-# class preset, largest-qlc (55.9 TiB logical), cannot be backed by one file on this ext4, whose
-# files stop at 16 TiB (EFBIG). So largest-qlc with 96 blocks per plane instead of 1365: 3.9 TiB,
-# still hundreds of times this machine's memory, empty (nothing mapped) at the start.
-BEYOND_RAM = {"flash.blocks_per_plane": 96, "precondition.mode": "empty"}
+# The issue's 64 TiB TLC device (examples/devices/tlc-64tib.toml: 59.5 TiB logical) cannot be
+# backed by one file here: ext4 files stop at 16 TiB (EFBIG), so the device is cut to a
+# sixteenth of its blocks, 341 per plane instead of 5461: 3.7 TiB, still a hundred and fifty
+# times this machine's memory, and empty (nothing mapped) at the start.
+TLC_64TIB = str(ROOT / "examples" / "devices" / "tlc-64tib.toml")
+BEYOND_RAM = {"flash.blocks_per_plane": 341, "precondition.mode": "empty"}
 
 
 def test_beyond_ram_4tib_device_on_a_sparse_backing_file(tmp_path):
-    """fio writes 1 GiB in 64 KiB blocks at random offsets across the whole 3.9 TiB capacity and
+    """fio writes 1 GiB in 64 KiB blocks at random offsets across the whole 3.7 TiB capacity and
     verifies it (crc32c); the server's peak RSS stays under 1 GiB and the backing file holds
     about what was written: the data lives on disk, the simulator's state stays compact."""
     skip_unless_ssdkit_serve("the beyond-RAM check (4 TiB device, --backing)")
-    size = capacity(BEYOND_RAM, "largest-qlc")
+    size = capacity(BEYOND_RAM, TLC_64TIB)
     assert size > 3 << 40
     backing = tmp_path / "backing"
-    args = [*ssdkit_args(BEYOND_RAM, "largest-qlc"), "--backing", str(backing), "--clock", "fast"]
+    args = [*ssdkit_args(BEYOND_RAM, TLC_64TIB), "--backing", str(backing), "--clock", "fast"]
     with served(*args, tmp_path=tmp_path) as s:
         # lfsr visits every 64 KiB block at most once per cycle, so nothing is overwritten
         # before it is verified, and fio needs no map of the 4 TiB.
