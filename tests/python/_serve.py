@@ -59,12 +59,22 @@ class Served:
 
 
 @functools.cache
-def ssdkit_serve_available() -> bool:
-    """Whether this ssdkit has `ssdkit serve` (``serve --help`` exits 0)."""
-    p = subprocess.run(
-        [sys.executable, "-m", "ssdkit", "serve", "--help"], capture_output=True, check=False, timeout=120
+def _serve_help() -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ssdkit", "serve", "--help"], capture_output=True, text=True, check=False, timeout=120
     )
-    return p.returncode == 0
+
+
+def ssdkit_serve_available() -> bool:
+    """Whether this ssdkit has `ssdkit serve`: ``serve --help`` exits 0. A `serve` that exists
+    but fails its --help is a failure, not a reason to skip."""
+    p = _serve_help()
+    if p.returncode == 0:
+        return True
+    assert "invalid choice: 'serve'" in p.stderr, (
+        f"`ssdkit serve --help` exited with status {p.returncode}:\n{p.stderr}"
+    )
+    return False
 
 
 def skip_unless_ssdkit_serve(what: str) -> None:
