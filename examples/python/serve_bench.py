@@ -93,7 +93,7 @@ def fio(sock: Path, args: argparse.Namespace, out: Path, rate: int | None) -> di
     cmd += ["--output-format=json", f"--output={out}"]
     if rate:
         cmd.append(f"--rate_iops={rate}")
-    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=out.parent)
     if p.returncode != 0:
         raise BenchError(f"fio exited with status {p.returncode}: {p.stderr.strip()[-2000:]}")
     [job] = json.loads(out.read_text())["jobs"]

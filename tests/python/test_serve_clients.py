@@ -88,7 +88,8 @@ def fio(uri: str, out: Path, check: bool = True, **opts) -> tuple[list[dict], su
     exe = skip_unless("fio", "fio", "the fio checks (ioengine=nbd)")
     cmd = [exe, "--name=j", "--ioengine=nbd", f"--uri={uri}", "--output-format=json", f"--output={out}"]
     cmd += [f"--{k}={v}" for k, v in opts.items()]
-    p = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
+    # In the test's folder: a failed verification leaves fio's verify state file where it runs.
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600, cwd=out.parent)
     if check:
         assert p.returncode == 0, f"fio exited with status {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
     return json.loads(out.read_text())["jobs"], p
