@@ -103,18 +103,13 @@ def fio(sock: Path, args: argparse.Namespace, out: Path, rate: int | None) -> di
 
 
 def lateness_p99_us(result: Path) -> float | None:
-    """The p99 of (observed - target) release time from the result's ``emulator`` record, in
-    microseconds; None when the result has no such record."""
+    """``emulator.lateness.p99`` of the result: the p99 of how late replies left after their
+    target time (arrival plus simulated latency), in microseconds; None without it."""
     try:
-        emulator = json.loads(result.read_text()).get("emulator") or {}
+        late = (json.loads(result.read_text()).get("emulator") or {}).get("lateness") or {}
     except (OSError, ValueError):
         return None
-    late = emulator.get("lateness") or {}
-    for key, scale in (("p99_us", 1.0), ("p99", 1.0), ("p99_ns", 1e-3)):
-        if isinstance(late.get(key), (int, float)):
-            return late[key] * scale
-    lat = late.get("latency_us") if isinstance(late.get("latency_us"), dict) else {}
-    return lat.get("p99") if isinstance(lat.get("p99"), (int, float)) else None
+    return late.get("p99")
 
 
 def bench(server: str, args: argparse.Namespace, size: int, work: Path) -> dict:

@@ -37,8 +37,10 @@ def test_serve_bench_runs(server):
     assert row["mean_latency_us"] > 0 and row["p99_latency_us"] >= row["mean_latency_us"] * 0.5
     assert row["cpu_us_per_request"] is not None and row["cpu_us_per_request"] >= 0
     if server == "ssdkit-real":
-        # fio paces the reads at --rate (10,000 IOPS by default).
+        # fio paces the reads at --rate (10,000 IOPS by default); the real clock reports how late
+        # replies left (the result's emulator.lateness).
         assert row["rate_iops"] == 10000 and row["iops"] <= 10000 * 1.05
+        assert row["lateness_p99_us"] is not None and row["lateness_p99_us"] >= 0
 
 
 def test_serve_bench_rejects_unknown_servers():
