@@ -1,7 +1,6 @@
 """`ssdkit report`: one self-contained HTML file that renders in a real browser."""
 
 import base64
-import os
 import re
 import shutil
 import subprocess
@@ -13,6 +12,7 @@ from ssdkit.report import report
 
 pytest.importorskip("matplotlib", reason="matplotlib is not installed (extra ssdkit[plot])")
 
+from _debian import need, skip_unless
 from conftest import TINY
 
 RUN = {
@@ -45,13 +45,7 @@ def chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
         if shutil.which(name):
             return shutil.which(name)
-    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(
-            ["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, env=env, check=False, timeout=900
-        )
-        return shutil.which("chromium")
-    return None
+    return need("chromium", "chromium")
 
 
 @pytest.fixture(scope="module")
@@ -98,11 +92,7 @@ def test_sweep_report_and_cli(tmp_path):
 
 
 def test_report_renders_in_headless_chromium(result_page, tmp_path):
-    browser = chromium()
-    if browser is None:
-        pytest.skip(
-            "chromium is not installed and cannot be installed here (apt-get as root): the browser check did not run"
-        )
+    browser = chromium() or skip_unless("chromium", "chromium", "the browser check")
     page = tmp_path / "checked.html"
     page.write_text(result_page.read_text().replace("</body>", CHECK))
     args = [
