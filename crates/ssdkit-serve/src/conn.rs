@@ -8,9 +8,10 @@ use crate::simloop::{SimMsg, Work};
 use crate::store::StoreError;
 use crate::{Shared, Stream};
 use ssdkit_core::internals::workload::Op;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, Read, Write};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A finished request's facts, for the latency log and the lateness histogram.
@@ -51,24 +52,118 @@ const MAX_IN_FLIGHT: u32 = 1024;
 /// TRIMs and deallocating zeroings are simulated in pieces of this size; NO_HOLE zeroings are
 /// simulated writes, in pieces of the largest payload.
 const TRIM_PIECE: u64 = 1 << 30;
+/// The writer gathers replies up to this many bytes before writing them out.
+const BATCH_BYTES: usize = 1 << 20;
 
-#[derive(Default)]
-struct InFlight {
-    n: Mutex<u32>,
-    cv: Condvar,
+/// A connection's sending side, shared by its writer thread and the simulator thread: the
+/// simulator sends a finished request's reply itself when the socket takes it at once (one
+/// thread hop fewer, which is most of a reply's delay on a busy machine), and hands it to the
+/// writer otherwise. The lock is held only while bytes go out, never waited for by the
+/// simulator.
+pub struct Out {
+    sock: Stream,
+    sending: Mutex<Sending>,
+    in_flight: AtomicU32,
+    requests: AtomicU64,
 }
 
-impl InFlight {
-    fn take(&self) {
-        let mut n = self.n.lock().unwrap_or_else(|p| p.into_inner());
-        while *n >= MAX_IN_FLIGHT {
-            n = self.cv.wait(n).unwrap_or_else(|p| p.into_inner());
+#[derive(Default)]
+struct Sending {
+    /// The unsent end of a reply the simulator began: it goes out before anything else.
+    rest: Vec<u8>,
+    broken: bool,
+}
+
+/// What `Out::try_send` did with a reply.
+pub enum Sent {
+    /// Written (or begun, the writer finishing it: `kick` says to wake the writer) at this
+    /// instant; the reply's facts for the books.
+    At {
+        at: Instant,
+        kick: bool,
+        done: Option<Done>,
+    },
+    /// Not written: give it to the writer.
+    Declined(Reply),
+}
+
+impl Out {
+    fn new(sock: Stream) -> Self {
+        Self {
+            sock,
+            sending: Mutex::new(Sending::default()),
+            in_flight: AtomicU32::new(0),
+            requests: AtomicU64::new(0),
         }
-        *n += 1;
     }
-    fn give(&self) {
-        *self.n.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
-        self.cv.notify_one();
+
+    fn take(&self) {
+        while self.in_flight.load(Ordering::Acquire) >= MAX_IN_FLIGHT {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub(crate) fn answered(&self, simulated: bool) {
+        if simulated {
+            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+        }
+        self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The simulator's attempt to send `r` without waiting; `buf` is its scratch buffer.
+    pub(crate) fn try_send(&self, shared: &Shared, r: Reply, buf: &mut Vec<u8>) -> Sent {
+        let Ok(mut s) = self.sending.try_lock() else {
+            return Sent::Declined(r);
+        };
+        if !s.rest.is_empty() || s.broken {
+            return Sent::Declined(r);
+        }
+        buf.clear();
+        encode(shared, &r, buf);
+        let n = self.sock.send_now(buf);
+        let at = Instant::now();
+        match n {
+            Ok(n) if n == buf.len() => Sent::At {
+                at,
+                kick: false,
+                done: r.done,
+            },
+            Ok(n) => {
+                s.rest.extend_from_slice(&buf[n..]);
+                Sent::At {
+                    at,
+                    kick: true,
+                    done: r.done,
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Sent::Declined(r),
+            Err(_) => {
+                s.broken = true;
+                Sent::At {
+                    at,
+                    kick: false,
+                    done: r.done,
+                }
+            }
+        }
+    }
+}
+
+/// A reply's bytes: the header, and a successful READ's data from the store.
+fn encode(shared: &Shared, r: &Reply, buf: &mut Vec<u8>) {
+    match r.read {
+        Some((offset, length)) if r.error == 0 => {
+            let at = buf.len();
+            buf.extend_from_slice(&proto::simple_reply(0, r.cookie));
+            buf.resize(at + 16 + length as usize, 0);
+            if shared.store.read(offset, &mut buf[at + 16..]).is_err() {
+                shared.count_error();
+                buf.truncate(at);
+                buf.extend_from_slice(&proto::simple_reply(proto::EIO, r.cookie));
+            }
+        }
+        _ => buf.extend_from_slice(&proto::simple_reply(r.error, r.cookie)),
     }
 }
 
@@ -90,21 +185,20 @@ pub fn serve(shared: Arc<Shared>, stream: Stream, conn: u64, sim: Sender<SimMsg>
     };
     stream.set_read_timeout(None).ok();
     let slot = shared.opened(queue);
-    let (tx, rx) = mpsc::channel::<Reply>();
-    let inflight = Arc::new(InFlight::default());
+    let (tx, rx) = mpsc::channel::<Option<Reply>>();
+    let out = match stream.try_clone() {
+        Ok(s) => Arc::new(Out::new(s)),
+        Err(_) => {
+            shared.release_queue(queue, slot);
+            return shared.forget(conn);
+        }
+    };
     let writer = {
-        let (shared, inflight) = (shared.clone(), inflight.clone());
-        let out = match stream.try_clone() {
-            Ok(s) => s,
-            Err(_) => {
-                shared.release_queue(queue, slot);
-                return shared.forget(conn);
-            }
-        };
+        let (shared, out) = (shared.clone(), out.clone());
         std::thread::Builder::new()
             .name(format!("nbd-writer-{conn}"))
             .stack_size(256 * 1024)
-            .spawn(move || write_replies(shared, out, rx, inflight, queue, slot))
+            .spawn(move || write_replies(shared, out, rx, queue, slot))
     };
     let Ok(writer) = writer else {
         shared.release_queue(queue, slot);
@@ -115,10 +209,11 @@ pub fn serve(shared: Arc<Shared>, stream: Stream, conn: u64, sim: Sender<SimMsg>
             conn,
             queue,
             replies: tx.clone(),
+            out: out.clone(),
         })
         .is_ok()
     {
-        read_requests(&shared, &stream, conn, &sim, &tx, &inflight);
+        read_requests(&shared, &stream, conn, &sim, &tx, &out);
     }
     sim.send(SimMsg::Closed { conn }).ok();
     drop(tx);
@@ -132,8 +227,8 @@ fn read_requests(
     stream: &Stream,
     conn: u64,
     sim: &Sender<SimMsg>,
-    tx: &Sender<Reply>,
-    inflight: &InFlight,
+    tx: &Sender<Option<Reply>>,
+    out: &Out,
 ) {
     let Ok(s) = stream.try_clone() else { return };
     let mut r = BufReader::with_capacity(256 * 1024, s);
@@ -159,7 +254,7 @@ fn read_requests(
                     return;
                 }
                 shared.count_error();
-                if tx.send(Reply::error(req.cookie, e)).is_err() {
+                if tx.send(Some(Reply::error(req.cookie, e))).is_err() {
                     return;
                 }
                 continue;
@@ -190,7 +285,7 @@ fn read_requests(
                 let synced = stored.and_then(|_| shared.sync_if(fua));
                 if let Err(e) = synced {
                     shared.count_error();
-                    if tx.send(Reply::error(req.cookie, e)).is_err() {
+                    if tx.send(Some(Reply::error(req.cookie, e))).is_err() {
                         return;
                     }
                     continue;
@@ -200,7 +295,7 @@ fn read_requests(
             Cmd::Flush => {
                 if let Err(e) = shared.sync_if(true) {
                     shared.count_error();
-                    if tx.send(Reply::error(req.cookie, e)).is_err() {
+                    if tx.send(Some(Reply::error(req.cookie, e))).is_err() {
                         return;
                     }
                     continue;
@@ -232,7 +327,7 @@ fn read_requests(
                     .and_then(|_| shared.sync_if(fua));
                 if let Err(e) = done {
                     shared.count_error();
-                    if tx.send(Reply::error(req.cookie, e)).is_err() {
+                    if tx.send(Some(Reply::error(req.cookie, e))).is_err() {
                         return;
                     }
                     continue;
@@ -252,7 +347,7 @@ fn read_requests(
                     .and_then(|_| shared.sync_if(fua));
                 if let Err(e) = done {
                     shared.count_error();
-                    if tx.send(Reply::error(req.cookie, e)).is_err() {
+                    if tx.send(Some(Reply::error(req.cookie, e))).is_err() {
                         return;
                     }
                     continue;
@@ -265,12 +360,12 @@ fn read_requests(
         };
         if work.is_empty() {
             // A zero-length request: the spec leaves it undefined; nothing to simulate.
-            if tx.send(Reply::error(req.cookie, 0)).is_err() {
+            if tx.send(Some(Reply::error(req.cookie, 0))).is_err() {
                 return;
             }
             continue;
         }
-        inflight.take();
+        out.take();
         let msg = SimMsg::Req {
             conn,
             cookie: req.cookie,
@@ -313,69 +408,49 @@ fn discard<R: Read>(r: &mut R, mut n: u64) -> bool {
     true
 }
 
-/// The writer: writes replies as they come, a batch at a time, until the reader and the
-/// simulator have both let go of the connection.
+/// The writer: writes the replies the simulator did not send itself, a batch at a time, until
+/// the reader and the simulator have both let go of the connection. `None` is a nudge to
+/// finish a reply the simulator began.
 fn write_replies(
     shared: Arc<Shared>,
-    out: Stream,
-    rx: Receiver<Reply>,
-    inflight: Arc<InFlight>,
+    out: Arc<Out>,
+    rx: Receiver<Option<Reply>>,
     queue: u32,
     slot: usize,
 ) {
-    let mut w = BufWriter::with_capacity(256 * 1024, out);
-    let mut broken = false;
-    let mut scratch: Vec<u8> = Vec::new();
+    let mut buf: Vec<u8> = Vec::new();
     let mut batch: Vec<Reply> = Vec::new();
-    let mut requests = 0u64;
     while let Ok(first) = rx.recv() {
-        batch.push(first);
-        while let Ok(r) = rx.try_recv() {
-            batch.push(r);
-            if batch.len() >= 256 {
-                break;
+        buf.clear();
+        let mut push = |r: Option<Reply>, buf: &mut Vec<u8>| {
+            if let Some(r) = r {
+                encode(&shared, &r, buf);
+                batch.push(r);
+            }
+        };
+        push(first, &mut buf);
+        while buf.len() < BATCH_BYTES {
+            match rx.try_recv() {
+                Ok(r) => push(r, &mut buf),
+                Err(_) => break,
             }
         }
-        for r in &batch {
-            if broken {
-                break;
+        {
+            let mut s = out.sending.lock().unwrap_or_else(|p| p.into_inner());
+            if !s.broken {
+                let mut w = &out.sock;
+                let rest = std::mem::take(&mut s.rest);
+                s.broken = w.write_all(&rest).and_then(|_| w.write_all(&buf)).is_err();
             }
-            broken = write_one(&shared, &mut w, r, &mut scratch).is_err();
-        }
-        if !broken {
-            broken = w.flush().is_err();
         }
         let sent = Instant::now();
         for r in batch.drain(..) {
-            requests += 1;
+            out.answered(r.done.is_some());
             match r.done {
-                Some(d) => {
-                    inflight.give();
-                    shared.record(&d, sent);
-                }
+                Some(d) => shared.record(&d, sent),
                 None => shared.count_reply(),
             }
         }
     }
-    shared.closed(queue, slot, requests);
-}
-
-fn write_one(
-    shared: &Shared,
-    w: &mut BufWriter<Stream>,
-    r: &Reply,
-    scratch: &mut Vec<u8>,
-) -> std::io::Result<()> {
-    match r.read {
-        Some((offset, length)) if r.error == 0 => {
-            scratch.resize(length as usize, 0);
-            if shared.store.read(offset, scratch).is_err() {
-                shared.count_error();
-                return w.write_all(&proto::simple_reply(proto::EIO, r.cookie));
-            }
-            w.write_all(&proto::simple_reply(0, r.cookie))?;
-            w.write_all(scratch)
-        }
-        _ => w.write_all(&proto::simple_reply(r.error, r.cookie)),
-    }
+    shared.closed(queue, slot, out.requests.load(Ordering::Relaxed));
 }

@@ -266,7 +266,7 @@ impl Server {
 
     /// Rows of the requests answered since the last call.
     pub fn take_log(&self) -> Vec<LogRow> {
-        std::mem::take(&mut self.shared.book().log)
+        std::mem::take(&mut self.shared.book().tally.log)
     }
 
     /// Stops cleanly: no new connections, each connection's reading side shut (requests in
@@ -396,9 +396,7 @@ struct Book {
     /// Sequence number of `connections[0]`.
     first: usize,
     total: usize,
-    lateness_ns: Histogram<u64>,
-    keep_log: bool,
-    log: Vec<LogRow>,
+    tally: Tally,
 }
 
 impl Book {
@@ -407,10 +405,60 @@ impl Book {
             connections: VecDeque::new(),
             first: 0,
             total: 0,
-            lateness_ns: Histogram::new(3).expect("3 significant digits is valid"),
+            tally: Tally::new(keep_log),
+        }
+    }
+}
+
+/// Replies written: how late (real clock), and the latency log's rows. The writers add to the
+/// shared one; the simulator thread keeps its own and hands it over now and then, so that it
+/// takes no lock per reply.
+pub(crate) struct Tally {
+    lateness_ns: Histogram<u64>,
+    keep_log: bool,
+    log: Vec<LogRow>,
+    requests: u64,
+}
+
+impl Tally {
+    pub(crate) fn new(keep_log: bool) -> Self {
+        Self {
+            // Bounded, so that a saturating record clamps only beyond an hour, not at the small
+            // range an auto-resizing histogram starts with.
+            lateness_ns: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"),
             keep_log,
             log: Vec::new(),
+            requests: 0,
         }
+    }
+
+    pub(crate) fn add(&mut self, d: &conn::Done, sent: Instant, t0: Instant) {
+        self.requests += 1;
+        if let Some(t) = d.target {
+            let late = sent.saturating_duration_since(t).as_nanos() as u64;
+            self.lateness_ns.saturating_record(late.max(1));
+        }
+        if self.keep_log {
+            let ns = |at: Instant| at.saturating_duration_since(t0).as_nanos() as u64;
+            self.log.push(LogRow {
+                queue: d.queue,
+                op: d.op,
+                offset_bytes: d.offset,
+                bytes: d.bytes,
+                submit_ps: d.submit_ps,
+                complete_ps: d.complete_ps,
+                arrival_ns: ns(d.arrival),
+                reply_ns: ns(sent),
+            });
+        }
+    }
+
+    /// Moves `other`'s figures into this one.
+    fn absorb(&mut self, other: &mut Tally) {
+        self.lateness_ns.add(&other.lateness_ns).ok();
+        other.lateness_ns.reset();
+        self.log.append(&mut other.log);
+        self.requests += std::mem::take(&mut other.requests);
     }
 }
 
@@ -513,27 +561,20 @@ impl Shared {
         self.clamp_max_ps.fetch_max(by_ps, Ordering::Relaxed);
     }
 
-    /// A reply written at `sent`.
+    /// A reply written at `sent` by a writer.
     pub(crate) fn record(&self, d: &conn::Done, sent: Instant) {
         self.requests.fetch_add(1, Ordering::Relaxed);
-        let mut b = self.book();
-        if let Some(t) = d.target {
-            let late = sent.saturating_duration_since(t).as_nanos() as u64;
-            b.lateness_ns.saturating_record(late.max(1));
-        }
-        if b.keep_log {
-            let ns = |at: Instant| at.saturating_duration_since(self.t0).as_nanos() as u64;
-            b.log.push(LogRow {
-                queue: d.queue,
-                op: d.op,
-                offset_bytes: d.offset,
-                bytes: d.bytes,
-                submit_ps: d.submit_ps,
-                complete_ps: d.complete_ps,
-                arrival_ns: ns(d.arrival),
-                reply_ns: ns(sent),
-            });
-        }
+        self.book().tally.add(d, sent, self.t0);
+    }
+
+    /// The simulator thread's tally of the replies it sent itself.
+    pub(crate) fn absorb(&self, t: &mut Tally) {
+        self.requests.fetch_add(t.requests, Ordering::Relaxed);
+        self.book().tally.absorb(t);
+    }
+
+    pub(crate) fn keeps_log(&self) -> bool {
+        self.book().tally.keep_log
     }
 
     pub(crate) fn count_reply(&self) {
@@ -542,7 +583,7 @@ impl Shared {
 
     fn record_of(&self, uri: &str, queues: u32) -> EmulatorResult {
         let b = self.book();
-        let h = &b.lateness_ns;
+        let h = &b.tally.lateness_ns;
         let us = |ns: u64| ns as f64 / 1000.0;
         let lateness = (self.clock == Clock::Real && !h.is_empty()).then(|| LatencySummary {
             mean: h.mean() / 1000.0,
@@ -610,6 +651,27 @@ impl Stream {
             Stream::Tcp(s) => s.shutdown(Shutdown::Read).ok(),
         };
     }
+    /// Sends what the socket takes now, without waiting.
+    pub(crate) fn send_now(&self, b: &[u8]) -> io::Result<usize> {
+        let fd = match self {
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tcp(s) => s.as_raw_fd(),
+        };
+        // SAFETY: send from a live buffer on the stream's own descriptor.
+        let n = unsafe {
+            libc::send(
+                fd,
+                b.as_ptr().cast(),
+                b.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
     pub(crate) fn set_read_timeout(&self, d: Option<Duration>) -> io::Result<()> {
         match self {
             Stream::Unix(s) => s.set_read_timeout(d),
@@ -629,9 +691,18 @@ impl Read for Stream {
 
 impl Write for Stream {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        (&*self).write(b)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Write for &Stream {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
         match self {
-            Stream::Unix(s) => s.write(b),
-            Stream::Tcp(s) => s.write(b),
+            Stream::Unix(s) => (&*s).write(b),
+            Stream::Tcp(s) => (&*s).write(b),
         }
     }
     fn flush(&mut self) -> io::Result<()> {

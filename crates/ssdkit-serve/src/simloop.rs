@@ -5,8 +5,8 @@
 //! clock (sleep to near it, then spin). With the fast clock, replies leave as soon as they are
 //! simulated and simulated time only moves while requests are outstanding.
 
-use crate::conn::Reply;
-use crate::{Clock, Shared};
+use crate::conn::{Out, Reply, Sent};
+use crate::{Clock, Shared, Tally};
 use ssdkit_core::device::{Completion, Device};
 use ssdkit_core::internals::workload::Op;
 use ssdkit_core::Error;
@@ -27,7 +27,8 @@ pub enum SimMsg {
     Open {
         conn: u64,
         queue: u32,
-        replies: Sender<Reply>,
+        replies: Sender<Option<Reply>>,
+        out: Arc<Out>,
     },
     Req {
         conn: u64,
@@ -48,7 +49,8 @@ pub enum SimMsg {
 
 struct ConnState {
     queue: u32,
-    replies: Sender<Reply>,
+    replies: Sender<Option<Reply>>,
+    out: Arc<Out>,
     pending: u32,
     closed: bool,
 }
@@ -77,13 +79,16 @@ pub struct SimLoop {
     done: Vec<Completion>,
     stopping: bool,
     spin: Duration,
+    /// Replies this thread sent itself, handed to the shared books now and then.
+    tally: Tally,
+    handed: Instant,
+    scratch: Vec<u8>,
 }
 
 impl SimLoop {
     pub fn new(dev: Device, shared: Arc<Shared>, rx: Receiver<SimMsg>, spin: Duration) -> Self {
         Self {
             dev,
-            shared,
             rx,
             conns: HashMap::new(),
             pending: HashMap::new(),
@@ -91,6 +96,10 @@ impl SimLoop {
             done: Vec::new(),
             stopping: false,
             spin,
+            tally: Tally::new(shared.keeps_log()),
+            handed: Instant::now(),
+            scratch: Vec::new(),
+            shared,
         }
     }
 
@@ -104,6 +113,7 @@ impl SimLoop {
             Clock::Real => self.run_real(),
             Clock::Fast => self.run_fast(),
         };
+        self.shared.absorb(&mut self.tally);
         // Dropping the senders ends the writers once they have written what they hold.
         self.conns.clear();
         out.map(|_| self.dev)
@@ -199,12 +209,14 @@ impl SimLoop {
                 conn,
                 queue,
                 replies,
+                out,
             } => {
                 self.conns.insert(
                     conn,
                     ConnState {
                         queue,
                         replies,
+                        out,
                         pending: 0,
                         closed: false,
                     },
@@ -226,6 +238,7 @@ impl SimLoop {
                 }
             }
             SimMsg::Result(tx) => {
+                self.shared.absorb(&mut self.tally);
                 tx.send(Ok(self.dev.result_record())).ok();
             }
             SimMsg::Stop => self.stopping = true,
@@ -296,10 +309,17 @@ impl SimLoop {
         Ok(())
     }
 
-    /// Hands finished requests to their writers. `t0`: real clock, so each reply carries the
-    /// wall-clock instant it was due.
+    /// Sends finished requests' replies, or hands them to their writers. `t0`: real clock,
+    /// so each reply carries the wall-clock instant it was due.
     fn release(&mut self, t0: Option<Instant>) {
         self.dev.drain_into(&mut self.done);
+        if self.done.is_empty() {
+            return;
+        }
+        if self.handed.elapsed() > Duration::from_millis(20) {
+            self.shared.absorb(&mut self.tally);
+            self.handed = Instant::now();
+        }
         for d in self.done.drain(..) {
             let first = self.piece_of.remove(&d.id).unwrap_or(d.id);
             let Some(p) = self.pending.get_mut(&first) else {
@@ -329,8 +349,22 @@ impl SimLoop {
                     target: t0.map(|t| t + Duration::from_nanos(p.complete_ps.div_ceil(1000))),
                 }),
             };
-            // A writer whose connection broke has gone; the request is complete all the same.
-            c.replies.send(reply).ok();
+            match c.out.try_send(&self.shared, reply, &mut self.scratch) {
+                Sent::At { at, kick, done } => {
+                    c.out.answered(true);
+                    if let Some(d) = done {
+                        self.tally.add(&d, at, self.shared.t0);
+                    }
+                    if kick {
+                        c.replies.send(None).ok();
+                    }
+                }
+                // A writer whose connection broke has gone; the request is complete all the
+                // same.
+                Sent::Declined(r) => {
+                    c.replies.send(Some(r)).ok();
+                }
+            }
             c.pending -= 1;
             if c.closed && c.pending == 0 {
                 self.conns.remove(&p.conn);
