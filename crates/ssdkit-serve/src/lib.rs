@@ -11,6 +11,8 @@
 //! too, and with two threads per connection the kernel's socket buffers do the queueing.
 
 mod conn;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod handshake;
 pub mod proto;
 mod simloop;
