@@ -62,6 +62,7 @@ demo: ## install, then simulate the built-in mqsim-paper example and print its s
 
 test-rust: ## Rust unit, integration, property and closed-form tests (debug assertions and overflow checks on)
 	cargo test -p ssdkit-core
+	cargo test -p ssdkit-serve
 
 # Every example with a small argument, so they keep working: built with the test profile,
 # which `cargo test` has already used to build them (no second build).

@@ -302,6 +302,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="US",
         help="real clock: spin (not sleep) this long before each reply's time (default 50)",
     )
+    sv.add_argument(
+        "--run",
+        metavar="CMD",
+        help="once serving, run the shell command CMD (environment: $uri, the export's NBD URI; $nbd_socket), "
+        "then stop; the exit status is CMD's",
+    )
     sv.add_argument("--json", action="store_true", help="print the final result as JSON on stdout")
     sv.set_defaults(func=_cmd_serve)
 
@@ -684,13 +690,24 @@ def _cmd_precondition(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    import subprocess
+
+    stop = threading.Event()
+    child: list[subprocess.Popen] = []
+
     def ready(uri: str, capacity: int, queues: int) -> None:
         print(
             f"ssdkit serve: serving {serve_mod.size_text(capacity)} ({capacity} bytes) on {uri} "
-            f"({queues} queue pairs, clock {args.clock}); stop with Ctrl-C or SIGTERM",
+            f"({queues} queue pairs, clock {args.clock}); "
+            + ("running --run" if args.run else "stop with Ctrl-C or SIGTERM"),
             file=sys.stderr,
             flush=True,
         )
+        if args.run:
+            # As nbdkit's --run: a captive server for one command.
+            env = {**os.environ, "uri": uri, "nbd_socket": os.path.abspath(args.socket) if args.socket else ""}
+            child.append(subprocess.Popen(["/bin/sh", "-c", args.run], env=env))
+            threading.Thread(target=lambda: (child[0].wait(), stop.set()), daemon=True).start()
 
     if args.result_every is not None and args.result_every <= 0:
         raise UserError(f"--result-every {args.result_every}: give a positive number of seconds")
@@ -712,12 +729,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         result_every=args.result_every,
         latency_log=args.latency_log,
         on_ready=ready,
+        stop=stop,
         **_config_kwargs(args),
     )
     em = result.emulator or {}
+    n, conns = em.get("requests", 0), em.get("connections_total", 0)
     print(
-        f"ssdkit serve: stopped after {em.get('requests', 0)} requests on {em.get('connections_total', 0)} "
-        f"connections ({em.get('errors', 0)} answered with an error)",
+        f"ssdkit serve: stopped after {n} request{'' if n == 1 else 's'} on {conns} "
+        f"connection{'' if conns == 1 else 's'} ({em.get('errors', 0)} answered with an error)",
         file=sys.stderr,
     )
     if args.json:
@@ -725,6 +744,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     for path in (args.output, args.latency_log):
         if path:
             print(f"wrote {path}", file=sys.stderr)
+    if child:
+        code = child[0].wait()
+        if code != 0:
+            print(f"ssdkit serve: --run command exited with status {code}", file=sys.stderr)
+        return code if code >= 0 else 128 - code
     return 0
 
 
