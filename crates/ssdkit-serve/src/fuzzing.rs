@@ -21,7 +21,10 @@ impl Read for Script<'_> {
 impl Write for Script<'_> {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
         // A client that never reads: the server's replies stay bounded all the same.
-        assert!(self.output.len() + b.len() < 1 << 24, "replies grew past 16 MiB");
+        assert!(
+            self.output.len() + b.len() < 1 << 24,
+            "replies grew past 16 MiB"
+        );
         self.output.extend_from_slice(b);
         Ok(b.len())
     }
@@ -125,7 +128,11 @@ mod tests {
         let mut n = 0;
         for e in std::fs::read_dir(&dir).expect("fuzz/corpus/nbd exists") {
             let p = e.unwrap().path();
-            if p.file_name().unwrap().to_string_lossy().starts_with("seed-") {
+            if p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("seed-")
+            {
                 super::exercise(&std::fs::read(&p).unwrap());
                 n += 1;
             }
