@@ -91,6 +91,50 @@ def test_random_bytes_on_fresh_connections(fuzzed, prefix, junk):
     assert fuzzed.proc.poll() is None
 
 
+def _option(opt: int, data: bytes, length: int | None) -> bytes:
+    return struct.pack(">QII", n.IHAVEOPT, opt, len(data) if length is None else length) + data
+
+
+def _request(flags: int, kind: int, offset: int, length: int, payload: bytes) -> bytes:
+    return struct.pack(">IHHQQI", n.REQUEST_MAGIC, flags, kind, 7, offset, length) + payload
+
+
+U32 = st.integers(0, 2**32 - 1)
+OPTIONS = st.builds(_option, st.integers(0, 12) | U32, st.binary(max_size=64), st.none() | U32)
+REQUESTS = st.builds(
+    _request,
+    st.integers(0, 31) | st.integers(0, 2**16 - 1),
+    st.integers(0, 9) | st.integers(0, 2**16 - 1),
+    st.sampled_from([0, 512, 4096, SIZE - 4096, SIZE, 2**63]) | st.integers(0, 2**64 - 1),
+    st.sampled_from([0, 512, 4096, 32 * MiB, 32 * MiB + 512]) | U32,
+    st.binary(max_size=64),
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    msgs=st.one_of(
+        st.tuples(st.just("options"), st.lists(OPTIONS, min_size=1, max_size=4)),
+        st.tuples(st.just("transmission"), st.lists(REQUESTS, min_size=1, max_size=4)),
+    )
+)
+def test_well_framed_nonsense_on_fresh_connections(fuzzed, msgs):
+    """Options and requests with valid magics and random fields (unknown types, lying lengths,
+    huge offsets and lengths), so the bytes get past the framing into the checks."""
+    prefix, items = msgs
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(5)
+        s.connect(str(fuzzed.socket))
+        try:
+            s.sendall(PREFIXES[prefix] + b"".join(items))
+            s.shutdown(socket.SHUT_WR)
+            while s.recv(1 << 16):
+                pass
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+    assert fuzzed.proc.poll() is None
+
+
 def test_after_the_fuzz_a_normal_client_is_served(fuzzed):
     # Runs after the fuzz (file order): every queue pair was given back.
     clients = [connect(fuzzed) for _ in range(4)]
