@@ -417,3 +417,22 @@ def test_sigterm_with_requests_in_flight_keeps_acknowledged_data(tmp_path):
     with serve(tmp_path, "--backing", str(back), name="again") as s, connect(s) as c:
         for i in acked:
             assert c.read(16 * MiB + i * 64 * KiB, 16 * KiB).data == data[i], i
+
+
+def test_announced_writes_cost_no_memory_until_their_bytes_come(tmp_path):
+    """16 clients each announce a 32 MiB write (the largest payload) and send 10 bytes of it:
+    the server holds what arrived (in steps of 1 MiB), not 16 x 32 MiB = 512 MiB."""
+    with serve(tmp_path) as s:
+        baseline = peak_rss_bytes(s.pid)
+        clients = [connect(s) for _ in range(16)]
+        for c in clients:
+            c.send_raw(struct.pack(">IHHQQI", n.REQUEST_MAGIC, 0, n.CMD_WRITE, 1, 0, 32 * MiB) + b"x" * 10)
+        # Every reader has the header by now; give them a moment to (wrongly) allocate.
+        time.sleep(1.0)
+        grown = peak_rss_bytes(s.pid) - baseline
+        for c in clients:
+            c.close()
+        assert grown < 64 * MiB, grown / MiB
+        with connect(s) as c:
+            assert c.write(0, pattern(1, 4096)).error == 0
+            assert c.read(0, 4096).data == pattern(1, 4096)
