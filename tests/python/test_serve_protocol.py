@@ -429,3 +429,23 @@ def test_tcp_on_loopback(tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0
+
+
+def test_unknown_export_names(server):
+    with connect(server, go=False) as c:
+        [r] = c.option(n.OPT_INFO, n.info_request("nope"))
+        assert r.type == n.REP_ERR_UNKNOWN
+        assert c.info("").size == SIZE
+    # EXPORT_NAME has no error reply: the spec's answer to an unknown name is to close.
+    with connect(server, go=False) as c:
+        c.send_option(n.OPT_EXPORT_NAME, b"nope")
+        assert c.at_eof()
+
+
+def test_export_name_option(tmp_path):
+    with serve(tmp_path, "--export-name", "disk0") as s, connect(s, go=False) as c:
+        assert c.list_exports() == ["disk0"]
+        assert c.info("disk0", (n.INFO_NAME,)).name == "disk0"
+        [r] = c.option(n.OPT_GO, n.info_request("ssdkit"))
+        assert r.type == n.REP_ERR_UNKNOWN
+        assert c.go("").size == SIZE
