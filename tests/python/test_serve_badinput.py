@@ -131,3 +131,22 @@ def test_latency_log_is_the_backing_file(tmp_path):
 
 def test_latency_log_is_the_output(tmp_path):
     refused(tmp_path, [*BASE, "--socket", "s", "-o", "r.csv", "--latency-log", "r.csv"], ["r.csv", "latency log"])
+
+
+def test_snapshot_of_another_device(tmp_path):
+    skip_unless_ssdkit_serve("the bad-input checks")
+    other = ssdkit_args({**DEVICE, "flash.blocks_per_plane": 256})
+    p = subprocess.run(
+        [sys.executable, "-m", "ssdkit", "precondition", *other, "-o", str(tmp_path / "other.snap")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    refused(tmp_path, [*BASE, "--socket", "s", "--snapshot", "other.snap"], ["other.snap", "blocks_per_plane"])
+
+
+def test_missing_snapshot(tmp_path):
+    refused(tmp_path, [*BASE, "--socket", "s", "--snapshot", "gone.snap"], ["gone.snap"])
+
+
+def test_listen_address_without_a_port(tmp_path):
+    refused(tmp_path, [*BASE, "--listen", "127.0.0.1:notaport"], ["127.0.0.1:notaport", "HOST:PORT"])

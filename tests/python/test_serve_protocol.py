@@ -382,12 +382,14 @@ def test_64_clients_at_once_and_the_65th_refused(tmp_path):
             assert c.read(0, 16 * KiB).data == pattern(0, 16 * KiB)
 
 
-def test_sigterm_answers_and_stops(tmp_path):
-    """SIGTERM while a client is connected: exit 0 (checked by served), socket gone."""
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_stop_signal_with_a_client_connected(tmp_path, sig):
+    """SIGTERM or SIGINT (Ctrl-C) while a client is connected: exit 0, its connection closed,
+    the socket gone."""
     with serve(tmp_path) as s:
         c = connect(s)
         assert c.write(0, pattern(3, 4096)).error == 0
-        s.proc.send_signal(signal.SIGTERM)
+        s.proc.send_signal(sig)
         assert s.proc.wait(30) == 0
         assert c.at_eof()
         c.close()
