@@ -143,6 +143,8 @@ def test_after_the_fuzz_a_normal_client_is_served(fuzzed):
     for i, c in enumerate(clients):
         assert c.read(i * MiB, 8192).data == pattern(i, 8192)
         c.close()
+    # A panicking connection thread would leave the server up but say so on stderr.
+    assert "panick" not in fuzzed.stderr(), fuzzed.stderr()[-3000:]
 
 
 def test_client_gone_in_the_middle_of_a_write_payload(tmp_path):
