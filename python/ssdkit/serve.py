@@ -5,6 +5,7 @@ See docs/serve.md."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 from typing import Any, Callable
@@ -15,6 +16,7 @@ from . import _native, outputs
 from ._columns import OPS
 from ._native import ConfigError
 from .api import ConfigArg, Overrides, PathArg, _override_list, _path, _source, input_files
+from .latency_log import WHAT as LOG_WHAT
 from .latency_log import LatencyLogWriter, check_path
 from .result import Result
 
@@ -154,10 +156,15 @@ def serve(
         outputs.check([("backing file", back)], inputs, stream=False, why=" (a sparse file the data is kept in)")
     outs = [("result JSON", out)] if out else []
     with_backing = lambda: inputs() + ([("backing file", back)] if back else [])
+    # A backing file the server will create is an output too: -o or the latency log on the
+    # same new path would be written over it at exit (outputs.check compares new paths only
+    # among the outputs it is given).
+    created = [("backing file", back)] if back is not None and not os.path.lexists(back) else []
     if outs:
-        outputs.check(outs, with_backing)
+        outputs.check(outs + created, with_backing)
     if log is not None:
         check_path(log, lambda: with_backing() + [(w, p) for w, p in outs])
+        outputs.check([(LOG_WHAT, log), *outs, *created], with_backing)
 
     flags = {"stop": False, "dump": False}
     restore: list[tuple[int, Any]] = []
