@@ -109,6 +109,10 @@ pub struct EmulatorResult {
     /// with the fast clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lateness: Option<LatencySummary>,
+    /// The same lateness as a histogram (in picoseconds, as `latency_histogram`); absent
+    /// with the fast clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness_histogram: Option<LatencyHistogram>,
     pub store: EmulatorStore,
 }
 

@@ -23,7 +23,7 @@ use simloop::{SimLoop, SimMsg};
 use ssdkit_core::device::Device;
 use ssdkit_core::internals::workload::Op;
 use ssdkit_core::result::{
-    EmulatorConnection, EmulatorResult, EmulatorStore, LatencySummary, RunResult,
+    EmulatorConnection, EmulatorResult, EmulatorStore, LatencyHistogram, LatencySummary, RunResult,
 };
 use ssdkit_core::Error;
 use std::collections::{HashMap, VecDeque};
@@ -597,6 +597,17 @@ impl Shared {
             p99_99: us(h.value_at_quantile(0.9999)),
             max: us(h.max()),
         });
+        let lateness_histogram = lateness.is_some().then(|| {
+            // Nanoseconds recorded, picoseconds reported, as every latency histogram of the result.
+            let mut out = LatencyHistogram::default();
+            for v in h.iter_recorded() {
+                let upper = v.value_iterated_to();
+                out.lower_ps.push(h.lowest_equivalent(upper) * 1000);
+                out.upper_ps.push(upper * 1000);
+                out.count.push(v.count_at_value());
+            }
+            out
+        });
         EmulatorResult {
             clock: match self.clock {
                 Clock::Real => "real",
@@ -613,6 +624,7 @@ impl Shared {
             clamped_arrivals: self.clamps.load(Ordering::Relaxed),
             clamped_max_us: self.clamp_max_ps.load(Ordering::Relaxed) as f64 / 1e6,
             lateness,
+            lateness_histogram,
             store: EmulatorStore {
                 kind: self.store.kind().into(),
                 path: match &self.store {

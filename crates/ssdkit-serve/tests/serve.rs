@@ -300,6 +300,11 @@ fn the_real_clock_releases_replies_at_arrival_plus_simulated_latency() {
     let r: serde_json::Value = serde_json::from_str(&text).unwrap();
     let late = &r["emulator"]["lateness"];
     assert!(late["p50"].as_f64().unwrap() >= 0.0, "{late}");
+    // Every simulated reply is in the lateness histogram once.
+    let counts = r["emulator"]["lateness_histogram"]["count"]
+        .as_array()
+        .unwrap();
+    assert_eq!(counts.iter().map(|c| c.as_u64().unwrap()).sum::<u64>(), 201);
     assert_eq!(r["emulator"]["clock"], "real");
 }
 
