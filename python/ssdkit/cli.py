@@ -10,6 +10,7 @@ import io
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Sequence
@@ -690,8 +691,6 @@ def _cmd_precondition(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    import subprocess
-
     stop = threading.Event()
     child: list[subprocess.Popen] = []
 
