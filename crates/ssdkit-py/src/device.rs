@@ -303,6 +303,20 @@ fn column(b: &[u8], n: usize, what: &str) -> PyResult<Vec<i64>> {
 /// `frombuffer`, without a Python loop): `id`, `queue`, `submit_ns`, `complete_ns`,
 /// `latency_ns`, `offset_bytes`, `bytes` as int64, `submit_ps`, `complete_ps` as uint64, `op`
 /// as uint8 codes (0 read, 1 write, 2 trim, 3 flush).
+/// One native-endian 64-bit column of `rows`, as the log columns hand them to Python.
+pub(crate) fn u64_column<'py, T>(
+    py: Python<'py>,
+    rows: &[T],
+    get: impl Fn(&T) -> u64,
+) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, rows.len() * 8, |out| {
+        for (chunk, r) in out.chunks_exact_mut(8).zip(rows) {
+            chunk.copy_from_slice(&get(r).to_ne_bytes());
+        }
+        Ok(())
+    })
+}
+
 pub(crate) fn columns<'py>(
     py: Python<'py>,
     recs: &[CompletionRecord],
@@ -321,13 +335,7 @@ pub(crate) fn columns<'py>(
     ];
     let d = PyDict::new(py);
     for (name, get) in wide {
-        let buf = PyByteArray::new_with(py, recs.len() * 8, |out| {
-            for (chunk, r) in out.chunks_exact_mut(8).zip(recs) {
-                chunk.copy_from_slice(&get(r).to_ne_bytes());
-            }
-            Ok(())
-        })?;
-        d.set_item(name, buf)?;
+        d.set_item(name, u64_column(py, recs, get)?)?;
     }
     let ops = PyByteArray::new_with(py, recs.len(), |out| {
         for (b, r) in out.iter_mut().zip(recs) {

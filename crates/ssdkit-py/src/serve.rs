@@ -5,7 +5,7 @@
 
 use crate::{guarded, source, to_py};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyDict};
+use pyo3::types::PyDict;
 use ssdkit_core::api;
 use ssdkit_core::device::Device;
 use ssdkit_core::internals::workload::Op;
@@ -34,13 +34,7 @@ fn log_columns<'py>(py: Python<'py>, rows: &[LogRow]) -> PyResult<Bound<'py, PyD
     ];
     let d = PyDict::new(py);
     for (name, get) in cols {
-        let buf = PyByteArray::new_with(py, rows.len() * 8, |out| {
-            for (chunk, r) in out.chunks_exact_mut(8).zip(rows) {
-                chunk.copy_from_slice(&get(r).to_ne_bytes());
-            }
-            Ok(())
-        })?;
-        d.set_item(name, buf)?;
+        d.set_item(name, crate::device::u64_column(py, rows, get)?)?;
     }
     Ok(d)
 }

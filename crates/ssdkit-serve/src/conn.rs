@@ -189,7 +189,7 @@ pub fn serve(shared: Arc<Shared>, stream: Stream, conn: u64, sim: Sender<SimMsg>
     let out = match stream.try_clone() {
         Ok(s) => Arc::new(Out::new(s)),
         Err(_) => {
-            shared.release_queue(queue, slot);
+            shared.release_queue(queue);
             return shared.forget(conn);
         }
     };
@@ -201,7 +201,7 @@ pub fn serve(shared: Arc<Shared>, stream: Stream, conn: u64, sim: Sender<SimMsg>
             .spawn(move || write_replies(shared, out, rx, queue, slot))
     };
     let Ok(writer) = writer else {
-        shared.release_queue(queue, slot);
+        shared.release_queue(queue);
         return shared.forget(conn);
     };
     if sim
@@ -260,12 +260,14 @@ fn read_requests(
                 continue;
             }
         };
-        let (read, work) = match cmd {
+        // The store's side happens now, at arrival; the simulated work follows. A store that
+        // refuses answers the request with its error, unsimulated.
+        let staged: Result<Staged, u32> = match cmd {
             Cmd::Disc => return,
-            Cmd::Read { offset, length } => (
+            Cmd::Read { offset, length } => Ok((
                 Some((offset, length)),
                 piece(Op::Read, offset, length as u64, u64::MAX),
-            ),
+            )),
             Cmd::Write {
                 offset,
                 length,
@@ -283,33 +285,18 @@ fn read_requests(
                 });
                 // An idle connection keeps no large buffer from its last big write.
                 data.shrink_to(PAYLOAD_STEP);
-                let synced = stored.and_then(|_| shared.sync_if(fua));
-                if let Err(e) = synced {
-                    shared.count_error();
-                    if tx.send(Some(Reply::error(req.cookie, e))).is_err() {
-                        return;
-                    }
-                    continue;
-                }
-                (None, piece(Op::Write, offset, length as u64, u64::MAX))
+                stored
+                    .and_then(|_| shared.sync_if(fua))
+                    .map(|_| (None, piece(Op::Write, offset, length as u64, u64::MAX)))
             }
-            Cmd::Flush => {
-                if let Err(e) = shared.sync_if(true) {
-                    shared.count_error();
-                    if tx.send(Some(Reply::error(req.cookie, e))).is_err() {
-                        return;
-                    }
-                    continue;
-                }
-                (
-                    None,
-                    vec![Work {
-                        op: Op::Flush,
-                        offset: 0,
-                        length: 0,
-                    }],
-                )
-            }
+            Cmd::Flush => shared.sync_if(true).map(|_| {
+                let flush = Work {
+                    op: Op::Flush,
+                    offset: 0,
+                    length: 0,
+                };
+                (None, vec![flush])
+            }),
             Cmd::Trim {
                 offset,
                 length,
@@ -320,43 +307,35 @@ fn read_requests(
                 length,
                 fua,
                 punch: true,
-            } => {
-                let done = shared
-                    .store
-                    .discard(offset, length as u64)
-                    .map_err(|_| proto::EIO)
-                    .and_then(|_| shared.sync_if(fua));
-                if let Err(e) = done {
-                    shared.count_error();
-                    if tx.send(Some(Reply::error(req.cookie, e))).is_err() {
-                        return;
-                    }
-                    continue;
-                }
-                (None, piece(Op::Trim, offset, length as u64, TRIM_PIECE))
-            }
+            } => shared
+                .store
+                .discard(offset, length as u64)
+                .map_err(|_| proto::EIO)
+                .and_then(|_| shared.sync_if(fua))
+                .map(|_| (None, piece(Op::Trim, offset, length as u64, TRIM_PIECE))),
             Cmd::WriteZeroes {
                 offset,
                 length,
                 fua,
                 punch: false,
-            } => {
-                let done = shared
-                    .store
-                    .zero(offset, length as u64)
-                    .map_err(|_| proto::EIO)
-                    .and_then(|_| shared.sync_if(fua));
-                if let Err(e) = done {
-                    shared.count_error();
-                    if tx.send(Some(Reply::error(req.cookie, e))).is_err() {
-                        return;
-                    }
-                    continue;
+            } => shared
+                .store
+                .zero(offset, length as u64)
+                .map_err(|_| proto::EIO)
+                .and_then(|_| shared.sync_if(fua))
+                .map(|_| {
+                    let max = proto::MAX_PAYLOAD as u64;
+                    (None, piece(Op::Write, offset, length as u64, max))
+                }),
+        };
+        let (read, work) = match staged {
+            Ok(x) => x,
+            Err(e) => {
+                shared.count_error();
+                if tx.send(Some(Reply::error(req.cookie, e))).is_err() {
+                    return;
                 }
-                (
-                    None,
-                    piece(Op::Write, offset, length as u64, proto::MAX_PAYLOAD as u64),
-                )
+                continue;
             }
         };
         if work.is_empty() {
@@ -379,6 +358,10 @@ fn read_requests(
         }
     }
 }
+
+/// A checked request once the store has taken its side: a READ's range (read from the store
+/// when the reply leaves) and the work to simulate.
+type Staged = (Option<(u64, u32)>, Vec<Work>);
 
 /// The range cut into pieces of at most `max` bytes (none for an empty range).
 fn piece(op: Op, offset: u64, length: u64, max: u64) -> Vec<Work> {

@@ -521,10 +521,10 @@ impl Shared {
                 c.requests = requests;
             }
         }
-        self.release_queue(queue, slot);
+        self.release_queue(queue);
     }
 
-    pub(crate) fn release_queue(&self, queue: u32, _slot: usize) {
+    pub(crate) fn release_queue(&self, queue: u32) {
         let mut q = self.queues.lock().unwrap_or_else(|p| p.into_inner());
         q[queue as usize] = false;
     }
