@@ -215,9 +215,11 @@ pub fn serve(shared: Arc<Shared>, stream: Stream, conn: u64, sim: Sender<SimMsg>
     {
         read_requests(&shared, &stream, conn, &sim, &tx, &out);
     }
+    shared.draining(true);
     sim.send(SimMsg::Closed { conn }).ok();
     drop(tx);
     writer.join().ok();
+    shared.draining(false);
     stream.shutdown_both();
     shared.forget(conn);
 }

@@ -32,9 +32,9 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use store::{FileStore, MemStore, Store};
@@ -159,6 +159,8 @@ impl Prepared {
             durable: self.opts.durable,
             stopping: AtomicBool::new(false),
             queues: Mutex::new(vec![false; queues as usize]),
+            queue_freed: Condvar::new(),
+            draining: AtomicUsize::new(0),
             conns: Mutex::new(HashMap::new()),
             book: Mutex::new(Book::new(self.opts.keep_log)),
             fsyncs: AtomicU64::new(0),
@@ -381,6 +383,11 @@ pub(crate) struct Shared {
     durable: bool,
     stopping: AtomicBool,
     queues: Mutex<Vec<bool>>,
+    /// Signalled whenever a queue pair is given back.
+    queue_freed: Condvar,
+    /// Connections whose client has left but whose in-flight replies are still being
+    /// answered: each will give its queue pair back shortly.
+    draining: AtomicUsize,
     conns: Mutex<HashMap<u64, Stream>>,
     book: Mutex<Book>,
     fsyncs: AtomicU64,
@@ -392,6 +399,11 @@ pub(crate) struct Shared {
 }
 
 const KEPT_CONNECTIONS: usize = 1000;
+
+/// How long a GO waits for a draining connection's queue pair before it is refused.
+const QUEUE_DRAIN_WAIT: Duration = Duration::from_secs(5);
+/// How long a GO waits for a queue pair when no connection is draining.
+const QUEUE_CLOSE_WAIT: Duration = Duration::from_millis(250);
 
 struct Book {
     connections: VecDeque<EmulatorConnection>,
@@ -477,17 +489,48 @@ impl Shared {
         if self.stopping.load(Ordering::SeqCst) {
             return Err("the server is shutting down".into());
         }
+        // A client that closes a connection and at once opens another (nbdinfo then nbdcopy,
+        // a test reconnecting) must not be refused because the old connection's last replies
+        // are still in flight: wait for draining connections. The short wait covers the moment
+        // between a client's close and its reader noticing it.
+        let start = Instant::now();
         let mut q = self.queues.lock().unwrap_or_else(|p| p.into_inner());
-        match q.iter().position(|used| !used) {
-            Some(i) => {
+        loop {
+            if let Some(i) = q.iter().position(|used| !used) {
                 q[i] = true;
-                Ok(i as u32)
+                return Ok(i as u32);
             }
-            None => Err(format!(
-                "all {} queue pairs are in use: one per connection (--queues)",
-                q.len()
-            )),
+            let now = Instant::now();
+            let deadline = start
+                + if self.draining.load(Ordering::SeqCst) > 0 {
+                    QUEUE_DRAIN_WAIT
+                } else {
+                    QUEUE_CLOSE_WAIT
+                };
+            if now >= deadline {
+                return Err(format!(
+                    "all {} queue pairs are in use: one per connection (--queues)",
+                    q.len()
+                ));
+            }
+            q = self
+                .queue_freed
+                .wait_timeout(q, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
         }
+    }
+
+    /// The connection's client is gone; its queue pair will be released once its in-flight
+    /// requests are answered.
+    pub(crate) fn draining(&self, on: bool) {
+        let _q = self.queues.lock().unwrap_or_else(|p| p.into_inner());
+        if on {
+            self.draining.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.draining.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.queue_freed.notify_all();
     }
 
     /// A connection started on `queue`: its slot in the books.
@@ -527,6 +570,7 @@ impl Shared {
     pub(crate) fn release_queue(&self, queue: u32) {
         let mut q = self.queues.lock().unwrap_or_else(|p| p.into_inner());
         q[queue as usize] = false;
+        self.queue_freed.notify_all();
     }
 
     pub(crate) fn forget(&self, conn: u64) {
