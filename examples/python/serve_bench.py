@@ -11,6 +11,13 @@ fio's mean latency, and the server process's CPU time per request (user + system
 (10,000 by default), and reports how late the server released replies (observed minus target
 time, p99) from the ``emulator`` record of the result written at exit, when there is one.
 
+``floor`` measures the machine, not ssdkit: nbdkit serves fio paced at ``--rate`` while a bare
+timer loop in this process waits for a deadline every 1/``--rate`` seconds exactly as the real
+clock's simulator thread does (timer slack 1 ns, sleep, spin the last 50 us) and reports how
+late it woke, p99. Nothing the server does can release replies more punctually than that.
+Every row also gives the CPU time the hypervisor took from this machine during the run
+(steal, from /proc/stat), which is what makes both figures large on a shared virtual machine.
+
 By default the device is ``mqsim-paper`` with 128 blocks per plane (32 GB, the MQSim paper's
 timing); ``--config`` and ``--set`` change it. The nbdkit export has the same size. Needs fio,
 nbdkit and Linux's /proc (Debian packages fio and nbdkit).
@@ -27,10 +34,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-SERVERS = ("nbdkit", "ssdkit-fast", "ssdkit-real")
+SERVERS = ("nbdkit", "ssdkit-fast", "ssdkit-real", "floor")
+FLOOR_SPIN_US = 50
 READY = "ssdkit serve: serving"
 
 
@@ -57,7 +66,7 @@ def _accepts(path: Path) -> bool:
 def start(server: str, args: argparse.Namespace, size: int, work: Path) -> tuple[subprocess.Popen[bytes], Path]:
     sock = work / f"{server}.sock"
     err = work / f"{server}.stderr"
-    if server == "nbdkit":
+    if server in ("nbdkit", "floor"):
         cmd = ["nbdkit", "-f", "-U", str(sock), "memory", str(size)]
         ready = lambda: _accepts(sock)
     else:
@@ -102,6 +111,18 @@ def fio(sock: Path, args: argparse.Namespace, out: Path, rate: int | None) -> di
     return job["read"]
 
 
+def cpu_ticks() -> tuple[int, int]:
+    """(steal, total) jiffies of all CPUs so far, from /proc/stat's ``cpu`` line."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    # user nice system idle iowait irq softirq steal; guest time is already inside user.
+    return fields[7], sum(fields[:8])
+
+
+def percentile(values: list[int], q: float) -> float:
+    ordered = sorted(values)
+    return float(ordered[round((len(ordered) - 1) * q)]) if ordered else 0.0
+
+
 def lateness_p99_us(result: Path) -> float | None:
     """``emulator.lateness.p99`` of the result: the p99 of how late replies left after their
     target time (arrival plus simulated latency), in microseconds; None without it."""
@@ -114,14 +135,26 @@ def lateness_p99_us(result: Path) -> float | None:
 
 def bench(server: str, args: argparse.Namespace, size: int, work: Path) -> dict:
     proc, sock = start(server, args, size, work)
+    floor: list[int] = []
+    timer = None
     try:
-        rate = args.rate if server == "ssdkit-real" else None
-        cpu0, t0 = cpu_seconds(proc.pid), time.monotonic()
+        rate = args.rate if server in ("ssdkit-real", "floor") else None
+        if server == "floor":
+            from ssdkit import _native
+
+            period_us = max(1, round(1e6 / args.rate))
+            timer = threading.Thread(
+                target=lambda: floor.extend(_native.timer_floor(period_us, FLOOR_SPIN_US, args.seconds))
+            )
+            timer.start()
+        cpu0, t0, ticks0 = cpu_seconds(proc.pid), time.monotonic(), cpu_ticks()
         read = fio(sock, args, work / f"{server}.fio.json", rate)
-        cpu, wall = cpu_seconds(proc.pid) - cpu0, time.monotonic() - t0
+        cpu, wall, ticks1 = cpu_seconds(proc.pid) - cpu0, time.monotonic() - t0, cpu_ticks()
+        if timer is not None:
+            timer.join()
     finally:
         status = stop(proc)
-    if server != "nbdkit" and status != 0:
+    if server.startswith("ssdkit") and status != 0:
         raise BenchError(f"{server} exited with status {status}: {(work / f'{server}.stderr').read_text()[-2000:]}")
     n = read["total_ios"]
     row = {
@@ -132,10 +165,14 @@ def bench(server: str, args: argparse.Namespace, size: int, work: Path) -> dict:
         "p99_latency_us": read["clat_ns"]["percentile"].get("99.000000", 0) / 1e3,
         "cpu_us_per_request": cpu / n * 1e6 if n else None,
         "server_cpu_fraction": cpu / wall,
+        "steal_fraction": (ticks1[0] - ticks0[0]) / max(1, ticks1[1] - ticks0[1]),
     }
     if server == "ssdkit-real":
         row["rate_iops"] = args.rate
         row["lateness_p99_us"] = lateness_p99_us(work / f"{server}.json")
+    if server == "floor":
+        row["rate_iops"] = args.rate
+        row["lateness_p99_us"] = percentile(floor, 0.99) / 1e3 if floor else None
     return row
 
 
@@ -152,12 +189,14 @@ def ssdkit_errors() -> type[Exception]:
 
 
 def table(rows: list[dict]) -> str:
-    lines = [f"{'server':<12} {'IOPS':>9} {'mean us':>8} {'p99 us':>8} {'CPU us/req':>10} {'CPU':>5}  late p99 us"]
+    lines = [
+        f"{'server':<12} {'IOPS':>9} {'mean us':>8} {'p99 us':>8} {'CPU us/req':>10} {'CPU':>5} {'steal':>6}  late p99 us"
+    ]
     for r in rows:
         late = r.get("lateness_p99_us")
         lines.append(
             f"{r['server']:<12} {r['iops']:>9.0f} {r['mean_latency_us']:>8.1f} {r['p99_latency_us']:>8.1f}"
-            f" {r['cpu_us_per_request']:>10.2f} {r['server_cpu_fraction']:>5.0%}"
+            f" {r['cpu_us_per_request']:>10.2f} {r['server_cpu_fraction']:>5.0%} {r['steal_fraction']:>6.1%}"
             f"  {'' if 'lateness_p99_us' not in r else 'n/a' if late is None else f'{late:.1f}'}"
         )
     by = {r["server"]: r for r in rows}
@@ -192,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.seconds < 1:
         ap.error("--seconds must be at least 1")
     for exe, package in (("fio", "fio"), ("nbdkit", "nbdkit")):
-        if (exe == "fio" or "nbdkit" in servers) and shutil.which(exe) is None:
+        if (exe == "fio" or {"nbdkit", "floor"} & set(servers)) and shutil.which(exe) is None:
             ap.error(f"{exe} is not installed (Debian package {package})")
     try:
         size = device_size(args)

@@ -82,6 +82,11 @@ def serve(
     """Serves the device as an NBD export until `control()` returns 2; `ssdkit.serve` wraps
     it. Returns the final result document as JSON text."""
 
+def timer_floor(period_us: int, spin_us: int, seconds: float) -> list[int]:
+    """How late this machine wakes a thread that waits for a deadline every `period_us` as
+    `ssdkit serve --clock real` does (timer slack 1 ns, sleep, then spin the last `spin_us`),
+    for `seconds`: the lateness of each deadline in nanoseconds."""
+
 def resolve_config(
     toml_text: str | None = None,
     origin: str = "<string>",

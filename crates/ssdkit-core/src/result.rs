@@ -104,9 +104,8 @@ pub struct EmulatorResult {
     /// clock): submitted at its current time instead, at most `clamped_max_us` later.
     pub clamped_arrivals: u64,
     pub clamped_max_us: f64,
-    /// Real clock: how late replies left after their target time (arrival plus simulated
-    /// latency), measured once the reply was written to the socket, in microseconds. Absent
-    /// with the fast clock.
+    /// Real clock: how late replies were handed to their socket after their target time
+    /// (arrival plus simulated latency), in microseconds. Absent with the fast clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lateness: Option<LatencySummary>,
     /// The same lateness as a histogram (in picoseconds, as `latency_histogram`); absent

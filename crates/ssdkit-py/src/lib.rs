@@ -458,6 +458,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flows_enabled, m)?)?;
     m.add_class::<device::PyDevice>()?;
     m.add_function(wrap_pyfunction!(serve::serve, m)?)?;
+    m.add_function(wrap_pyfunction!(serve::timer_floor, m)?)?;
     m.add_function(wrap_pyfunction!(precondition, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

@@ -212,3 +212,27 @@ fn run_loop(
         }
     }
 }
+
+/// Lateness of a bare timer loop, in nanoseconds: `ssdkit_serve::timer_floor`, with the GIL
+/// released so that the caller's other threads (a benchmark's fio) run meanwhile.
+#[pyfunction]
+#[pyo3(signature = (period_us, spin_us, seconds))]
+pub(crate) fn timer_floor(
+    py: Python<'_>,
+    period_us: u64,
+    spin_us: u64,
+    seconds: f64,
+) -> PyResult<Vec<u64>> {
+    if period_us == 0 || !(seconds > 0.0 && seconds <= 3600.0) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "timer_floor: period_us must be at least 1 and seconds in (0, 3600]; got {period_us} and {seconds}"
+        )));
+    }
+    Ok(py.allow_threads(|| {
+        ssdkit_serve::timer_floor(
+            Duration::from_micros(period_us),
+            Duration::from_micros(spin_us),
+            Duration::from_secs_f64(seconds),
+        )
+    }))
+}

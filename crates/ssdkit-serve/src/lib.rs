@@ -19,6 +19,7 @@ mod simloop;
 pub mod store;
 
 use hdrhistogram::Histogram;
+pub use simloop::timer_floor;
 use simloop::{SimLoop, SimMsg};
 use ssdkit_core::device::Device;
 use ssdkit_core::internals::workload::Op;

@@ -157,34 +157,14 @@ impl SimLoop {
                     return Ok(());
                 }
             }
-            // Sleep until the next event, waking for an arrival; spin through the last stretch.
             let deadline = match self.dev.next_event_ps() {
                 Some(t) => t0 + Duration::from_nanos(t.div_ceil(1000)),
                 None => Instant::now() + Duration::from_millis(100),
             };
-            let now = Instant::now();
-            if deadline > now + self.spin {
-                match self.rx.recv_timeout(deadline - now - self.spin) {
-                    Ok(m) => {
-                        self.handle(m, Some(Instant::now()))?;
-                        continue;
-                    }
-                    Err(RecvTimeoutError::Timeout) => {}
-                    Err(RecvTimeoutError::Disconnected) => self.stopping = true,
-                }
-            }
-            while Instant::now() < deadline {
-                match self.rx.try_recv() {
-                    Ok(m) => {
-                        self.handle(m, Some(Instant::now()))?;
-                        break;
-                    }
-                    Err(TryRecvError::Empty) => std::hint::spin_loop(),
-                    Err(TryRecvError::Disconnected) => {
-                        self.stopping = true;
-                        break;
-                    }
-                }
+            match wait_until(&self.rx, deadline, self.spin) {
+                Ok(Some(m)) => self.handle(m, Some(Instant::now()))?,
+                Ok(None) => {}
+                Err(()) => self.stopping = true,
             }
         }
     }
@@ -371,6 +351,59 @@ impl SimLoop {
             }
         }
     }
+}
+
+/// Sleeps until `spin` before `deadline`, then spins to it, returning early with a message
+/// that arrives meanwhile; `Err` when every sender is gone.
+fn wait_until(
+    rx: &Receiver<SimMsg>,
+    deadline: Instant,
+    spin: Duration,
+) -> Result<Option<SimMsg>, ()> {
+    let now = Instant::now();
+    if deadline > now + spin {
+        match rx.recv_timeout(deadline - now - spin) {
+            Ok(m) => return Ok(Some(m)),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Err(()),
+        }
+    }
+    while Instant::now() < deadline {
+        match rx.try_recv() {
+            Ok(m) => return Ok(Some(m)),
+            Err(TryRecvError::Empty) => std::hint::spin_loop(),
+            Err(TryRecvError::Disconnected) => return Err(()),
+        }
+    }
+    Ok(None)
+}
+
+/// How late this machine wakes a thread that waits for deadlines as the real clock's
+/// simulator thread does (same timer slack, same sleep-then-spin, nothing else to do): one
+/// deadline every `period` for `run`, the lateness of each in nanoseconds. This is the floor
+/// under `emulator.lateness`; on a virtual machine whose host takes its CPUs away (steal
+/// time), it is far above zero.
+pub fn timer_floor(period: Duration, spin: Duration, run: Duration) -> Vec<u64> {
+    let worker = std::thread::spawn(move || {
+        set_timer_slack_minimal();
+        let (_tx, rx) = std::sync::mpsc::channel::<SimMsg>();
+        let start = Instant::now();
+        let mut late = Vec::with_capacity((run.as_nanos() / period.as_nanos().max(1)) as usize + 1);
+        let mut next = start + period;
+        while next < start + run {
+            // `_tx` lives, so the wait only ever times out.
+            let _ = wait_until(&rx, next, spin);
+            let now = Instant::now();
+            late.push(now.duration_since(next).as_nanos() as u64);
+            next += period;
+            // A deadline missed by more than a period is not also counted for the ones after.
+            if next < now {
+                next = now + period;
+            }
+        }
+        late
+    });
+    worker.join().unwrap_or_default()
 }
 
 /// Picoseconds of wall time since `t0`.

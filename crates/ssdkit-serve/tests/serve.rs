@@ -347,3 +347,19 @@ fn bad_endpoints_are_refused_before_serving() {
     assert!(Prepared::new(o, cap).is_err());
     assert!(!d.path().join("backing").exists());
 }
+
+#[test]
+fn the_timer_floor_waits_for_each_deadline_once() {
+    use std::time::{Duration, Instant};
+    let (period, run) = (Duration::from_micros(500), Duration::from_millis(100));
+    let t = Instant::now();
+    let late = ssdkit_serve::timer_floor(period, Duration::from_micros(50), run);
+    // One sample per deadline inside the run (fewer when a deadline was missed by more than a
+    // period), and the loop waits for its deadlines rather than running through them.
+    assert!(!late.is_empty() && late.len() <= 199, "{}", late.len());
+    assert!(
+        t.elapsed() >= period * late.len() as u32,
+        "{:?}",
+        t.elapsed()
+    );
+}
