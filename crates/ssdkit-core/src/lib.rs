@@ -32,7 +32,7 @@
 //!
 //! The top-level modules are layers: each uses only those below it, lowest first `engine`,
 //! `ids`, `error`, `config`, `flash`, `settings`, `workload`, `frontend`, `cache`, `tsu`,
-//! `result`, `stats`, `ftl`, `host`, `sim`, `api`, `device` (docs/architecture.md says why; the test
+//! `result`, `stats`, `ftl`, `host`, `sim`, `api`, `device`, `models` (docs/architecture.md says why; the test
 //! `tests/layers.rs` holds the sources to it).
 
 // The public API: configuration and presets, runs, the step-by-step device, the result
@@ -41,6 +41,7 @@ pub mod api;
 pub mod config;
 pub mod device;
 pub mod error;
+pub mod models;
 pub mod result;
 
 pub use api::{load, run, Source};

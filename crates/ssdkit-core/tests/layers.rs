@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// Lowest first. Keep in step with the table in docs/architecture.md (checked below).
 const ORDER: &[&str] = &[
     "engine", "ids", "error", "config", "flash", "settings", "workload", "frontend", "cache",
-    "tsu", "result", "stats", "ftl", "host", "sim", "api", "device",
+    "tsu", "result", "stats", "ftl", "host", "sim", "api", "device", "models",
 ];
 
 /// Names the crate root re-exports, and the module they come from.
@@ -287,7 +287,8 @@ fn components_are_built_from_settings_not_the_configuration() {
     );
 }
 
-/// The public API is configuration, runs, the device, the result and errors; the layers are
+/// The public API is configuration, runs, the device, the analytical models, the result and
+/// errors; the layers are
 /// `pub(crate)`, reached from tests only through the hidden `internals` module.
 #[test]
 fn only_the_public_api_is_public() {
@@ -302,7 +303,15 @@ fn only_the_public_api_is_public() {
     public.sort_unstable();
     assert_eq!(
         public,
-        ["api", "config", "device", "error", "internals", "result"]
+        [
+            "api",
+            "config",
+            "device",
+            "error",
+            "internals",
+            "models",
+            "result"
+        ]
     );
 }
 

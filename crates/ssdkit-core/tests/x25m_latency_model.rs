@@ -81,3 +81,23 @@ fn table4_single_page_iops_within_2_percent() {
         );
     }
 }
+
+#[test]
+fn the_model_from_the_preset_prints_tables_4_and_5() {
+    use ssdkit_core::models::x25m::X25mParams;
+    // The X25-M latency model's own columns, to the digit the paper prints: Table 4 (single
+    // page IOPS, Eq. 1-2) and Table 5 (512 KiB sequential records, Eq. 6-7, in MiB/s as the
+    // paper's "MB/s"), from the `x25m` preset as users get it.
+    let c = preset("x25m", &[]);
+    let one = |x: f64| format!("{x:.1}");
+    let (w, r) = (
+        X25mParams::from_config(&c, true),
+        X25mParams::from_config(&c, false),
+    );
+    assert_eq!(one(w.iops(1)), "947.9");
+    assert_eq!(one(r.iops(1)), "4201.7");
+    let pages = w.pages(512 * 1024);
+    assert_eq!(pages, 128);
+    assert_eq!(one(r.bytes_per_s(pages) / 1048576.0), "220.3");
+    assert_eq!(one(w.bytes_per_s(pages) / 1048576.0), "65.7");
+}

@@ -1,29 +1,14 @@
-//! Seed 002's analytical latency model (the X25-M latency model of multi-channel, multi-way
-//! SSDs), computed from a configuration: shared by the `x25m` checks.
+//! The X25-M latency model of multi-channel, multi-way SSDs, computed from a configuration, and
+//! the SATA link's arithmetic: shared by the `x25m` checks.
 
 use ssdkit_core::config::Config;
 use ssdkit_core::internals::host::link::{SATA_DATA_FIS_HEADER, SATA_DMA_SETUP_FIS};
+use ssdkit_core::models::x25m::X25mParams;
 
-/// Eq. 1-7: latency of one request of `n_page` pages, microseconds.
+/// Eq. 1-7: latency of one request of `n_page` pages, microseconds (the model's one source,
+/// `ssdkit_core::models::x25m`).
 pub fn eq_6_7(c: &Config, n_page: u64, write: bool) -> f64 {
-    let b = &c.flash.bus;
-    let ch = if write {
-        b.channel_switch_write_us
-    } else {
-        b.channel_switch_read_us
-    };
-    // Register transfer: one page over the channel bus.
-    let reg = c.flash.page_size_bytes as f64 / (b.width_bits as f64 / 8.0) / b.rate_mts;
-    let cell = if write {
-        c.flash.program_us[0]
-    } else {
-        c.flash.read_us[0]
-    };
-    let page = ch + reg + cell; // Eq. 1 / Eq. 2
-    let rho = (c.flash.channels * c.flash.chips_per_channel) as u64; // pages in flight
-    let t_wait = (page - ch * rho as f64).max(0.0); // Eq. 3
-    let n_cycle = n_page.div_ceil(rho);
-    ch * (n_page - 1) as f64 + t_wait * (n_cycle - 1) as f64 + page // Eq. 6 / Eq. 7
+    X25mParams::from_config(c, write).record_us(n_page)
 }
 
 /// Microseconds the SATA link of `c` takes to carry one control FIS of `fis_bytes` (Register
