@@ -60,7 +60,10 @@ mod tests {
             let greedy = steady_state(MfPolicy::Greedy, s, 256).unwrap();
             let d2 = steady_state(MfPolicy::DChoices(2), s, 256).unwrap();
             let random = steady_state(MfPolicy::Random, s, 256).unwrap();
-            assert!(greedy < d2 && d2 < random && greedy < fifo, "{greedy} {d2} {fifo} {random}");
+            assert!(
+                greedy < d2 && d2 < random && greedy < fifo,
+                "{greedy} {d2} {fifo} {random}"
+            );
         }
         assert!(steady_state(MfPolicy::Greedy, 1.0, 256).is_err());
     }
