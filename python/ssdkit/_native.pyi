@@ -82,6 +82,35 @@ def serve(
     """Serves the device as an NBD export until `control()` returns 2; `ssdkit.serve` wraps
     it. Returns the final result document as JSON text."""
 
+def x25m_params(
+    write: bool,
+    toml_text: str | None = None,
+    origin: str = "<string>",
+    preset: str | None = None,
+    overrides: list[str] = ...,
+) -> tuple[float, float, float, int, int]:
+    """The X25-M latency model's parameters of a configuration: (ch_us, reg_us, cell_us, rho,
+    page_bytes); `ssdkit.models.X25mParams.from_config` wraps it."""
+
+def x25m_eval(
+    ch_us: float, reg_us: float, cell_us: float, rho: int, page_bytes: int, n_pages: list[int]
+) -> dict[str, Any]:
+    """Eq. 1-7 of the X25-M latency model: `page_us`, `t_wait_us`, `t_cycle_us`, and per page
+    count `record_us`, `iops`, `bytes_per_s`."""
+
+def wa_steady_state(gc_policy: str, spare_factor: float, pages_per_block: int, d: int = 10) -> float:
+    """Steady-state write amplification under uniform random writes (mean-field or FIFO closed
+    form)."""
+
+def wa_of_config(
+    toml_text: str | None = None,
+    origin: str = "<string>",
+    preset: str | None = None,
+    overrides: list[str] = ...,
+) -> tuple[float, str, float, int]:
+    """The configured device's steady-state write amplification: (wa, model name, spare
+    factor, pages per block)."""
+
 def timer_floor(period_us: int, spin_us: int, seconds: float) -> list[int]:
     """How late this machine wakes a thread that waits for a deadline every `period_us` as
     `ssdkit serve --clock real` does (timer slack 1 ns, sleep, then spin the last `spin_us`),

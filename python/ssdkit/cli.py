@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 # Every command's module is imported here: plot.py and report.py import matplotlib, and the run
 # API pandas and pyarrow, only when they draw or write, so that stays cheap.
-from . import api, bench, fio, mqsim, outputs
+from . import api, bench, fio, models, mqsim, outputs
 from . import c as c_api
 from . import serve as serve_mod
 from ._native import ConfigError, SsdkitError, __version__
@@ -432,6 +432,26 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--output", required=True, help="the HTML file to write")
     rp.set_defaults(func=_cmd_report)
 
+    md = sub.add_parser(
+        "model",
+        help="print a paper's analytical model of a configuration (x25m, wa)",
+        description="Print an analytical model of the configured device. x25m: the X25-M latency model of "
+        "multi-channel, multi-way SSDs (Eq. 1-2 single page, Eq. 3-7 multi-page), latency, IOPS and bandwidth at "
+        "queue depth 1 with no garbage collection. wa: the steady-state write amplification under uniform random "
+        "writes for the device's spare factor, pages per block and GC policy (FIFO closed form, Desnoyers 2012; "
+        "mean-field greedy, d-choices and random, Van Houdt, SIGMETRICS 2013). docs/models.md says where each "
+        "model stops holding.",
+    )
+    md.add_argument("model", choices=MODELS, metavar="NAME", help=f"the model: {', '.join(MODELS)}")
+    config_args(md)
+    md.add_argument(
+        "--request-bytes",
+        metavar="N[,N...]",
+        help="x25m: request sizes in bytes (suffixes k, m for KiB, MiB; default 4k to 512k by doubling)",
+    )
+    md.add_argument("--json", action="store_true", help="print the model's rows as JSON")
+    md.set_defaults(func=_cmd_model)
+
     cf = sub.add_parser(
         "c-flags",
         help="print the compiler and linker flags for the C API (libssdkit, ssdkit.h) of this install",
@@ -443,6 +463,65 @@ def _parser() -> argparse.ArgumentParser:
     cf.add_argument("--libs", action="store_true", help="only the linker's flags (-L, -l, run path)")
     cf.set_defaults(func=_cmd_c_flags)
     return p
+
+
+MODELS = ("x25m", "wa")
+
+
+def _request_sizes(text: str) -> list[int]:
+    sizes = []
+    for item in text.split(","):
+        t = item.strip().lower().removesuffix("ib").removesuffix("b")
+        scale = {"k": 1024, "m": 1024**2}.get(t[-1:], 1)
+        digits = t[:-1] if scale > 1 else t
+        if not digits.isdigit() or int(digits) < 1:
+            raise UserError(f"--request-bytes: {item.strip()!r} is not a size in bytes (e.g. 4096, 4k, 1m)")
+        sizes.append(int(digits) * scale)
+    return sizes
+
+
+def _cmd_model(args: argparse.Namespace) -> int:
+    if args.config is None and args.preset is None:
+        raise UserError("ssdkit model: give a configuration (a preset name or TOML file)")
+    kw = {"preset": args.preset, "overrides": _overrides_with_seed(args)}
+    try:
+        if args.model == "x25m":
+            sizes = _request_sizes(args.request_bytes) if args.request_bytes else models.DEFAULT_REQUEST_BYTES
+            rows = models.x25m(args.config, request_bytes=sizes, **kw)
+        else:
+            if args.request_bytes:
+                raise UserError("--request-bytes applies to the x25m model only")
+            rows = [models.write_amplification(args.config, **kw)]
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    name = args.config if args.config is not None else args.preset
+    if args.model == "wa":
+        r = rows[0]
+        print(f"steady-state write amplification of {name}: {r['wa']:.4f}")
+        print(
+            f"  {r['model']}; spare factor {r['spare_factor']:g}, {r['pages_per_block']} pages per block, "
+            "uniform random single-page writes"
+        )
+        return 0
+    print(f"X25-M latency model of {name}: queue depth 1, no garbage collection")
+    for op, sym in (("write", "W"), ("read", "R")):
+        r = next(x for x in rows if x["op"] == op)
+        eq = "Eq. 1" if op == "write" else "Eq. 2"
+        print(
+            f"  {op}: {sym}_ch {r['ch_us']:g} + {sym}_reg {r['reg_us']:g} + {sym}_cell {r['cell_us']:g} = "
+            f"{sym}_page {r['page_us']:g} us ({eq}); rho {r['rho']} pages in flight; t_wait {r['t_wait_us']:g} us "
+            "(Eq. 3)"
+        )
+    print(f"{'op':<6} {'bytes':>9} {'pages':>6} {'cycles':>6} {'latency us':>11} {'IOPS':>10} {'MiB/s':>8}")
+    for r in rows:
+        print(
+            f"{r['op']:<6} {r['request_bytes']:>9} {r['pages']:>6} {r['cycles']:>6} {r['latency_us']:>11.1f} "
+            f"{r['iops']:>10.1f} {r['mib_per_s']:>8.1f}"
+        )
+    return 0
 
 
 def _cmd_c_flags(args: argparse.Namespace) -> int:

@@ -31,8 +31,8 @@ LAYERS = (
     ("fairness", "latency_log"),
     ("api",),
     # Built on the run API: the request-at-a-time device, the fio and MQSim converters,
-    # sweeps, the bench, HTML reports.
-    ("device", "fio", "sweep", "bench", "report", "serve"),
+    # sweeps, the bench, HTML reports, the NBD server, the analytical models.
+    ("device", "fio", "sweep", "bench", "report", "serve", "models"),
     ("mqsim",),
     # The command line, and the package's public names.
     ("cli",),

@@ -10,6 +10,7 @@ use ssdkit_core::Error;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod device;
+mod models;
 mod serve;
 
 // The module name given here becomes `__module__`, so tracebacks read `ssdkit.ConfigError`,
@@ -459,6 +460,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<device::PyDevice>()?;
     m.add_function(wrap_pyfunction!(serve::serve, m)?)?;
     m.add_function(wrap_pyfunction!(serve::timer_floor, m)?)?;
+    m.add_function(wrap_pyfunction!(models::x25m_params, m)?)?;
+    m.add_function(wrap_pyfunction!(models::x25m_eval, m)?)?;
+    m.add_function(wrap_pyfunction!(models::wa_steady_state, m)?)?;
+    m.add_function(wrap_pyfunction!(models::wa_of_config, m)?)?;
     m.add_function(wrap_pyfunction!(precondition, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

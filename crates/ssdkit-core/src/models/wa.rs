@@ -10,6 +10,8 @@
 //! with few blocks the simulator's WA differs by a few percent); no TRIM, no hot/cold
 //! separation, no wear levelling moves.
 
+use crate::config::Config;
+pub use crate::ftl::precondition::fast::mean_field_policy;
 pub use crate::ftl::precondition::meanfield::{
     fifo_write_amplification, valid_distribution, write_amplification, MfPolicy,
 };
@@ -34,6 +36,15 @@ pub fn steady_state(policy: MfPolicy, spare: f64, pages_per_block: u32) -> Resul
     let physical = blocks * pages_per_block as u64;
     let logical = ((physical as f64) * (1.0 - spare)).round() as u64;
     write_amplification(policy, blocks, pages_per_block, logical.min(physical - 1))
+}
+
+/// The idealised steady-state write amplification of `c`'s device: its `ftl.spare_factor`,
+/// pages per block and GC policy (cost-benefit modelled as greedy), with the model's name.
+/// The simulator's steady state is a little higher: GC keeps `ftl.gc_threshold` of each
+/// plane free, which the model's single write frontier does not.
+pub fn of_config(c: &Config) -> Result<(f64, &'static str), String> {
+    let (policy, name) = mean_field_policy(c.ftl.gc_policy);
+    steady_state(policy, c.ftl.spare_factor, c.flash.pages_per_block).map(|wa| (wa, name))
 }
 
 #[cfg(test)]

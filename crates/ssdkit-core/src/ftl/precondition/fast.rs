@@ -28,7 +28,8 @@ use crate::settings::Settings;
 use rand::Rng as _;
 use std::collections::HashMap;
 
-fn model(policy: GcPolicy) -> (MfPolicy, &'static str) {
+/// The mean-field model that stands for `policy`, and its name for the preconditioning record.
+pub fn mean_field_policy(policy: GcPolicy) -> (MfPolicy, &'static str) {
     match policy {
         GcPolicy::Greedy {} => (MfPolicy::Greedy, "mean-field greedy (Van Houdt 2013)"),
         GcPolicy::DChoices { d } => (
@@ -220,7 +221,7 @@ pub fn run(
         PoolLevel::Reserve => reserve_level_pages(s),
     }
     .div_ceil(ppb as u64) as u32;
-    let (policy, model_name) = model(c.ftl.gc_policy);
+    let (policy, model_name) = mean_field_policy(c.ftl.gc_policy);
     let mut rng = derive_stream(c.precondition_seed(), PRECONDITION_STREAM);
     // (closed-data blocks, hot pages) -> (distribution, WA, closed blocks, open pages).
     #[allow(clippy::type_complexity)]
