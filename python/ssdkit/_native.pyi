@@ -96,11 +96,11 @@ def x25m_eval(
     ch_us: float, reg_us: float, cell_us: float, rho: int, page_bytes: int, n_pages: list[int]
 ) -> dict[str, Any]:
     """Eq. 1-7 of the X25-M latency model: `page_us`, `t_wait_us`, `t_cycle_us`, and per page
-    count `record_us`, `iops`, `bytes_per_s`."""
+    count `cycles`, `record_us`, `iops`, `bytes_per_s`."""
 
-def wa_steady_state(gc_policy: str, spare_factor: float, pages_per_block: int, d: int = 10) -> float:
+def wa_steady_state(gc_policy: str, spare_factor: float, pages_per_block: int, d: int = 10) -> tuple[float, str]:
     """Steady-state write amplification under uniform random writes (mean-field or FIFO closed
-    form)."""
+    form), and the model's name."""
 
 def wa_of_config(
     toml_text: str | None = None,

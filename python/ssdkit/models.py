@@ -122,13 +122,14 @@ def x25m(
         p = X25mParams.from_config(config, write=write, preset=preset, overrides=overrides)
         pages = [p.pages(b) for b in sizes]
         ev = p._eval(pages)
-        for b, n, lat, iops, bps in zip(sizes, pages, ev["record_us"], ev["iops"], ev["bytes_per_s"]):
+        columns = zip(sizes, pages, ev["cycles"], ev["record_us"], ev["iops"], ev["bytes_per_s"])
+        for b, n, cycles, lat, iops, bps in columns:
             rows.append(
                 {
                     "op": op,
                     "request_bytes": b,
                     "pages": n,
-                    "cycles": -(-n // p.rho),
+                    "cycles": cycles,
                     "latency_us": lat,
                     "iops": iops,
                     "mib_per_s": bps / 2**20,
@@ -171,8 +172,7 @@ def write_amplification(
             raise ValueError("give a configuration, or all of gc_policy, spare_factor and pages_per_block")
         if gc_policy not in GC_POLICIES:
             raise ValueError(f"unknown gc_policy {gc_policy!r}; choose from {', '.join(GC_POLICIES)}")
-        wa = _native.wa_steady_state(gc_policy, float(spare_factor), int(pages_per_block), int(d))
-        model = {"fifo": "FIFO closed form (Desnoyers 2012)"}.get(gc_policy, f"mean-field {gc_policy} (Van Houdt 2013)")
+        wa, model = _native.wa_steady_state(gc_policy, float(spare_factor), int(pages_per_block), int(d))
         return {
             "wa": wa,
             "model": model,

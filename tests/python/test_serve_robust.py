@@ -77,13 +77,18 @@ PREFIXES = {
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(prefix=st.sampled_from(sorted(PREFIXES)), junk=st.binary(min_size=1, max_size=300))
 def test_random_bytes_on_fresh_connections(fuzzed, prefix, junk):
+    _send_and_drain(fuzzed, PREFIXES[prefix] + junk)
+
+
+def _send_and_drain(fuzzed, data: bytes) -> None:
+    """Sends `data` on a fresh connection and shuts our side: the server answers or closes, and
+    with our side shut it must close in the end, staying up itself."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(5)
         s.connect(str(fuzzed.socket))
         try:
-            s.sendall(PREFIXES[prefix] + junk)
+            s.sendall(data)
             s.shutdown(socket.SHUT_WR)
-            # The server answers or closes; with our side shut it must close in the end.
             while s.recv(1 << 16):
                 pass
         except (ConnectionResetError, BrokenPipeError):
@@ -122,17 +127,7 @@ def test_well_framed_nonsense_on_fresh_connections(fuzzed, msgs):
     """Options and requests with valid magics and random fields (unknown types, lying lengths,
     huge offsets and lengths), so the bytes get past the framing into the checks."""
     prefix, items = msgs
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(5)
-        s.connect(str(fuzzed.socket))
-        try:
-            s.sendall(PREFIXES[prefix] + b"".join(items))
-            s.shutdown(socket.SHUT_WR)
-            while s.recv(1 << 16):
-                pass
-        except (ConnectionResetError, BrokenPipeError):
-            pass
-    assert fuzzed.proc.poll() is None
+    _send_and_drain(fuzzed, PREFIXES[prefix] + b"".join(items))
 
 
 def test_after_the_fuzz_a_normal_client_is_served(fuzzed):

@@ -6,7 +6,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use ssdkit_core::api;
-use ssdkit_core::models::wa::{self, MfPolicy};
+use ssdkit_core::config::GcPolicy;
+use ssdkit_core::models::wa;
 use ssdkit_core::models::x25m::X25mParams;
 
 /// The X25-M latency model's parameters of a configuration, for writes or reads:
@@ -30,7 +31,7 @@ pub(crate) fn x25m_params(
 }
 
 /// Eq. 1-7 for explicit parameters and page counts: a dict of `page_us`, `t_wait_us`,
-/// `t_cycle_us` and, per page count, `record_us`, `iops`, `bytes_per_s`.
+/// `t_cycle_us` and, per page count, `cycles`, `record_us`, `iops`, `bytes_per_s`.
 #[pyfunction]
 pub(crate) fn x25m_eval<'py>(
     py: Python<'py>,
@@ -65,18 +66,24 @@ pub(crate) fn x25m_eval<'py>(
     d.set_item("t_wait_us", p.t_wait_us())?;
     d.set_item("t_cycle_us", p.t_cycle_us())?;
     let each = |f: &dyn Fn(u64) -> f64| n_pages.iter().map(|&n| f(n)).collect::<Vec<f64>>();
+    d.set_item(
+        "cycles",
+        n_pages.iter().map(|&n| p.cycles(n)).collect::<Vec<u64>>(),
+    )?;
     d.set_item("record_us", each(&|n| p.record_us(n)))?;
     d.set_item("iops", each(&|n| p.iops(n)))?;
     d.set_item("bytes_per_s", each(&|n| p.bytes_per_s(n)))?;
     Ok(d)
 }
 
-fn policy(name: &str, d: u32) -> PyResult<MfPolicy> {
+/// `ftl.gc_policy`'s names, as the configuration takes them.
+fn policy(name: &str, d: u32) -> PyResult<GcPolicy> {
     match name {
-        "greedy" | "cost_benefit" => Ok(MfPolicy::Greedy),
-        "random" => Ok(MfPolicy::Random),
-        "fifo" => Ok(MfPolicy::Fifo),
-        "d_choices" if d >= 1 => Ok(MfPolicy::DChoices(d)),
+        "greedy" => Ok(GcPolicy::Greedy {}),
+        "cost_benefit" => Ok(GcPolicy::CostBenefit {}),
+        "random" => Ok(GcPolicy::Random {}),
+        "fifo" => Ok(GcPolicy::Fifo {}),
+        "d_choices" if d >= 1 => Ok(GcPolicy::DChoices { d }),
         "d_choices" => Err(PyValueError::new_err("d_choices needs d of at least 1")),
         other => Err(PyValueError::new_err(format!(
             "unknown GC policy {other:?}; choose from greedy, d_choices, random, fifo, cost_benefit"
@@ -84,7 +91,8 @@ fn policy(name: &str, d: u32) -> PyResult<MfPolicy> {
     }
 }
 
-/// Steady-state write amplification for a GC policy, spare factor and pages per block.
+/// Steady-state write amplification for a GC policy, spare factor and pages per block, and
+/// the model's name.
 #[pyfunction]
 #[pyo3(signature = (gc_policy, spare_factor, pages_per_block, d=10))]
 pub(crate) fn wa_steady_state(
@@ -92,12 +100,14 @@ pub(crate) fn wa_steady_state(
     spare_factor: f64,
     pages_per_block: u32,
     d: u32,
-) -> PyResult<f64> {
+) -> PyResult<(f64, String)> {
     let p = policy(gc_policy, d)?;
     if pages_per_block == 0 {
         return Err(PyValueError::new_err("pages_per_block must be at least 1"));
     }
-    wa::steady_state(p, spare_factor, pages_per_block).map_err(PyValueError::new_err)
+    wa::of_policy(p, spare_factor, pages_per_block)
+        .map(|(w, name)| (w, name.to_string()))
+        .map_err(PyValueError::new_err)
 }
 
 /// The configured device's idealised steady-state write amplification and the model's name.

@@ -10,7 +10,7 @@
 //! with few blocks the simulator's WA differs by a few percent); no TRIM, no hot/cold
 //! separation, no wear levelling moves.
 
-use crate::config::Config;
+use crate::config::{Config, GcPolicy};
 pub use crate::ftl::precondition::fast::mean_field_policy;
 pub use crate::ftl::precondition::meanfield::{
     fifo_write_amplification, valid_distribution, write_amplification, MfPolicy,
@@ -38,13 +38,23 @@ pub fn steady_state(policy: MfPolicy, spare: f64, pages_per_block: u32) -> Resul
     write_amplification(policy, blocks, pages_per_block, logical.min(physical - 1))
 }
 
+/// Write amplification for a configured GC policy (its mean-field model; cost-benefit is
+/// modelled as greedy), spare factor and pages per block, with the model's name.
+pub fn of_policy(
+    policy: GcPolicy,
+    spare: f64,
+    pages_per_block: u32,
+) -> Result<(f64, &'static str), String> {
+    let (model, name) = mean_field_policy(policy);
+    steady_state(model, spare, pages_per_block).map(|wa| (wa, name))
+}
+
 /// The idealised steady-state write amplification of `c`'s device: its `ftl.spare_factor`,
 /// pages per block and GC policy (cost-benefit modelled as greedy), with the model's name.
 /// The simulator's steady state is a little higher: GC keeps `ftl.gc_threshold` of each
 /// plane free, which the model's single write frontier does not.
 pub fn of_config(c: &Config) -> Result<(f64, &'static str), String> {
-    let (policy, name) = mean_field_policy(c.ftl.gc_policy);
-    steady_state(policy, c.ftl.spare_factor, c.flash.pages_per_block).map(|wa| (wa, name))
+    of_policy(c.ftl.gc_policy, c.ftl.spare_factor, c.flash.pages_per_block)
 }
 
 #[cfg(test)]

@@ -92,11 +92,16 @@ impl X25mParams {
         bytes.div_ceil(self.page_bytes).max(1)
     }
 
+    /// N_cycle: the cycles of `rho` pages a request of `n_page` pages takes (at least one).
+    pub fn cycles(&self, n_page: u64) -> u64 {
+        n_page.max(1).div_ceil(self.rho.max(1))
+    }
+
     /// Eq. 6 (write) / Eq. 7 (read): a request of `n_page` pages (at least one),
     /// t_record = ch (N_page - 1) + t_wait (N_cycle - 1) + page.
     pub fn record_us(&self, n_page: u64) -> f64 {
+        let n_cycle = self.cycles(n_page);
         let n_page = n_page.max(1);
-        let n_cycle = n_page.div_ceil(self.rho.max(1));
         self.ch_us * (n_page - 1) as f64 + self.t_wait_us() * (n_cycle - 1) as f64 + self.page_us()
     }
 
