@@ -111,6 +111,16 @@ def wa_of_config(
     """The configured device's steady-state write amplification: (wa, model name, spare
     factor, pages per block)."""
 
+def nvme_eval(
+    write: bool,
+    request_bytes: list[int],
+    toml_text: str | None = None,
+    origin: str = "<string>",
+    preset: str | None = None,
+    overrides: list[str] = ...,
+) -> list[dict[str, Any]]:
+    """NVMeSim's Eq. 1-3 for a configuration, one dict per request size."""
+
 def timer_floor(period_us: int, spin_us: int, seconds: float) -> list[int]:
     """How late this machine wakes a thread that waits for a deadline every `period_us` as
     `ssdkit serve --clock real` does (timer slack 1 ns, sleep, then spin the last `spin_us`),

@@ -434,10 +434,11 @@ def _parser() -> argparse.ArgumentParser:
 
     md = sub.add_parser(
         "model",
-        help="print a paper's analytical model of a configuration (x25m, wa)",
+        help="print a paper's analytical model of a configuration (x25m, nvme, wa)",
         description="Print an analytical model of the configured device. x25m: the X25-M latency model of "
         "multi-channel, multi-way SSDs (Eq. 1-2 single page, Eq. 3-7 multi-page), latency, IOPS and bandwidth at "
-        "queue depth 1 with no garbage collection. wa: the steady-state write amplification under uniform random "
+        "queue depth 1 with no garbage collection. nvme: NVMeSim's Eq. 1-3, the NVMe handshake's packets on the "
+        "PCIe link, the DMA and the medium at queue depth 1, and the handshake's share. wa: the steady-state write amplification under uniform random "
         "writes for the device's spare factor, pages per block and GC policy (FIFO closed form, Desnoyers 2012; "
         "mean-field greedy, d-choices and random, Van Houdt, SIGMETRICS 2013). docs/models.md says where each "
         "model stops holding.",
@@ -447,7 +448,8 @@ def _parser() -> argparse.ArgumentParser:
     md.add_argument(
         "--request-bytes",
         metavar="N[,N...]",
-        help="x25m: request sizes in bytes (suffixes k, m for KiB, MiB; default 4k to 512k by doubling)",
+        help="x25m, nvme: request sizes in bytes (suffixes k, m for KiB, MiB; default 4k to 512k by doubling "
+        "for x25m, 64, 512 and 4k for nvme)",
     )
     md.add_argument("--json", action="store_true", help="print the model's rows as JSON")
     md.set_defaults(func=_cmd_model)
@@ -465,7 +467,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-MODELS = ("x25m", "wa")
+MODELS = ("x25m", "nvme", "wa")
 
 
 def _request_sizes(text: str) -> list[int]:
@@ -485,12 +487,14 @@ def _cmd_model(args: argparse.Namespace) -> int:
         raise UserError("ssdkit model: give a configuration (a preset name or TOML file)")
     kw = {"preset": args.preset, "overrides": _overrides_with_seed(args)}
     try:
+        sized = {} if not args.request_bytes else {"request_bytes": _request_sizes(args.request_bytes)}
         if args.model == "x25m":
-            sizes = _request_sizes(args.request_bytes) if args.request_bytes else models.DEFAULT_REQUEST_BYTES
-            rows = models.x25m(args.config, request_bytes=sizes, **kw)
+            rows = models.x25m(args.config, **sized, **kw)
+        elif args.model == "nvme":
+            rows = models.nvme(args.config, **sized, **kw)
         else:
             if args.request_bytes:
-                raise UserError("--request-bytes applies to the x25m model only")
+                raise UserError("--request-bytes applies to the x25m and nvme models only")
             rows = [models.write_amplification(args.config, **kw)]
     except ValueError as e:
         raise UserError(str(e)) from None
@@ -505,6 +509,28 @@ def _cmd_model(args: argparse.Namespace) -> int:
             f"  {r['model']}; spare factor {r['spare_factor']:g}, {r['pages_per_block']} pages per block, "
             "uniform random single-page writes"
         )
+        return 0
+    if args.model == "nvme":
+        print(f"NVMeSim's Eq. 1-3 on {name}'s PCIe link: queue depth 1 (T_stall 0), times in us")
+        head = (
+            "op",
+            "bytes",
+            "DB-Write",
+            "I/O-Req",
+            "I/O-Fetch",
+            "DMA",
+            "NVM",
+            "CPL",
+            "MSI",
+            "Eq. 1-2",
+            "Eq. 3",
+            "share",
+        )
+        print(f"{head[0]:<6} {head[1]:>8}" + "".join(f" {h:>9}" for h in head[2:-1]) + f" {head[-1]:>7}")
+        keys = ("db_write_us", "io_req_us", "io_fetch_us", "dma_us", "nvm_us", "cpl_submit_us", "msi_us")
+        for r in rows:
+            terms = "".join(f" {r[k]:>9.4f}" for k in (*keys, "latency_us", "overhead_us"))
+            print(f"{r['op']:<6} {r['request_bytes']:>8}{terms} {r['overhead_share']:>7.2%}")
         return 0
     print(f"X25-M latency model of {name}: queue depth 1, no garbage collection")
     for op, sym in (("write", "W"), ("read", "R")):

@@ -3,6 +3,9 @@
 - :func:`x25m` and :class:`X25mParams`: the X25-M latency model of multi-channel, multi-way
   SSDs (single page, Eq. 1-2; multi-page with channel and way interleaving, Eq. 3-7) and the
   IOPS and bandwidth it implies.
+- :func:`nvme`: NVMeSim's I/O request model (Choi et al., "An In-Depth Study of Next Generation
+  Interface for Emerging Non-Volatile Memories"), Eq. 1-3: the NVMe handshake's packets on the
+  configuration's PCIe link, the DMA and the medium, and the handshake's share.
 - :func:`write_amplification`: steady-state write amplification under uniform random writes,
   the closed form (FIFO, Desnoyers 2012) and mean-field models (greedy, d-choices, random; Van
   Houdt, SIGMETRICS 2013) the FTL's preconditioning uses.
@@ -11,7 +14,7 @@
   Operating Systems"), fitted by ordinary least squares with standard errors, confidence
   intervals and R^2.
 
-The formulas of the first two live in the simulator's Rust core (``ssdkit_core::models``),
+The formulas of the first three live in the simulator's Rust core (``ssdkit_core::models``),
 where its own tests call them; this module arranges their answers. ``ssdkit model NAME
 CONFIG`` prints them as a table.
 """
@@ -141,6 +144,37 @@ def x25m(
                     "rho": p.rho,
                 }
             )
+    return rows
+
+
+def nvme(
+    config: ConfigArg = None,
+    *,
+    preset: str | None = None,
+    overrides: Overrides = None,
+    request_bytes: Iterable[int] = (64, 512, 4096),
+) -> list[dict[str, Any]]:
+    """NVMeSim's Eq. 1 (read) and Eq. 2 (write) for a configuration at queue depth 1: one row
+    per operation and request size with each term in microseconds (``db_write_us``,
+    ``io_req_us``, ``io_fetch_us``, ``dma_us``, ``nvm_us``, ``cpl_submit_us``, ``msi_us``,
+    ``stall_us``), ``latency_us`` (Eq. 1-2), ``overhead_us`` (Eq. 3) and ``overhead_share``.
+
+    Assumptions: one request on the link, so T_stall is 0 (the simulator measures it under load:
+    the ``t_stall`` step of the latency breakdown); ssdkit's packet sizes (4-byte doorbell,
+    header-only read request, the whole 64-byte command, 16-byte completion entry, 4-byte MSI)
+    rather than NVMeSim's Table II; the medium is the first cell mode's time plus the request
+    over the channel bus, as for one page or a DRAM-like line; firmware time and the host's
+    interrupt service, which the simulator adds, are outside Eq. 1-2. With those, ssdkit's QD1
+    latency on the nvmesim presets equals the sum (tests/emerging_memory.rs).
+    """
+    sizes = [int(b) for b in request_bytes]
+    if not sizes or any(b < 1 for b in sizes):
+        raise ValueError(f"request_bytes must be sizes of at least 1 byte, got {sizes}")
+    src = _source(config, preset)
+    ov = _override_list(overrides, {}, None)
+    rows = []
+    for op, write in (("read", False), ("write", True)):
+        rows += [{"op": op, **r} for r in _native.nvme_eval(write, sizes, overrides=ov, **src)]
     return rows
 
 

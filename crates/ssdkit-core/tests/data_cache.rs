@@ -13,47 +13,20 @@
 //! - `cache.mode = "off"` gives the bytes of a configuration without `[cache]`.
 
 mod common;
+use common::pcie::Parts;
 use common::*;
 use proptest::prelude::*;
 use serde_json::Value;
 use ssdkit_core::api::{load, run_keep_state, Source};
 use ssdkit_core::config::Config;
 use ssdkit_core::internals::workload::Op;
+use ssdkit_core::models::nvme::Nvme;
 
-/// PCIe 3.0 link times, as tests/latency_sum_of_parts.rs computes them.
-struct Link {
-    ps_per_byte: f64,
-    overhead: f64,
-    mps: f64,
-    mrrs: f64,
-}
-
-impl Link {
-    fn new(c: &Config) -> Self {
-        assert_eq!(c.pcie.generation, 3);
-        let bytes_per_s = c.pcie.lanes as f64 * 8e9 * 128.0 / 130.0 / 8.0;
-        Self {
-            ps_per_byte: 1e12 / bytes_per_s,
-            overhead: c.pcie.packet_overhead_bytes as f64,
-            mps: c.pcie.max_payload_bytes as f64,
-            mrrs: c.pcie.max_read_request_bytes as f64,
-        }
-    }
-    fn tlps_us(&self, payload: f64, max: f64) -> f64 {
-        let packets = (payload / max).ceil().max(1.0);
-        (payload + packets * self.overhead) * self.ps_per_byte / 1e6
-    }
-    /// Doorbell, the SQE's read request and the SQE.
-    fn command_us(&self) -> f64 {
-        self.tlps_us(4.0, 4.0) + self.tlps_us(0.0, 1.0) + self.tlps_us(64.0, self.mps)
-    }
-    /// The device fetches `bytes` of write data: read requests of MRRS, completions of MPS.
-    fn write_data_us(&self, bytes: f64) -> f64 {
-        (bytes / self.mrrs).ceil() * self.tlps_us(0.0, 1.0) + self.tlps_us(bytes, self.mps)
-    }
-    fn cqe_us(&self) -> f64 {
-        self.tlps_us(16.0, 16.0)
-    }
+/// A write's link terms at QD1: NVMeSim's Eq. 2 without the medium
+/// (`ssdkit_core::models::nvme`): the command, the device's fetch of the write data (read
+/// requests of MRRS, completions of MPS) and the completion entry.
+fn write_link(c: &Config, bytes: f64) -> Nvme {
+    Nvme::terms(&Parts::from_config(c), true, bytes, 0.0)
 }
 
 /// MQSim's DRAM access time (Data_Cache_Manager_Base): every row touched opens at tRCD + tCL,
@@ -106,14 +79,16 @@ fn qd1_cached_write_is_link_firmware_dram() {
     for pipelined in [true, false] {
         let p = format!("interface.pipelined_transfers={pipelined}");
         let (c, lat) = qd1_writes(&[&p]);
-        let l = Link::new(&c);
         let req = 4096.0;
-        let expected = l.command_us()
+        let l = write_link(&c, req);
+        let expected = l.db_write_us
+            + l.io_req_us
+            + l.io_fetch_us
             + c.ftl.firmware_request_us
             + c.ftl.firmware_transaction_us
-            + l.write_data_us(req)
+            + l.dma_us
             + dram_us(&c, req)
-            + l.cqe_us();
+            + l.cpl_submit_us;
         // 2000 pages fit in the 256 MiB cache: no write waits, none is written back.
         assert_all_equal_to(&lat, expected, &format!("QD1 cached write, {p}"));
         eprintln!("QD1 cached write ({p}): {expected:.6} us");
@@ -123,8 +98,8 @@ fn qd1_cached_write_is_link_firmware_dram() {
 #[test]
 fn fua_write_latency_includes_the_program() {
     let (c, lat) = qd1_writes(&["flow.0.fua=true"]);
-    let l = Link::new(&c);
     let req = 4096.0;
+    let l = write_link(&c, req);
     let page = c.flash.page_size_bytes as f64;
     // The page's other half is on flash (sequential preconditioning): read it, then program
     // the whole page.
@@ -132,14 +107,16 @@ fn fua_write_latency_includes_the_program() {
         cmd_us(&c, c.flash.bus.read_cmd_cycles) + c.flash.read_us[0] + bus_us(&c, page - req);
     let program =
         cmd_us(&c, c.flash.bus.program_cmd_cycles) + bus_us(&c, page) + c.flash.program_us[0];
-    let expected = l.command_us()
+    let expected = l.db_write_us
+        + l.io_req_us
+        + l.io_fetch_us
         + c.ftl.firmware_request_us
         + c.ftl.firmware_transaction_us
-        + l.write_data_us(req)
+        + l.dma_us
         + dram_us(&c, req)
         + rmw_read
         + program
-        + l.cqe_us();
+        + l.cpl_submit_us;
     assert_all_equal_to(&lat, expected, "QD1 FUA write");
     eprintln!("QD1 FUA write: {expected:.3} us");
 }

@@ -35,7 +35,7 @@ fn list_us(c: &Config, entries: u64, entry: u64, page: u64) -> f64 {
 
 /// `list_us` and the number of TLPs the list read sends.
 fn list_read(c: &Config, entries: u64, entry: u64, page: u64) -> (f64, u64) {
-    let p = Parts::new(c);
+    let p = Parts::from_config(c);
     let per_page = page / entry;
     let mut left = entries;
     let (mut us, mut tlps) = (0.0, 0);

@@ -10,6 +10,7 @@ use common::pcie::Parts;
 use common::{preset, rel, run_cfg};
 use serde_json::Value;
 use ssdkit_core::config::Config;
+use ssdkit_core::models::nvme::Nvme;
 
 fn step_us(r: &Value, op: &str, step: &str) -> f64 {
     r["device"]["latency_breakdown"][op][step]["mean"]
@@ -49,7 +50,7 @@ fn cfg(name: &str, extra: &[String]) -> Config {
 /// CPL-Submit, MSI and T_stall, from the breakdown (the MSI's wire time is the link formula:
 /// it is part of `host_processing`), and the request's time to its MSI (Eq. 1-2's total).
 fn nvme_info_share(r: &Value, c: &Config, op: &str) -> (f64, f64) {
-    let msi = Parts::new(c).tlps_us(4.0, 4.0);
+    let msi = Parts::from_config(c).tlps_us(4.0, 4.0);
     let info = ["doorbell", "command_fetch", "completion", "t_stall"]
         .iter()
         .map(|s| step_us(r, op, s))
@@ -137,7 +138,7 @@ fn a_64_byte_read_moves_64_bytes_and_reads_one_small_page() {
     o.push("host.completion=none".into());
     let c = cfg("nvmesim-dram", &o);
     let lat = common::latencies_ps(&c);
-    let p = Parts::new(&c);
+    let p = Parts::from_config(&c);
     let b = &c.flash.bus;
     let xfer_us = 64.0 / (b.rate_mts * b.width_bits as f64 / 8.0);
     let expected = p.command_us() + 0.05 + xfer_us + p.tlps_us(64.0, p.mps) + p.tlps_us(16.0, 16.0);
@@ -187,20 +188,17 @@ fn nvme_information_is_large_for_dram_like_reads_and_small_for_writes() {
         let r = run_cfg(&c);
         let (info, total) = nvme_info_share(&r, &c, op);
         let share = info / total;
-        let p = Parts::new(&c);
+        let p = Parts::from_config(&c);
         let b = &c.flash.bus;
         let xfer = 64.0 / (b.rate_mts * b.width_bits as f64 / 8.0);
-        // Eq. 1-2: the doorbell, the command, the data (a write's read request and its
-        // completion with data), the medium, the completion entry and the MSI; at QD1 with
-        // an interrupt per completion the next doorbell waits behind the host's completion
-        // queue doorbell (T_stall, from the breakdown).
-        let msi = p.tlps_us(4.0, 4.0);
-        let (dma, nvm) = match op {
-            "read" => (p.tlps_us(64.0, p.mps), 0.05 + xfer),
-            _ => (p.tlps_us(0.0, 1.0) + p.tlps_us(64.0, p.mps), 1.0 + xfer),
-        };
-        let eq_info = p.command_us() + p.tlps_us(16.0, 16.0) + msi + step_us(&r, op, "t_stall");
-        let eq_total = eq_info + dma + nvm;
+        // Eq. 1-2 (ssdkit_core::models::nvme): the doorbell, the command, the data (a write's
+        // read request and its completion with data), the medium, the completion entry and
+        // the MSI; at QD1 with an interrupt per completion the next doorbell waits behind the
+        // host's completion queue doorbell (T_stall, from the breakdown).
+        let nvm = if op == "read" { 0.05 } else { 1.0 } + xfer;
+        let mut eq = Nvme::terms(&p, op == "write", 64.0, nvm);
+        eq.stall_us = step_us(&r, op, "t_stall");
+        let (eq_info, eq_total) = (eq.overhead_us(), eq.latency_us());
         println!(
             "DRAM-like 64 B QD1 {op}: NVMe information {info:.4} us of {total:.4} us = {:.1} % (Eq. 1-3: {eq_info:.4} of {eq_total:.4} us; NVMeSim: {:.0} %)",
             share * 100.0,
@@ -273,7 +271,7 @@ fn deep_queues_saturate_the_link_while_latency_keeps_rising() {
         }
         let sat = saturation(&pts);
         let c = cfg(name, &[]);
-        let p = Parts::new(&c);
+        let p = Parts::from_config(&c);
         // The link's bound: a read's data and completion up, per request.
         let up_us = p.tlps_us(bytes as f64, p.mps) + p.tlps_us(16.0, 16.0) + p.tlps_us(0.0, 1.0);
         let last = pts.last().unwrap();

@@ -70,7 +70,7 @@ fn qd1_read_steps_are_the_terms_of_the_sum_of_parts() {
     let c = with("mqsim-paper", &base, &[]);
     let (r, log) = logged(&c);
     let totals = check_sums(&log, "QD1 read");
-    let l = Parts::new(&c);
+    let l = Parts::from_config(&c);
     let b = &c.flash.bus;
     let expect = [
         (Step::Doorbell, tlps(&l, 4.0, 4.0)),

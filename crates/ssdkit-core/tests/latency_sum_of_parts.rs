@@ -45,7 +45,7 @@ fn qd1_with(op_read: bool, extra: &[&str]) -> (Config, Vec<u64>) {
 /// NVMeSim's Eq. 1 at QD1 (T_Stall = 0): doorbell, command fetch (request and SQE), firmware,
 /// the flash read, the data DMA and the completion entry.
 fn read_us(c: &Config) -> f64 {
-    let p = Parts::new(c);
+    let p = Parts::from_config(c);
     let req = 4096.0;
     p.command_us()
         + c.ftl.firmware_request_us + c.ftl.firmware_transaction_us
@@ -71,7 +71,7 @@ fn qd1_random_read_is_sum_of_parts() {
 /// fetch before the firmware and the read.
 /// NVMeSim's Eq. 2 at QD1 for a 4 KiB write into a fully mapped 8 KiB page (see below).
 fn write_us(c: &Config, pipelined: bool) -> f64 {
-    let p = Parts::new(c);
+    let p = Parts::from_config(c);
     let req = 4096.0;
     let page = c.flash.page_size_bytes as f64;
     // write data: one header-only read request per MRRS, data in MPS-sized completions
@@ -148,8 +148,8 @@ fn dllps_stall_the_packets_behind_them() {
         let base = [a.as_str(), f.as_str(), "flow.0.requests=300"];
         for read in [true, false] {
             let (c, lat) = qd1_with(read, &base);
-            let p = Parts::new(&c);
-            let dllp = c.pcie.dllp_bytes as f64 * p.pcie_ps_per_byte / 1e6;
+            let p = Parts::from_config(&c);
+            let dllp = c.pcie.dllp_bytes as f64 * p.ps_per_byte / 1e6;
             let (bare, behind_previous) = if read {
                 let tlps = 4096 / c.pcie.max_payload_bytes;
                 let cqe = p.tlps_us(16.0, 16.0);

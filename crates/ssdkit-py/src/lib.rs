@@ -464,6 +464,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(models::x25m_eval, m)?)?;
     m.add_function(wrap_pyfunction!(models::wa_steady_state, m)?)?;
     m.add_function(wrap_pyfunction!(models::wa_of_config, m)?)?;
+    m.add_function(wrap_pyfunction!(models::nvme_eval, m)?)?;
     m.add_function(wrap_pyfunction!(precondition, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

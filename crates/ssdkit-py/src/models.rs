@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use ssdkit_core::api;
 use ssdkit_core::config::GcPolicy;
+use ssdkit_core::models::nvme::Nvme;
 use ssdkit_core::models::wa;
 use ssdkit_core::models::x25m::X25mParams;
 
@@ -129,4 +130,47 @@ pub(crate) fn wa_of_config(
         c.ftl.spare_factor,
         c.flash.pages_per_block,
     ))
+}
+
+/// NVMeSim's Eq. 1-3 for a configuration, one dict per request size: the terms (DB-Write,
+/// I/O-Req, I/O-Fetch, DMA, NVM, CPL-Submit, MSI, T_stall at QD1), `latency_us` (Eq. 1-2),
+/// `overhead_us` (Eq. 3) and `overhead_share`.
+#[pyfunction]
+#[pyo3(signature = (write, request_bytes, toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new()))]
+pub(crate) fn nvme_eval<'py>(
+    py: Python<'py>,
+    write: bool,
+    request_bytes: Vec<u64>,
+    toml_text: Option<String>,
+    origin: String,
+    preset: Option<String>,
+    overrides: Vec<String>,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    if request_bytes.contains(&0) {
+        return Err(PyValueError::new_err(
+            "request sizes must be at least 1 byte",
+        ));
+    }
+    let src = source(&toml_text, &origin, &preset)?;
+    let c = guarded(py, || api::load(src, &overrides))?;
+    request_bytes
+        .iter()
+        .map(|&b| {
+            let t = Nvme::of_config(&c, write, b as f64);
+            let d = PyDict::new(py);
+            d.set_item("request_bytes", b)?;
+            d.set_item("db_write_us", t.db_write_us)?;
+            d.set_item("io_req_us", t.io_req_us)?;
+            d.set_item("io_fetch_us", t.io_fetch_us)?;
+            d.set_item("dma_us", t.dma_us)?;
+            d.set_item("nvm_us", t.nvm_us)?;
+            d.set_item("cpl_submit_us", t.cpl_submit_us)?;
+            d.set_item("msi_us", t.msi_us)?;
+            d.set_item("stall_us", t.stall_us)?;
+            d.set_item("latency_us", t.latency_us())?;
+            d.set_item("overhead_us", t.overhead_us())?;
+            d.set_item("overhead_share", t.overhead_share())?;
+            Ok(d)
+        })
+        .collect()
 }
