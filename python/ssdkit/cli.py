@@ -19,6 +19,7 @@ from collections.abc import Sequence
 # API pandas and pyarrow, only when they draw or write, so that stays cheap.
 from . import api, bench, fio, models, mqsim, outputs
 from . import c as c_api
+from . import probe as probe_mod
 from . import serve as serve_mod
 from ._native import ConfigError, SsdkitError, __version__
 from .latency_log import WHAT as LATENCY_LOG
@@ -454,6 +455,32 @@ def _parser() -> argparse.ArgumentParser:
     md.add_argument("--json", action="store_true", help="print the model's rows as JSON")
     md.set_defaults(func=_cmd_model)
 
+    pr = sub.add_parser(
+        "probe",
+        help="measure a drive, a file or an NBD export with fio: IBM's microbenchmarks and a queue-depth sweep",
+        description="Run microbenchmarks against TARGET with fio (direct I/O): IBM's method (sequential and random "
+        "reads and writes at request sizes from 512 B to 1 MiB at queue depth 1, in an odd number of zones of the "
+        "device) and a queue-depth sweep of 4 KiB random reads, and write every point with the estimates drawn from "
+        "them (IBM's T(n) = A + n B per pattern, 4 KiB read and write latency, internal parallelism) to a JSON "
+        "file (docs/probe.md). TARGET is a block device, a file, or an NBD URI (nbd+unix:///?socket=PATH). A path "
+        "that does not exist is created, filled, measured and removed; anything else is written only with "
+        "--destructive. Ctrl-C keeps the points measured so far.",
+    )
+    pr.add_argument("target", metavar="TARGET", help="block device, file, or nbd:// / nbd+unix:// URI")
+    pr.add_argument("-o", "--output", required=True, metavar="POINTS.json", help="the points file to write")
+    pr.add_argument(
+        "--destructive", action="store_true", help="allow writing to a block device, existing file or export"
+    )
+    pr.add_argument("--reads-only", action="store_true", help="measure the read patterns only (nothing is written)")
+    pr.add_argument("--sizes", metavar="N[,N...]", help="request sizes (default 512,4k,16k,64k,256k,1m)")
+    pr.add_argument("--queue-depths", metavar="Q[,Q...]", help="the sweep's queue depths (default 1,2,4,...,64)")
+    pr.add_argument("--zones", type=int, default=3, metavar="N", help="odd number of zones (default 3)")
+    pr.add_argument("--zone-bytes", metavar="N", default="64m", help="bytes each zone spans (default 64m)")
+    pr.add_argument("--seconds", type=float, default=1.0, metavar="S", help="length of each run (default 1)")
+    pr.add_argument("--create-bytes", metavar="N", default="1g", help="size of a file the probe creates (default 1g)")
+    pr.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    pr.set_defaults(func=_cmd_probe)
+
     cf = sub.add_parser(
         "c-flags",
         help="print the compiler and linker flags for the C API (libssdkit, ssdkit.h) of this install",
@@ -474,12 +501,83 @@ def _request_sizes(text: str) -> list[int]:
     sizes = []
     for item in text.split(","):
         t = item.strip().lower().removesuffix("ib").removesuffix("b")
-        scale = {"k": 1024, "m": 1024**2}.get(t[-1:], 1)
+        scale = {"k": 1024, "m": 1024**2, "g": 1024**3}.get(t[-1:], 1)
         digits = t[:-1] if scale > 1 else t
         if not digits.isdigit() or int(digits) < 1:
-            raise UserError(f"--request-bytes: {item.strip()!r} is not a size in bytes (e.g. 4096, 4k, 1m)")
+            raise UserError(f"--request-bytes: {item.strip()!r} is not a size in bytes (e.g. 4096, 4k, 1m, 1g)")
         sizes.append(int(digits) * scale)
     return sizes
+
+
+def _sizes_arg(text: str, what: str) -> list[int]:
+    try:
+        return _request_sizes(text)
+    except UserError as e:
+        raise UserError(str(e).replace("--request-bytes", what)) from None
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    plan = probe_mod.Plan(
+        zones=args.zones,
+        zone_bytes=_sizes_arg(args.zone_bytes, "--zone-bytes")[0],
+        seconds=args.seconds,
+    )
+    if args.sizes:
+        plan.sizes = _sizes_arg(args.sizes, "--sizes")
+    if args.queue_depths:
+        try:
+            plan.queue_depths = [int(q) for q in args.queue_depths.split(",")]
+        except ValueError:
+            raise UserError(f"--queue-depths: {args.queue_depths!r} is not a list of integers") from None
+    if args.reads_only:
+        plan.patterns = [p for p in probe_mod.PATTERNS if p.endswith("read")]
+    bar = None
+    if not args.no_progress and sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=0, unit="run", file=sys.stderr)
+
+    def progress(i: int, n: int, run: dict) -> None:
+        if bar is not None:
+            bar.total = n
+            bar.n = i
+            bar.set_description(f"{run['pattern']} {run['request_bytes']} B QD{run['iodepth']}")
+            bar.refresh()
+
+    # Ctrl-C keeps the points measured so far: Python's handler raises KeyboardInterrupt
+    # between fio's runs, where main() had left the default action.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        doc = probe_mod.probe(
+            args.target,
+            args.output,
+            plan=plan,
+            destructive=args.destructive,
+            create_bytes=_sizes_arg(args.create_bytes, "--create-bytes")[0],
+            progress=progress,
+        )
+    except KeyboardInterrupt:
+        print(f"ssdkit probe: interrupted; the points measured so far are in {args.output}", file=sys.stderr)
+        return 130
+    finally:
+        if bar is not None:
+            bar.close()
+    est = doc["estimates"]
+    print(f"{len(doc['points'])} points of {args.target} in {args.output}")
+    for name in ("read_latency_4k_qd1", "write_latency_4k_qd1"):
+        e = est[name]
+        if "value_us" in e:
+            print(f"  {name.replace('_', ' ')}: {e['value_us']:.2f} +- {e['stderr_us']:.2f} us")
+    par = est["parallelism"]
+    if "value" in par:
+        print(f"  parallelism: {par['value']:.1f} +- {par['stderr']:.1f} (knee at QD{par['knee_iodepth']})")
+    for pattern, f in est["ibm_linear_model"].items():
+        if "a_us" in f:
+            print(
+                f"  {pattern}: T(n) = {f['a_us']:.2f} us + n x {f['b_us_per_byte'] * 1e3:.4f} ns/B (R^2 {f['r2']:.4f})"
+            )
+    return 0
 
 
 def _cmd_model(args: argparse.Namespace) -> int:

@@ -33,6 +33,8 @@ LAYERS = (
     # Built on the run API: the request-at-a-time device, the fio and MQSim converters,
     # sweeps, the bench, HTML reports, the NBD server, the analytical models.
     ("device", "fio", "sweep", "bench", "report", "serve", "models"),
+    # The probe fits its points with the models.
+    ("probe",),
     ("mqsim",),
     # The command line, and the package's public names.
     ("cli",),
