@@ -46,10 +46,10 @@ def test_a_file_the_probe_creates(tmp_path):
     offsets = sorted({p["offset_bytes"] for p in points})
     assert offsets[0] == 0 and offsets[-1] + (8 << 20) <= 64 << 20 and len(offsets) == 3
     for q in (p for p in points if p["test"] == "qd"):
-        # Little's law for fio's closed loop: requests outstanding = IOPS x mean latency.
-        # Tolerance: fio's ramp at the start of each 0.2 s run and its time between
-        # completing and resubmitting.
-        assert q["iops"] * q["latency_us"] / 1e6 == pytest.approx(q["iodepth"], rel=0.25), q
+        # Little's law for fio's closed loop: requests outstanding = IOPS x mean latency
+        # (measured within 2 % here). Tolerance: the fill and drain at the ends of each 0.2 s
+        # run and fio's time between completing and resubmitting.
+        assert q["iops"] * q["latency_us"] / 1e6 == pytest.approx(q["iodepth"], rel=0.10), q
     est = doc["estimates"]
     for name in ("read_latency_4k_qd1", "write_latency_4k_qd1"):
         assert est[name]["value_us"] > 0 and 0 <= est[name]["stderr_us"] < est[name]["value_us"], est[name]
@@ -86,7 +86,10 @@ def test_ctrl_c_keeps_the_points_measured(tmp_path):
         text=True,
     )
     # Interrupt once the file is filled and a few runs are done (each takes 0.2 s).
-    time.sleep(4)
+    deadline = time.monotonic() + 60
+    while not (target.exists() and target.stat().st_size == 64 << 20) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.5)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
