@@ -176,7 +176,9 @@ class Probe:
         return out
 
     def measure(self, run: dict[str, Any], fio: str) -> dict[str, Any]:
-        args = [fio, "--name=probe", *self.target.fio_args(), f"--rw={_FIO_RW[run['pattern']]}"]
+        # --thread: the job runs in fio's own process, so stopping fio (Ctrl-C) leaves no job
+        # process behind.
+        args = [fio, "--name=probe", "--thread", *self.target.fio_args(), f"--rw={_FIO_RW[run['pattern']]}"]
         args += [f"--bs={run['request_bytes']}", f"--iodepth={run['iodepth']}", f"--offset={run['offset_bytes']}"]
         args += [f"--size={self.plan.zone_bytes}", f"--runtime={self.plan.seconds}", "--time_based"]
         args += ["--norandommap", "--randrepeat=0", "--output-format=json", "--allow_file_create=0"]
@@ -225,7 +227,7 @@ class Probe:
 
     def _fill(self, fio: str) -> None:
         """Writes the new file whole, so reads find data rather than holes."""
-        args = [fio, "--name=fill", f"--filename={self.target.name}", f"--size={self.target.size_bytes}"]
+        args = [fio, "--name=fill", "--thread", f"--filename={self.target.name}", f"--size={self.target.size_bytes}"]
         args += ["--rw=write", "--bs=1m", "--ioengine=libaio", "--direct=1", "--iodepth=8", "--output-format=json"]
         p = subprocess.run(args, capture_output=True, text=True, check=False)
         if p.returncode != 0:

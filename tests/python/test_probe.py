@@ -97,6 +97,9 @@ def test_ctrl_c_keeps_the_points_measured(tmp_path):
     doc = json.loads(out.read_text())
     assert doc["interrupted"] and 0 < len(doc["points"]) < 27
     assert not target.exists()
+    # No fio is left running on the removed file.
+    left = subprocess.run(["pgrep", "-f", str(target)], capture_output=True, text=True, check=False)
+    assert left.stdout.strip() == "", left.stdout
 
 
 @pytest.mark.parametrize(
