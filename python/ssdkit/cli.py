@@ -19,6 +19,7 @@ from collections.abc import Sequence
 # API pandas and pyarrow, only when they draw or write, so that stays cheap.
 from . import api, bench, fio, models, mqsim, outputs
 from . import c as c_api
+from . import calibrate as cal
 from . import probe as probe_mod
 from . import serve as serve_mod
 from ._native import ConfigError, SsdkitError, __version__
@@ -481,6 +482,61 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     pr.set_defaults(func=_cmd_probe)
 
+    cb = sub.add_parser(
+        "calibrate",
+        help="fit configuration keys so that simulated points match measured ones (probe or fio JSON)",
+        description="Fit configuration keys of a base configuration so that its simulated mean latencies match "
+        "measured points: `ssdkit probe`'s points file or fio's JSON output (--output-format=json; one of read, "
+        "randread, write, randwrite per job). Each point runs as one flow (its pattern, request size, queue depth "
+        "and range) on the base device; scipy's least_squares minimises the squared log-ratios of simulated to "
+        "measured latency within the keys' bounds, from starting values given by the X25-M latency model; "
+        "integer keys (channel counts, ...) are enumerated. Prints each point's error and writes the base "
+        "configuration with the fitted values to -o, a file `ssdkit run` accepts (docs/calibrate.md).",
+    )
+    cb.add_argument("points", metavar="POINTS", help="ssdkit probe's points file, or fio's JSON output")
+    cb.add_argument("--base", required=True, metavar="CONFIG", help="preset name or TOML file to start from")
+    cb.add_argument(
+        "--fit",
+        action="append",
+        required=True,
+        metavar="KEY[:LO:HI]",
+        help="a key to fit, e.g. flash.read_us or flash.bus.rate_mts:10:100 (repeatable). Without bounds a "
+        "continuous key ranges over 1/4 to 4 times its base value, an integer key over 1/2 to 2 times; a list "
+        "(flash.read_us = [LSB, MSB]) is scaled keeping its ratios, its first entry bounded",
+    )
+    cb.add_argument("-o", "--output", required=True, metavar="FITTED.toml", help="the configuration to write")
+    cb.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a key of the base (repeatable); it stays in the fitted file",
+    )
+    cb.add_argument(
+        "--requests", type=int, default=2000, metavar="N", help="requests per simulated point (default 2000)"
+    )
+    cb.add_argument("--seed", type=int, default=1, metavar="N", help="the seed of every simulated point (default 1)")
+    cb.add_argument("--jobs", type=int, metavar="N", help="processes simulating points (default: every core)")
+    cb.add_argument(
+        "--max-evaluations",
+        type=int,
+        default=30,
+        metavar="N",
+        help="most least-squares iterations per fit (default 30); a fit that stops there is reported as not "
+        "converged, with the best point found written",
+    )
+    cb.add_argument(
+        "--subtract-us",
+        type=float,
+        default=0.0,
+        metavar="US",
+        help="subtract this from every measured latency first: a transport's overhead measured apart (NBD, ...)",
+    )
+    cb.add_argument("--json", action="store_true", help="print the fit as JSON instead of a table")
+    cb.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    cb.set_defaults(func=_cmd_calibrate)
+
     cf = sub.add_parser(
         "c-flags",
         help="print the compiler and linker flags for the C API (libssdkit, ssdkit.h) of this install",
@@ -577,6 +633,44 @@ def _cmd_probe(args: argparse.Namespace) -> int:
             print(
                 f"  {pattern}: T(n) = {f['a_us']:.2f} us + n x {f['b_us_per_byte'] * 1e3:.4f} ns/B (R^2 {f['r2']:.4f})"
             )
+    return 0
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    overrides = {}
+    for o in args.overrides:
+        k, eq, v = o.partition("=")
+        if not eq or not k.strip():
+            raise UserError(f"--set {o!r}: give KEY=VALUE")
+        overrides[k.strip()] = fio._parse_override_value(v.strip())
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.max_evaluations < 1:
+        raise UserError(f"--max-evaluations must be at least 1, got {args.max_evaluations}")
+    inputs = [("points file", args.points)] + api.config_inputs(args.base, overrides)
+    outputs.check([("fitted configuration", args.output)], inputs)
+    fit = cal.calibrate(
+        args.points,
+        args.base,
+        args.fit,
+        overrides=overrides,
+        requests=args.requests,
+        seed=args.seed,
+        jobs=args.jobs,
+        max_evaluations=args.max_evaluations,
+        subtract_us=args.subtract_us,
+        log=None if args.quiet else cal._stderr,
+    )
+    text = cal.fitted_toml(args.base, fit, overrides=overrides, origin=os.path.basename(args.points))
+    outputs.write(args.output, text, "fitted configuration")
+    if args.json:
+        print(json.dumps(fit.document(), indent=2))
+    else:
+        print(cal.table(fit))
+        print(f"fitted configuration written to {args.output}")
+    if not fit.converged:
+        _error(f"the fit did not converge ({fit.message}); {args.output} holds the best point found")
+        return 1
     return 0
 
 

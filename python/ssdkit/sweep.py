@@ -127,10 +127,14 @@ def points(
     workloads: Sequence[Mapping[str, Any]] | None = None,
     repeats: int = 1,
     seed: int = 0,
+    same_seed: bool = False,
 ) -> list[Point]:
-    """The points of a sweep, in a fixed order (grid order, then workloads, then repeats)."""
+    """The points of a sweep, in a fixed order (grid order, then workloads, then repeats).
+    With ``same_seed`` every point's seed is ``seed`` itself (see :func:`sweep`)."""
     if not isinstance(repeats, int) or repeats < 1:
         raise ConfigError(f"sweep `repeats` must be an integer >= 1, got {repeats!r}")
+    if same_seed and repeats > 1:
+        raise ConfigError("sweep `same_seed` runs every point with one seed: `repeats` > 1 would repeat identical runs")
     combos = _combinations(dict(grid or {}), mode, samples, seed)
     wls = [dict(w) for w in (workloads or [{}])]
     out = []
@@ -138,7 +142,7 @@ def points(
         for wi, w in enumerate(wls):
             for r in range(repeats):
                 pid = _digest({"settings": settings, "workload": w, "repeat": r})[:16]
-                point_seed = int(_digest({"sweep_seed": seed, "point": pid})[:15], 16)
+                point_seed = seed if same_seed else int(_digest({"sweep_seed": seed, "point": pid})[:15], 16)
                 out.append(Point(pid, settings, wi, r, point_seed, {**w, **settings}))
     ids = [p.id for p in out]
     if len(set(ids)) != len(ids):
@@ -374,6 +378,7 @@ def sweep(
     progress: bool = True,
     share_snapshots: bool = True,
     snapshot_dir: str | os.PathLike | None = None,
+    same_seed: bool = False,
 ):
     """Runs ``config`` (a preset name, a TOML path or TOML text, as :func:`ssdkit.run`) at every
     point of the grid and returns the table (a pandas DataFrame): one row per point, flow and
@@ -407,10 +412,14 @@ def sweep(
     a ``snapshot_dir`` they all see (a worker that cannot read one preconditions the same
     state itself); SLURM and PBS clusters come from dask-jobqueue (docs/sweeps.md). The table
     is the same as the local pool's.
+
+    ``same_seed`` runs every point with ``run.seed = seed`` instead of a seed derived from the
+    point (common random numbers: points that differ only in their settings see the same
+    requests, as the finite differences of ``ssdkit calibrate`` need); ``repeats`` must be 1.
     """
     pd = _need("pandas")
     _need("pyarrow")
-    pts = points(grid, mode=mode, samples=samples, workloads=workloads, repeats=repeats, seed=seed)
+    pts = points(grid, mode=mode, samples=samples, workloads=workloads, repeats=repeats, seed=seed, same_seed=same_seed)
     keys = list(dict(grid or {}))
     fixed = dict(overrides or {})
     if output is not None:

@@ -33,8 +33,8 @@ LAYERS = (
     # Built on the run API: the request-at-a-time device, the fio and MQSim converters,
     # sweeps, the bench, HTML reports, the NBD server, the analytical models.
     ("device", "fio", "sweep", "bench", "report", "serve", "models"),
-    # The probe fits its points with the models.
-    ("probe",),
+    # The probe fits its points with the models; calibrate runs sweeps and starts from the models.
+    ("probe", "calibrate"),
     ("mqsim",),
     # The command line, and the package's public names.
     ("cli",),

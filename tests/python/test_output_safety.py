@@ -321,6 +321,7 @@ def writers_folder(tmp_path, trace_config):
     (tmp_path / "s.toml").write_text(SWEEP_FILE)
     (tmp_path / "r.json").write_text("not read")
     (tmp_path / "t.parquet").write_bytes(b"not read")
+    (tmp_path / "p.json").write_text(POINTS)
     return tmp_path
 
 
@@ -345,6 +346,8 @@ WRITER_INPUTS = [
     (["report", "r.json"], "r.json", "result JSON", None),
     (["report", "t.parquet"], "t.parquet", "sweep table", None),
     (["plot", "r.json", "--kind", "cdf"], "r.json", "result JSON", ".png"),
+    (["calibrate", "p.json", "--base", "cfg.toml", "--fit", "flash.read_us"], "p.json", "points file", None),
+    (["calibrate", "p.json", "--base", "cfg.toml", "--fit", "flash.read_us"], "cfg.toml", "configuration file", None),
 ]
 
 
@@ -392,9 +395,14 @@ def result_json(tmp_path_factory):
     return path
 
 
+#: A points file of `ssdkit probe` for `ssdkit calibrate` (its outputs are checked before it is read).
+POINTS = '{"format": "ssdkit-probe/1", "points": []}'
+
+
 def writer_args(command, result_json, tmp):
     """Each writer's command, given its output path."""
     (tmp / "s.toml").write_text(SWEEP_FILE)
+    (tmp / "p.json").write_text(POINTS)
     (tmp / "cfg.toml").write_text("[flash]\nblocks_per_plane = 128\n[[flow]]\nrequests = 200\n")
     return {
         "run": ["run", "mqsim-paper", *QUICK, "-o"],
@@ -405,10 +413,12 @@ def writer_args(command, result_json, tmp):
         "report": ["report", result_json, "-o"],
         "fio2toml": ["fio2toml", FIO_JOB, "-o"],
         "import": ["import", "mqsim", SSDCONFIG, "-o"],
+        "calibrate": ["calibrate", "p.json", "--base", "x25m", "--fit", "flash.read_us", "-o"],
+        "probe": ["probe", "new.img", "--reads-only", "-o"],
     }[command]
 
 
-WRITERS = ["run", "latency-log", "precondition", "sweep", "plot", "report", "fio2toml", "import"]
+WRITERS = ["run", "latency-log", "precondition", "sweep", "plot", "report", "fio2toml", "import", "calibrate", "probe"]
 SUFFIX = {"latency-log": ".csv", "plot": ".png", "sweep": ".parquet", "report": ".html"}
 
 
