@@ -217,7 +217,9 @@ def _size_text(n: int) -> str:
 
 @dataclass
 class FitKey:
-    """One fitted key: ``kind`` is ``float``, ``list`` (scaled together) or ``int`` (enumerated);
+    """One fitted key: ``kind`` is ``float``, ``list`` (scaled together), ``int`` (enumerated) or
+    ``rounded`` (an integer with more than :data:`MAX_COMBINATIONS` values in its bounds, fitted as
+    continuous and rounded);
     ``base``, ``lo`` and ``hi`` are its base value and bounds (a list's first entry)."""
 
     key: str
@@ -229,7 +231,7 @@ class FitKey:
 
     def value(self, v: float) -> Any:
         """The configuration value for ``v``."""
-        if self.kind == "int":
+        if self.kind in ("int", "rounded"):
             return round(v)
         if self.kind == "list":
             return [float(e) * v / self.base for e in self.base_value]
@@ -299,8 +301,14 @@ def parse_fit(spec: str, resolved: Mapping[str, Any]) -> FitKey:
         raise CalibrateError(f"--fit {spec}: the bounds [{lo:g}, {hi:g}] exclude the base value {base:g}")
     if lo < 0:
         raise CalibrateError(f"--fit {spec}: a time, rate or count cannot be negative; give LO >= 0")
-    if kind == "int" and not any(True for _ in range(math.ceil(lo), math.floor(hi) + 1)):
-        raise CalibrateError(f"--fit {spec}: no integer lies in [{lo:g}, {hi:g}]")
+    if kind == "int":
+        count = math.floor(hi) - math.ceil(lo) + 1
+        if count < 1:
+            raise CalibrateError(f"--fit {spec}: no integer lies in [{lo:g}, {hi:g}]")
+        if count > MAX_COMBINATIONS:
+            # Too many to enumerate (a cache's bytes, a block count): fitted as continuous,
+            # rounded to an integer each time it is simulated.
+            kind = "rounded"
     return FitKey(key, kind, base, lo, hi, v)
 
 

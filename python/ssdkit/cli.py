@@ -479,6 +479,42 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("--zone-bytes", metavar="N", default="64m", help="bytes each zone spans (default 64m)")
     pr.add_argument("--seconds", type=float, default=1.0, metavar="S", help="length of each run (default 1)")
     pr.add_argument("--create-bytes", metavar="N", default="1g", help="size of a file the probe creates (default 1g)")
+    pr.add_argument(
+        "--page-sizes",
+        metavar="N[,N...]",
+        help="the page-size test's random-read sizes (default 512,1k,2k,4k,8k,16k,32k; 'none' skips it)",
+    )
+    pr.add_argument("--page-iodepth", type=int, default=64, metavar="Q", help="the page-size test's depth (default 64)")
+    pr.add_argument(
+        "--sustained-bytes",
+        metavar="N",
+        help="bytes of each sustained write, sequential (a write cache's cliff) then random (GC's onset), over "
+        "the whole target (default: the target's size, at most 1g; 0 skips them)",
+    )
+    pr.add_argument(
+        "--sustained",
+        metavar="P[,P]",
+        default="seq-write,rand-write",
+        help="which sustained writes run: seq-write (a write cache's cliff), rand-write (GC's onset); default both",
+    )
+    pr.add_argument(
+        "--sustained-seconds",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="longest time of each sustained write (default 600); it stops at --sustained-bytes or here",
+    )
+    pr.add_argument(
+        "--log-ms", type=int, default=100, metavar="MS", help="the sustained writes' bandwidth log interval"
+    )
+    pr.add_argument(
+        "--transport-us",
+        type=float,
+        default=0.0,
+        metavar="US",
+        help="a transport's time measured apart (an NBD connection to nbdkit memory, ...), removed from the "
+        "latencies the estimates use",
+    )
     pr.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     pr.set_defaults(func=_cmd_probe)
 
@@ -587,6 +623,17 @@ def _cmd_probe(args: argparse.Namespace) -> int:
             raise UserError(f"--queue-depths: {args.queue_depths!r} is not a list of integers") from None
     if args.reads_only:
         plan.patterns = [p for p in probe_mod.PATTERNS if p.endswith("read")]
+    if args.page_sizes:
+        plan.page_sizes = [] if args.page_sizes == "none" else _sizes_arg(args.page_sizes, "--page-sizes")
+    plan.page_iodepth = args.page_iodepth
+    if args.sustained_bytes is not None:
+        plan.sustained_bytes = (
+            0 if args.sustained_bytes.strip() == "0" else _sizes_arg(args.sustained_bytes, "--sustained-bytes")[0]
+        )
+    plan.log_ms = args.log_ms
+    plan.sustained_seconds = args.sustained_seconds
+    plan.sustained_patterns = [p.strip() for p in args.sustained.split(",") if p.strip()]
+    plan.transport_us = args.transport_us
     bar = None
     if not args.no_progress and sys.stderr.isatty():
         from tqdm import tqdm
@@ -628,6 +675,23 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     par = est["parallelism"]
     if "value" in par:
         print(f"  parallelism: {par['value']:.1f} +- {par['stderr']:.1f} (knee at QD{par['knee_iodepth']})")
+    pg = est["page_size"]
+    if "value_bytes" in pg:
+        print(f"  page size: {pg['value_bytes']} B (below {pg['range_bytes'][1]} B)")
+    pl = est["program_latency"]
+    if "value_us" in pl:
+        print(f"  program latency: {pl['value_us']:.2f} +- {pl['stderr_us']:.2f} us ({pl['method']})")
+    for name, what in (("write_cache", "write cache"), ("gc_onset", "GC onset")):
+        e = est[name]
+        if "value_bytes" in e:
+            lower = (
+                f" (at least {e['lower_bytes'] / 2**20:.1f} MiB if it drains while filling)"
+                if "lower_bytes" in e
+                else ""
+            )
+            print(f"  {what}: {e['value_bytes'] / 2**20:.1f} MiB +- {e['resolution_bytes'] / 2**20:.1f} MiB{lower}")
+        elif "none_within_bytes" in e:
+            print(f"  {what}: none seen in {e['none_within_bytes'] / 2**20:.0f} MiB")
     for pattern, f in est["ibm_linear_model"].items():
         if "a_us" in f:
             print(

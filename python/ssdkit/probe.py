@@ -24,6 +24,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,8 @@ from ._native import SsdkitError
 #: size) and powers of four above it.
 DEFAULT_SIZES: tuple[int, ...] = (512, 4096, 16384, 65536, 262144, 1048576)
 DEFAULT_QUEUE_DEPTHS: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+#: The page-size test's sizes: 512 B to 32 KiB, the pages of NAND from SLC to QLC.
+DEFAULT_PAGE_SIZES: tuple[int, ...] = (512, 1024, 2048, 4096, 8192, 16384, 32768)
 PATTERNS = ("seq-read", "rand-read", "seq-write", "rand-write")
 _FIO_RW = {"seq-read": "read", "rand-read": "randread", "seq-write": "write", "rand-write": "randwrite"}
 FORMAT = "ssdkit-probe/1"
@@ -72,6 +75,28 @@ class Plan:
     zone_bytes: int = 64 << 20
     seconds: float = 1.0
     patterns: Sequence[str] = PATTERNS
+    #: The page-size test: random reads at each size, ``page_iodepth`` deep (empty: skipped).
+    page_sizes: Sequence[int] = DEFAULT_PAGE_SIZES
+    page_iodepth: int = 64
+    #: Bytes of each sustained write (sequential, then random), 0 to skip them; None: the
+    #: target's size, at most 1 GiB.
+    sustained_bytes: int | None = None
+    #: Longest time of each sustained write, seconds: it stops at ``sustained_bytes`` or here.
+    sustained_seconds: float = 600.0
+    #: Which sustained writes run, of ``seq-write`` (the cache's cliff) and ``rand-write`` (GC).
+    sustained_patterns: Sequence[str] = ("seq-write", "rand-write")
+    #: Interval of the sustained writes' bandwidth log.
+    log_ms: int = 100
+    #: Time of the transport (an NBD connection, ...) measured apart, removed from the
+    #: latencies the estimates use (the points keep what fio measured).
+    transport_us: float = 0.0
+
+    def sustained(self, target: Target) -> int:
+        if not any(p.endswith("write") for p in self.patterns):
+            return 0
+        if self.sustained_bytes is None:
+            return min(target.size_bytes, 1 << 30) // (1 << 20) * (1 << 20)
+        return self.sustained_bytes
 
     def check(self, target: Target) -> None:
         if self.zones < 1 or self.zones % 2 == 0:
@@ -87,6 +112,26 @@ class Plan:
             raise ProbeError(f"unknown patterns {unknown}; choose from {', '.join(PATTERNS)}")
         if self.zone_bytes < max(self.sizes):
             raise ProbeError(f"a zone ({self.zone_bytes} bytes) must hold the largest request ({max(self.sizes)})")
+        if any(b < 512 or b % 512 for b in self.page_sizes):
+            raise ProbeError(f"--page-sizes must be multiples of 512 bytes, got {list(self.page_sizes)}")
+        if self.page_sizes and len(self.page_sizes) < 2:
+            raise ProbeError("--page-sizes needs two or more sizes (or none, to skip the page-size test)")
+        if not 1 <= self.page_iodepth <= 1024:
+            raise ProbeError(f"--page-iodepth must lie in 1..1024, got {self.page_iodepth}")
+        if self.page_sizes and self.zone_bytes < max(self.page_sizes):
+            raise ProbeError(f"a zone ({self.zone_bytes} bytes) must hold the largest page-test size")
+        sb = self.sustained(target)
+        if sb and (sb < (1 << 20) or sb % (1 << 20)):
+            raise ProbeError(f"--sustained-bytes must be a whole number of MiB, at least 1 MiB (or 0: none), got {sb}")
+        if not 0.1 <= self.sustained_seconds <= 86400:
+            raise ProbeError(f"--sustained-seconds must lie in [0.1, 86400], got {self.sustained_seconds}")
+        bad = sorted(set(self.sustained_patterns) - {"seq-write", "rand-write"})
+        if bad:
+            raise ProbeError(f"sustained patterns {bad} are not seq-write or rand-write")
+        if not 10 <= self.log_ms <= 60000:
+            raise ProbeError(f"--log-ms must lie in 10..60000, got {self.log_ms}")
+        if not (self.transport_us >= 0 and math.isfinite(self.transport_us)):
+            raise ProbeError(f"--transport-us must be a number >= 0, got {self.transport_us}")
         if self.zones * self.zone_bytes > target.size_bytes:
             raise ProbeError(
                 f"{self.zones} zones of {self.zone_bytes} bytes do not fit in {target.name} ({target.size_bytes} bytes):"
@@ -171,8 +216,29 @@ class Probe:
         mid = len(zones) // 2
         for qd in self.plan.queue_depths:
             out.append({"test": "qd", "pattern": "rand-read", "request_bytes": 4096, "iodepth": qd, "zone": mid})
+        for size in self.plan.page_sizes:
+            out.append(
+                {
+                    "test": "page",
+                    "pattern": "rand-read",
+                    "request_bytes": size,
+                    "iodepth": self.plan.page_iodepth,
+                    "zone": mid,
+                }
+            )
         for r in out:
             r["offset_bytes"] = zones[r["zone"]]
+        sb = self.plan.sustained(self.target)
+        if sb:
+            # Over the whole target, sequentially (a write cache fills: its cliff), then at random
+            # (the free blocks run out: GC's onset).
+            for pattern, size in (("seq-write", 128 << 10), ("rand-write", 4096)):
+                if pattern not in self.plan.sustained_patterns:
+                    continue
+                out.append(
+                    {"test": "sustained", "pattern": pattern, "request_bytes": size, "iodepth": 32, "zone": None}
+                    | {"offset_bytes": 0, "bytes": sb}
+                )
         return out
 
     def measure(self, run: dict[str, Any], fio: str) -> dict[str, Any]:
@@ -180,9 +246,21 @@ class Probe:
         # process behind.
         args = [fio, "--name=probe", "--thread", *self.target.fio_args(), f"--rw={_FIO_RW[run['pattern']]}"]
         args += [f"--bs={run['request_bytes']}", f"--iodepth={run['iodepth']}", f"--offset={run['offset_bytes']}"]
-        args += [f"--size={self.plan.zone_bytes}", f"--runtime={self.plan.seconds}", "--time_based"]
+        logdir = None
+        if run["test"] == "sustained":
+            span = self.target.size_bytes // run["request_bytes"] * run["request_bytes"]
+            logdir = tempfile.mkdtemp(prefix="ssdkit-probe-")
+            args += [f"--size={span}", f"--io_size={run['bytes']}", f"--log_avg_msec={self.plan.log_ms}"]
+            args += [f"--write_bw_log={os.path.join(logdir, 'probe')}", f"--runtime={self.plan.sustained_seconds}"]
+        else:
+            args += [f"--size={self.plan.zone_bytes}", f"--runtime={self.plan.seconds}", "--time_based"]
         args += ["--norandommap", "--randrepeat=0", "--output-format=json", "--allow_file_create=0"]
-        p = subprocess.run(args, capture_output=True, text=True, check=False)
+        try:
+            p = subprocess.run(args, capture_output=True, text=True, check=False)
+            series = _bw_log(logdir) if logdir is not None and p.returncode == 0 else None
+        finally:
+            if logdir is not None:
+                shutil.rmtree(logdir, ignore_errors=True)
         if p.returncode in (-signal.SIGINT, 128 + signal.SIGINT):
             # A terminal's Ctrl-C reaches fio too, which may end before Python sees it.
             raise KeyboardInterrupt
@@ -197,14 +275,18 @@ class Probe:
         if ios == 0:
             raise ProbeError(f"fio completed no I/O on {self.target.name} for {run}")
         lat = side["lat_ns"]
-        return {
+        out = {
             **run,
             "ios": ios,
+            "io_bytes": int(side.get("io_bytes", 0)),
             "iops": float(side["iops"]),
             "bytes_per_s": float(side["bw_bytes"]),
             "latency_us": float(lat["mean"]) / 1e3,
             "latency_stdev_us": float(lat["stddev"]) / 1e3,
         }
+        if series is not None:
+            out["bandwidth_log"] = {"interval_ms": self.plan.log_ms, "series": series}
+        return out
 
     def run(self, progress: Callable[[int, int, dict[str, Any]], None] | None = None) -> None:
         """Measures every run; on Ctrl-C keeps what was measured and marks the probe
@@ -244,10 +326,17 @@ class Probe:
                 "zone_bytes": self.plan.zone_bytes,
                 "seconds": self.plan.seconds,
                 "patterns": list(self.plan.patterns),
+                "page_sizes": list(self.plan.page_sizes),
+                "page_iodepth": self.plan.page_iodepth,
+                "sustained_bytes": self.plan.sustained(self.target),
+                "sustained_patterns": list(self.plan.sustained_patterns),
+                "sustained_seconds": self.plan.sustained_seconds,
+                "log_ms": self.plan.log_ms,
+                "transport_us": self.plan.transport_us,
             },
             "interrupted": self.interrupted,
             "points": self.points,
-            "estimates": estimates(self.points),
+            "estimates": estimates(self.points, transport_us=self.plan.transport_us),
         }
 
 
@@ -257,22 +346,101 @@ def _check_fio_nbd(fio: str) -> None:
         raise ProbeError("this fio has no nbd ioengine (Debian's fio has it, through libnbd)")
 
 
-def _mean_with_error(points: list[dict[str, Any]]) -> dict[str, float] | None:
-    """Mean latency over runs, weighted by their I/Os, and its standard error."""
+def _bw_log(folder: str) -> list[list[float]]:
+    """fio's averaged bandwidth log (``time_ms, KiB/s, direction, bs, offset``) as ``[end of the
+    interval in ms, bytes per second]`` pairs."""
+    out = []
+    for name in sorted(os.listdir(folder)):
+        if "_bw" in name and name.endswith(".log"):
+            with open(os.path.join(folder, name)) as f:
+                for line in f:
+                    fields = line.split(",")
+                    if len(fields) >= 2 and fields[1].strip():
+                        out.append([float(fields[0]), float(fields[1]) * 1024])
+    return out
+
+
+def _mean_with_error(points: list[dict[str, Any]], transport_us: float = 0.0) -> dict[str, float] | None:
+    """Mean latency over runs, weighted by their I/Os, less the transport, and its standard
+    error."""
     n = sum(p["ios"] for p in points)
     if not n:
         return None
     mean = sum(p["latency_us"] * p["ios"] for p in points) / n
     # Within-run variance plus the spread of the run means about the pooled mean.
     var = sum(p["ios"] * (p["latency_stdev_us"] ** 2 + (p["latency_us"] - mean) ** 2) for p in points) / n
-    return {"value_us": mean, "stderr_us": math.sqrt(var / n), "ios": n}
+    return {"value_us": mean - transport_us, "stderr_us": math.sqrt(var / n), "ios": n}
 
 
-def estimates(points: list[dict[str, Any]]) -> dict[str, Any]:
+#: A level change counts as a cliff when the rate after it is below this share of the rate before.
+CLIFF_SHARE = 0.7
+
+
+def cliff(log: Sequence[Sequence[float]]) -> dict[str, Any] | None:
+    """The one step down in a bandwidth log (``[end of interval in ms, bytes per second]``
+    pairs) that best splits it (least squares over two constant levels, each interval weighted
+    by its length), if the level after is below :data:`CLIFF_SHARE` of the level before: where
+    it starts, both levels, the bytes written before it and the resolution (the bytes of the
+    interval at the step)."""
+    n = len(log)
+    if n < 4:
+        return None
+    ends = [t / 1e3 for t, _ in log]
+    dur = [max(1e-6, b - a) for a, b in zip([0.0, *ends[:-1]], ends)]
+    rate = [v for _, v in log]
+    # Prefix sums of weights, bytes and weighted squares: a segment's squared error in O(1).
+    w, x, xx = [0.0], [0.0], [0.0]
+    for d, v in zip(dur, rate):
+        w.append(w[-1] + d)
+        x.append(x[-1] + d * v)
+        xx.append(xx[-1] + d * v * v)
+
+    def sse(a: int, b: int) -> float:
+        return xx[b] - xx[a] - (x[b] - x[a]) ** 2 / (w[b] - w[a])
+
+    k = min(range(2, n - 1), key=lambda k: sse(0, k) + sse(k, n))
+    before, after = x[k] / w[k], (x[n] - x[k]) / (w[n] - w[k])
+    if not after < CLIFF_SHARE * before:
+        return None
+    return {
+        "interval": k,
+        "seconds": w[k],
+        "bytes_before": x[k],
+        "bytes_per_s_before": before,
+        "bytes_per_s_after": after,
+        "resolution_bytes": dur[k] * before,
+    }
+
+
+def _page_size(pg: list[dict[str, Any]]) -> dict[str, Any]:
+    """The page: random reads deep enough to keep every die busy cost one page read each up to
+    the page size, two from twice it, so IOPS holds level up to the page and then falls."""
+    pg = sorted(pg, key=lambda p: p["request_bytes"])
+    if len(pg) < 2:
+        return {"error": "needs the page-size test (two or more --page-sizes)"}
+    cost = [pg[0]["iops"] / p["iops"] for p in pg]
+    table = {str(p["request_bytes"]): c for p, c in zip(pg, cost)}
+    for i in range(len(pg) - 1):
+        if cost[i] <= 1.25 and cost[i + 1] / cost[i] >= 1.5:
+            return {
+                "value_bytes": pg[i]["request_bytes"],
+                "range_bytes": [pg[i]["request_bytes"], pg[i + 1]["request_bytes"]],
+                "cost": table,
+                "method": "largest request size whose random reads at depth cost no more than the smallest's "
+                "(within 25 %), the next size 1.5 times or more",
+            }
+    return {
+        "error": "no step in the cost of random reads between the sizes measured: the page is larger than the "
+        "largest size, or transfers rather than cell reads limit the device",
+        "cost": table,
+    }
+
+
+def estimates(points: list[dict[str, Any]], transport_us: float = 0.0) -> dict[str, Any]:
     """What the points say about the device (each with its uncertainty, or a reason it could
-    not be estimated)."""
-    est: dict[str, Any] = {}
-    ibm = [p for p in points if p["test"] == "ibm"]
+    not be estimated). ``transport_us`` is removed from the latencies first."""
+    est: dict[str, Any] = {"transport_us": transport_us}
+    ibm = [{**p, "latency_us": p["latency_us"] - transport_us} for p in points if p["test"] == "ibm"]
     fits = {}
     for pattern in PATTERNS:
         ps = [p for p in ibm if p["pattern"] == pattern]
@@ -295,7 +463,15 @@ def estimates(points: list[dict[str, Any]]) -> dict[str, Any]:
     est["ibm_linear_model"] = fits
     for name, pattern in (("read_latency_4k_qd1", "rand-read"), ("write_latency_4k_qd1", "rand-write")):
         m = _mean_with_error(
-            [p for p in points if p["pattern"] == pattern and p["request_bytes"] == 4096 and p["iodepth"] == 1]
+            [
+                p
+                for p in points
+                if p["test"] in ("ibm", "qd")
+                and p["pattern"] == pattern
+                and p["request_bytes"] == 4096
+                and p["iodepth"] == 1
+            ],
+            transport_us,
         )
         est[name] = m if m is not None else {"error": f"no 4 KiB {pattern} point at queue depth 1"}
     qd = sorted((p for p in points if p["test"] == "qd"), key=lambda p: p["iodepth"])
@@ -303,11 +479,9 @@ def estimates(points: list[dict[str, Any]]) -> dict[str, Any]:
         peak = max(qd, key=lambda p: p["iops"])
         knee = next(p for p in qd if p["iops"] >= 0.9 * peak["iops"])
         # Little's law: requests in service at the plateau = IOPS x the unloaded service time.
-        par = peak["iops"] * qd[0]["latency_us"] / 1e6
-        rel = math.hypot(
-            qd[0]["latency_stdev_us"] / math.sqrt(qd[0]["ios"]) / qd[0]["latency_us"],
-            1 / math.sqrt(peak["ios"]),
-        )
+        lat1 = qd[0]["latency_us"] - transport_us
+        par = peak["iops"] * lat1 / 1e6
+        rel = math.hypot(qd[0]["latency_stdev_us"] / math.sqrt(qd[0]["ios"]) / lat1, 1 / math.sqrt(peak["ios"]))
         est["parallelism"] = {
             "value": par,
             "stderr": par * rel,
@@ -318,7 +492,67 @@ def estimates(points: list[dict[str, Any]]) -> dict[str, Any]:
         }
     else:
         est["parallelism"] = {"error": "needs the queue-depth sweep, starting at 1, with 2 or more depths"}
+    est["page_size"] = _page_size([p for p in points if p["test"] == "page"])
+    sus = {p["pattern"]: p for p in points if p["test"] == "sustained" and "bandwidth_log" in p}
+    for name, pattern in (("write_cache", "seq-write"), ("gc_onset", "rand-write")):
+        p = sus.get(pattern)
+        if p is None:
+            est[name] = {"error": f"needs the sustained {pattern} (--sustained-bytes, writes allowed)"}
+            continue
+        n = len(p["bandwidth_log"]["series"])
+        if n < 4:
+            est[name] = {
+                "error": f"fio logged {n} intervals of {p['bandwidth_log']['interval_ms']} ms in the sustained {pattern}"
+                " (4 or more needed): raise --sustained-bytes or --sustained-seconds, or lower --log-ms"
+            }
+            continue
+        c = cliff(p["bandwidth_log"]["series"])
+        if c is None:
+            est[name] = {
+                "none_within_bytes": p["io_bytes"],
+                "bytes_per_s": p["bytes_per_s"],
+                "note": f"no drop below {CLIFF_SHARE:.0%} of the starting rate in {p['io_bytes']} bytes of {pattern}",
+            }
+        elif name == "write_cache":
+            # A cache that writes back only when full (ssdkit's and MQSim's) took every byte
+            # before the cliff; one that drains while it fills, at the rate after the cliff,
+            # took that much less: the range between them.
+            est[name] = {
+                "value_bytes": c["bytes_before"],
+                "lower_bytes": max(0.0, c["bytes_before"] - c["bytes_per_s_after"] * c["seconds"]),
+                "resolution_bytes": c["resolution_bytes"],
+                **c,
+                "method": "bytes written before the sustained sequential write's cliff (at least `lower_bytes` if the "
+                "cache drains while it fills)",
+            }
+        else:
+            est[name] = {
+                "value_bytes": c["bytes_before"],
+                "resolution_bytes": c["resolution_bytes"],
+                **c,
+                "method": "bytes of sustained random writes before their rate drops (free blocks run out)",
+            }
+    est["program_latency"] = _program_latency(est, sus.get("seq-write"))
     return est
+
+
+def _program_latency(est: dict[str, Any], seq: dict[str, Any] | None) -> dict[str, Any]:
+    """A page program's time: with a write cache (its cliff found) from the sequential rate
+    after the cliff, every parallel unit programming one page at a time; without one, the
+    4 KiB write latency at queue depth 1."""
+    wc = est.get("write_cache", {})
+    par, page = est.get("parallelism", {}), est.get("page_size", {})
+    if "value_bytes" in wc and "value" in par and "value_bytes" in page:
+        v = par["value"] * page["value_bytes"] / wc["bytes_per_s_after"] * 1e6
+        return {
+            "value_us": v,
+            "stderr_us": v * par["stderr"] / par["value"],
+            "method": "parallelism x page size / the sustained sequential write rate after the cache's cliff",
+        }
+    w = est.get("write_latency_4k_qd1", {})
+    if "value_us" in w:
+        return {**w, "method": "4 KiB random write latency at queue depth 1 (no write cache seen)"}
+    return {"error": "needs 4 KiB random writes at queue depth 1 or a sustained write with a cache's cliff"}
 
 
 def probe(

@@ -194,7 +194,7 @@ BAD = [
     (["--fit", "flash.read_us:300:200"], "the lower bound must be below the upper one"),
     (["--fit", "flash.read_us:a:b"], "bounds `a` and `b` must be numbers"),
     (["--fit", "ftl.firmware_request_us"], "its base value is 0; give bounds"),
-    (["--fit", "flash.channels:1:200", "--fit", "flash.chips_per_channel:1:8"], "combinations (at most 64)"),
+    (["--fit", "flash.channels:1:20", "--fit", "flash.chips_per_channel:1:8"], "160 combinations (at most 64)"),
     (["--fit", "flash.read_us", "--fit", "flash.read_us"], "--fit flash.read_us is given twice"),
     (
         [
