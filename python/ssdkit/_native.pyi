@@ -114,6 +114,7 @@ def wa_of_config(
 def nvme_eval(
     write: bool,
     request_bytes: list[int],
+    queue_depth: int = 1,
     toml_text: str | None = None,
     origin: str = "<string>",
     preset: str | None = None,

@@ -453,6 +453,13 @@ def _parser() -> argparse.ArgumentParser:
         help="x25m, nvme: request sizes in bytes (suffixes k, m for KiB, MiB; default 4k to 512k by doubling "
         "for x25m, 64, 512 and 4k for nvme)",
     )
+    md.add_argument(
+        "--queue-depth",
+        type=int,
+        default=1,
+        metavar="Q",
+        help="nvme: the queue depth of the T_stall bound (default 1)",
+    )
     md.add_argument("--json", action="store_true", help="print the model's rows as JSON")
     md.set_defaults(func=_cmd_model)
 
@@ -747,11 +754,13 @@ def _cmd_model(args: argparse.Namespace) -> int:
         if args.model == "x25m":
             rows = models.x25m(args.config, **sized, **kw)
         elif args.model == "nvme":
-            rows = models.nvme(args.config, **sized, **kw)
+            rows = models.nvme(args.config, **sized, queue_depth=args.queue_depth, **kw)
         else:
             if args.request_bytes:
                 raise UserError("--request-bytes applies to the x25m and nvme models only")
             rows = [models.write_amplification(args.config, **kw)]
+        if args.queue_depth != 1 and args.model != "nvme":
+            raise UserError("--queue-depth applies to the nvme model only")
     except ValueError as e:
         raise UserError(str(e)) from None
     if args.json:
@@ -787,6 +796,13 @@ def _cmd_model(args: argparse.Namespace) -> int:
         for r in rows:
             terms = "".join(f" {r[k]:>9.4f}" for k in (*keys, "latency_us", "overhead_us"))
             print(f"{r['op']:<6} {r['request_bytes']:>8}{terms} {r['overhead_share']:>7.2%}")
+        qd = args.queue_depth
+        print(f"T_stall at queue depth {qd} once the link is the bottleneck, at least (Little's law), us:")
+        for r in rows:
+            print(
+                f"  {r['op']:<6} {r['request_bytes']:>8} B: up {r['up_us']:.4f} + down {r['down_us']:.4f} per request;"
+                f" T_stall >= {r['stall_bound_us']:.4f}"
+            )
         return 0
     print(f"X25-M latency model of {name}: queue depth 1, no garbage collection")
     for op, sym in (("write", "W"), ("read", "R")):

@@ -60,6 +60,30 @@ def test_nvme_terms_on_a_pcie_3_x4_link_by_hand():
     assert read["latency_us"] == pytest.approx(eq3 + read["dma_us"] + read["nvm_us"], rel=1e-12)
 
 
+def test_nvme_stall_bound_and_the_simulator_above_it():
+    [r] = [r for r in models.nvme("nvmesim-dram", request_bytes=[64], queue_depth=16) if r["op"] == "read"]
+    # A read's request header, data and completion and the MSI go up; the doorbell and the
+    # command come down.
+    up = r["io_req_us"] + r["dma_us"] + r["cpl_submit_us"] + r["msi_us"]
+    assert r["up_us"] == pytest.approx(up, rel=1e-12)
+    assert r["down_us"] == pytest.approx(r["db_write_us"] + r["io_fetch_us"], rel=1e-12)
+    assert r["stall_bound_us"] == pytest.approx(16 * up - r["latency_us"], rel=1e-12) and r["stall_bound_us"] > 0
+    assert models.nvme("nvmesim-dram", request_bytes=[64])[0]["stall_bound_us"] == 0
+    # 16 DRAM-like reads in flight on PCIe 2.0 x1: the link carries one read per `up`, so each
+    # takes at least 16 x up. Little's law needs the whole loop inside the latency: the host
+    # handles completions at once (its interrupt service would otherwise hold the next request).
+    n = 20000
+    ov = {"flow.0.queue_depth": 16, "flow.0.requests": n, "host.completion": "none"}
+    res = ssdkit.run("nvmesim-dram", overrides=ov)
+    lat = res.flows[0].stats.read.latency.mean
+    # With no MSI the unloaded latency is Eq. 1-2's less the MSI's packet, and so is `up`.
+    bound = 16 * (up - r["msi_us"])
+    assert lat >= bound * (1 - 16 / n), (lat, bound)
+    assert lat <= bound * 1.01, (lat, bound)  # the link saturated: within 1 % of the bound
+    with pytest.raises(ValueError, match="queue_depth must be an integer of at least 1"):
+        models.nvme("nvmesim-dram", queue_depth=0)
+
+
 def test_nvme_overhead_shares_as_nvmesim_finds():
     # NVMeSim Figure 3a: the NVMe information is 0.15 % of a 4 KiB read on the Block NVM and
     # 0.03 % of a write; Figure 3b (PCIe 2.0 x1, 64 B): 44 % of a DRAM-like read, 4 % of a
@@ -187,8 +211,9 @@ def test_cli_model_prints_the_tables_and_json():
     p = run("x25m", "x25m", "--request-bytes", "4k,1m", "--json")
     rows = json.loads(p.stdout)
     assert [r["request_bytes"] for r in rows] == [4096, 1 << 20] * 2
-    p = run("nvme", "nvmesim-dram", "--request-bytes", "64")
-    assert p.returncode == 0 and "Eq. 1-2" in p.stdout and len(p.stdout.splitlines()) == 4, p.stdout + p.stderr
+    p = run("nvme", "nvmesim-dram", "--request-bytes", "64", "--queue-depth", "16")
+    assert p.returncode == 0 and "Eq. 1-2" in p.stdout and len(p.stdout.splitlines()) == 7, p.stdout + p.stderr
+    assert "T_stall at queue depth 16" in p.stdout and "T_stall >= 4.6508" in p.stdout
     p = run("wa", "mqsim-paper", "--set", "ftl.gc_policy=random", "--json")
     [r] = json.loads(p.stdout)
     assert r["wa"] == pytest.approx(1 / r["spare_factor"], rel=1e-3)

@@ -272,8 +272,24 @@ fn deep_queues_saturate_the_link_while_latency_keeps_rising() {
         let sat = saturation(&pts);
         let c = cfg(name, &[]);
         let p = Parts::from_config(&c);
-        // The link's bound: a read's data and completion up, per request.
-        let up_us = p.tlps_us(bytes as f64, p.mps) + p.tlps_us(16.0, 16.0) + p.tlps_us(0.0, 1.0);
+        // The link's bound (models::nvme): a read's request header, data and completion up, per
+        // request; no MSI with `host.completion = "none"`.
+        let mut t = Nvme::terms(&p, false, bytes as f64, 0.0);
+        t.msi_us = 0.0;
+        let up_us = t.up_us(false);
+        assert!(up_us > t.down_us(false), "{name}: reads are bound upstream");
+        // NVMeSim's T_stall at each depth is at least the model's bound, taken with the
+        // simulated unloaded latency as Eq. 1-2's (the medium's term made up to it).
+        // The bound is Little's law at a steady depth; of a finite run's n requests the last
+        // qd finish with fewer in flight, so the mean may fall short of it by qd / n.
+        t.nvm_us = pts[0].2 - t.latency_us();
+        for (qd, _, lat) in &pts {
+            let bound = t.latency_us() + t.stall_bound_us(false, *qd);
+            assert!(
+                *lat >= bound * (1.0 - *qd as f64 / 40_000.0),
+                "{name} QD{qd}: {lat} us below the T_stall bound's {bound} us"
+            );
+        }
         let last = pts.last().unwrap();
         println!(
             "{name}: saturates at QD{sat} ({:.0} IOPS; the upstream link bound is {:.0} IOPS)",

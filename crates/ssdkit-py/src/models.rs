@@ -136,11 +136,13 @@ pub(crate) fn wa_of_config(
 /// I/O-Req, I/O-Fetch, DMA, NVM, CPL-Submit, MSI, T_stall at QD1), `latency_us` (Eq. 1-2),
 /// `overhead_us` (Eq. 3) and `overhead_share`.
 #[pyfunction]
-#[pyo3(signature = (write, request_bytes, toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new()))]
+#[pyo3(signature = (write, request_bytes, queue_depth=1, toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn nvme_eval<'py>(
     py: Python<'py>,
     write: bool,
     request_bytes: Vec<u64>,
+    queue_depth: u32,
     toml_text: Option<String>,
     origin: String,
     preset: Option<String>,
@@ -150,6 +152,9 @@ pub(crate) fn nvme_eval<'py>(
         return Err(PyValueError::new_err(
             "request sizes must be at least 1 byte",
         ));
+    }
+    if queue_depth == 0 {
+        return Err(PyValueError::new_err("the queue depth must be at least 1"));
     }
     let src = source(&toml_text, &origin, &preset)?;
     let c = guarded(py, || api::load(src, &overrides))?;
@@ -170,6 +175,10 @@ pub(crate) fn nvme_eval<'py>(
             d.set_item("latency_us", t.latency_us())?;
             d.set_item("overhead_us", t.overhead_us())?;
             d.set_item("overhead_share", t.overhead_share())?;
+            d.set_item("up_us", t.up_us(write))?;
+            d.set_item("down_us", t.down_us(write))?;
+            d.set_item("queue_depth", queue_depth)?;
+            d.set_item("stall_bound_us", t.stall_bound_us(write, queue_depth))?;
             Ok(d)
         })
         .collect()

@@ -74,17 +74,20 @@ pub struct Nvme {
     pub cpl_submit_us: f64,
     pub msi_us: f64,
     pub stall_us: f64,
+    /// The data's packets within `dma_us` (a write's data completions, downstream; a read's
+    /// memory writes, upstream).
+    pub dma_data_us: f64,
 }
 
 impl Nvme {
     /// The terms of a read (`write` false) or write of `bytes` bytes whose medium takes
     /// `nvm_us`, at QD1 (T_stall = 0; set `stall_us` for a measured or bounded wait).
     pub fn terms(link: &PcieLink, write: bool, bytes: f64, nvm_us: f64) -> Self {
+        let dma_data_us = link.tlps_us(bytes, link.mps);
         let dma_us = if write {
-            (bytes / link.mrrs).ceil().max(1.0) * link.tlps_us(0.0, 1.0)
-                + link.tlps_us(bytes, link.mps)
+            (bytes / link.mrrs).ceil().max(1.0) * link.tlps_us(0.0, 1.0) + dma_data_us
         } else {
-            link.tlps_us(bytes, link.mps)
+            dma_data_us
         };
         Self {
             db_write_us: link.tlps_us(DOORBELL_BYTES as f64, DOORBELL_BYTES as f64),
@@ -95,6 +98,7 @@ impl Nvme {
             cpl_submit_us: link.tlps_us(CQE_BYTES as f64, CQE_BYTES as f64),
             msi_us: link.tlps_us(MSI_BYTES as f64, MSI_BYTES as f64),
             stall_us: 0.0,
+            dma_data_us,
         }
     }
 
@@ -131,6 +135,34 @@ impl Nvme {
     pub fn overhead_share(&self) -> f64 {
         self.overhead_us() / self.latency_us()
     }
+
+    /// The request's packets from the host to the device: the doorbell write, the command's
+    /// completion (the SQE) and, for a write, the data's completions.
+    pub fn down_us(&self, write: bool) -> f64 {
+        let data = if write { self.dma_data_us } else { 0.0 };
+        self.db_write_us + self.io_fetch_us + data
+    }
+
+    /// The request's packets from the device to the host: the command's read request, the
+    /// data (a read's memory writes, a write's read requests), the completion entry and the MSI.
+    pub fn up_us(&self, write: bool) -> f64 {
+        let data = if write {
+            self.dma_us - self.dma_data_us
+        } else {
+            self.dma_us
+        };
+        self.io_req_us + data + self.cpl_submit_us + self.msi_us
+    }
+
+    /// NVMeSim's T_Stall at queue depth `qd` when the link is the bottleneck, at least: a
+    /// closed loop of `qd` requests over a link whose busier direction carries one request per
+    /// `max(up, down)` completes one request per that time at best (Little's law), so each
+    /// takes at least `qd x max(up, down)`, and what it takes beyond the unloaded Eq. 1-2 is
+    /// stall. Data-link packets (ACKs) and the medium's own queueing only add to it.
+    pub fn stall_bound_us(&self, write: bool, qd: u32) -> f64 {
+        let busiest = self.up_us(write).max(self.down_us(write));
+        (qd as f64 * busiest - self.latency_us()).max(0.0)
+    }
 }
 
 #[cfg(test)]
@@ -158,5 +190,16 @@ mod tests {
         assert!((t.overhead_us() - overhead).abs() < 1e-12);
         assert!((t.latency_us() - (overhead + t.dma_us + 10.0)).abs() < 1e-12);
         assert!((t.overhead_share() - overhead / t.latency_us()).abs() < 1e-15);
+        // Directions: a read's data goes up, a write's comes down.
+        assert!(
+            (t.up_us(false) - (us(24.0) + us(4096.0 + 16.0 * 24.0) + us(40.0) + us(28.0))).abs()
+                < 1e-12
+        );
+        assert!((t.down_us(false) - (us(28.0) + us(88.0))).abs() < 1e-12);
+        assert!((w.up_us(true) - (us(24.0) + 8.0 * us(24.0) + us(40.0) + us(28.0))).abs() < 1e-12);
+        assert!((w.down_us(true) - (us(28.0) + us(88.0) + us(4096.0 + 16.0 * 24.0))).abs() < 1e-12);
+        assert_eq!(t.stall_bound_us(false, 1), 0.0);
+        let at_64 = 64.0 * t.up_us(false) - t.latency_us();
+        assert!((t.stall_bound_us(false, 64) - at_64).abs() < 1e-9 && at_64 > 0.0);
     }
 }
