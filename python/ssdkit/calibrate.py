@@ -117,6 +117,8 @@ def _probe_points(name: str, doc: Mapping[str, Any]) -> list[Measured]:
     span = int(doc.get("plan", {}).get("zone_bytes", 0) or 0)
     out = []
     for i, p in enumerate(doc.get("points", [])):
+        if p.get("test") == "sustained":
+            continue  # a transient (a cache filling, GC starting), not a steady mean to fit
         try:
             m = Measured(
                 label=f"{p['pattern']} {_size_text(int(p['request_bytes']))} qd{int(p['iodepth'])} zone {p.get('zone', 0)}",
@@ -365,6 +367,15 @@ class Evaluator:
     sweeps: int = 0
     cache: dict[tuple, list[float]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Points that run the same flow (a probe's 4 KiB QD1 random reads are in IBM's test and
+        # the queue-depth sweep) are one simulation, and one point of a sweep.
+        keys = [json.dumps(w, sort_keys=True) for w in self.workloads]
+        first = {k: i for i, k in reversed(list(enumerate(keys)))}
+        self.unique = [self.workloads[i] for i in sorted(set(first.values()))]
+        pos = {k: j for j, k in enumerate(json.dumps(w, sort_keys=True) for w in self.unique)}
+        self.index = [pos[k] for k in keys]
+
     def __call__(self, settings_list: Sequence[Mapping[str, Any]]) -> list[list[float]]:
         want = []
         for s in settings_list:
@@ -379,12 +390,12 @@ class Evaluator:
         keys = list(settings_list[0])
         grid = {k: [s[k] for s in settings_list] for k in keys} if keys else None
         mode = "zip" if keys else "cartesian"  # zip of no lists has no point, cartesian one
-        pts = _sweep_points(grid, mode=mode, workloads=self.workloads, seed=self.seed, same_seed=True)
+        pts = _sweep_points(grid, mode=mode, workloads=self.unique, seed=self.seed, same_seed=True)
         table = _sweep(
             self.text,
             grid,
             mode=mode,
-            workloads=self.workloads,
+            workloads=self.unique,
             seed=self.seed,
             same_seed=True,
             overrides=self.fixed,
@@ -398,16 +409,15 @@ class Evaluator:
         for r in table.itertuples(index=False):
             if r.error is not None and isinstance(r.error, str):
                 p = next(p for p in pts if p.id == r.point)
-                raise CalibrateError(
-                    f"the simulation of {self.points[p.workload].label} with {_settings_text(p.settings)} failed: {r.error}"
-                )
+                label = self.points[self.index.index(p.workload)].label
+                raise CalibrateError(f"the simulation of {label} with {_settings_text(p.settings)} failed: {r.error}")
             if r.op == "all":
                 rows[r.point] = float(r.latency_mean_us)
-        for s in settings_list:
-            k = _cache_key(s)
-            self.cache[k] = [math.nan] * len(self.points)
+        sims: dict[tuple, list[float]] = {_cache_key(s): [math.nan] * len(self.unique) for s in settings_list}
         for p in pts:
-            self.cache[_cache_key(p.settings)][p.workload] = rows[p.id]
+            sims[_cache_key(p.settings)][p.workload] = rows[p.id]
+        for k, sim in sims.items():
+            self.cache[k] = [sim[j] for j in self.index]
 
 
 def _cache_key(s: Mapping[str, Any]) -> tuple:

@@ -285,3 +285,14 @@ def test_a_fit_that_does_not_converge_reports_the_best_point(tmp_path, points):
     assert "did not converge" in p.stderr and "holds the best point found" in p.stderr
     assert "did NOT converge" in out.read_text()
     assert "NOT converged (best point found)" in p.stdout
+
+
+def test_points_that_run_the_same_flow_are_one_simulation():
+    # A probe measures 4 KiB QD1 random reads twice (IBM's test and the queue-depth sweep): one
+    # flow, simulated once, its latency given to both.
+    a = cal.Measured("ibm", "rand-read", 4096, 1, 0, 1 << 30, 300.0)
+    b = cal.Measured("qd", "rand-read", 4096, 1, 0, 1 << 30, 320.0)
+    c = cal.Measured("64k", "rand-read", 65536, 1, 0, 1 << 30, 600.0)
+    ev = cal._evaluator("x25m", [a, b, c], {}, 200, 1, 1)
+    [sim] = ev([{}])
+    assert sim[0] == sim[1] != sim[2] and ev.calls == 2
