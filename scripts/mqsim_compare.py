@@ -131,7 +131,12 @@ def _mqsim(binary: str, dev: Path, wl: Path, scenario: int) -> dict:
     flows = res.findall("Host/Host.IO_Flow")
     requests = sum(int(f.findtext("Request_Count")) for f in flows)
     ftl = res.find("SSDDevice/SSDDevice.FTL").attrib
-    reads, programs = int(ftl["Issued_Flash_Read_CMD"]), int(ftl["Issued_Flash_Program_CMD"])
+    # MQSim counts commands (NVM_PHY_ONFI_NVDDR2.cpp:183-190, 214-222): a multi-plane command
+    # reads or programs one page in each plane it names. With two planes per die that is two
+    # pages; with more, up to the planes per die (taken here, an upper bound).
+    planes = int(dev.read_text().split("<Plane_No_Per_Die>")[1].split("<")[0])
+    reads = int(ftl["Issued_Flash_Read_CMD"]) + planes * int(ftl["Issued_Flash_Multiplane_Read_CMD"])
+    programs = int(ftl["Issued_Flash_Program_CMD"]) + planes * int(ftl["Issued_Flash_Multiplane_Program_CMD"])
     mreads, mprogs = int(ftl["Issued_Flash_Read_CMD_For_Mapping"]), int(ftl["Issued_Flash_Program_CMD_For_Mapping"])
     return {
         "wall_s": wall,
@@ -142,6 +147,7 @@ def _mqsim(binary: str, dev: Path, wl: Path, scenario: int) -> dict:
             float(f.findtext("Device_Response_Time")) * int(f.findtext("Request_Count")) for f in flows
         )
         / requests,
+        # MQSim's IOPS is requests over whole simulated seconds (Host IO_Flow_Base): coarse.
         "iops": sum(float(f.findtext("IOPS")) for f in flows),
         "flash_reads_per_request": reads / requests,
         "flash_programs_per_request": programs / requests,
