@@ -194,6 +194,20 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if shutil.which(args.mqsim) is None and not os.access(args.mqsim, os.X_OK):
         raise SystemExit(f"--mqsim {args.mqsim}: not an executable")
+    if args.repeat < 1 or not args.scale > 0:
+        raise SystemExit(f"--repeat must be at least 1 and --scale above 0, got {args.repeat} and {args.scale}")
+    if not args.ssdconfig.is_file():
+        raise SystemExit(f"--ssdconfig {args.ssdconfig}: no such file")
+    if args.output is not None:
+        try:
+            from ssdkit import SsdkitError, outputs
+        except ImportError:
+            raise SystemExit("-o needs ssdkit importable: run this script with the Python that has ssdkit") from None
+        # Checked before hours of runs: never the device file, a directory or a device.
+        try:
+            outputs.check([("comparison JSON", args.output)], [("MQSim device file", args.ssdconfig)])
+        except SsdkitError as e:
+            raise SystemExit(str(e)) from None
     ssdkit = args.ssdkit.split()
     names = [n.strip() for n in args.workloads.split(",") if n.strip()]
     unknown = sorted(set(names) - {*SYNTHETIC, TRACE})
@@ -231,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             speed = mq_wall / med["wall_s"]
             print(f"| {key} | {sim} | " + " | ".join(f"{med[f]:.4g}" for f in fields) + f" | {speed:.1f}x |")
     if args.output is not None:
-        args.output.write_text(json.dumps(runs, indent=2) + "\n")
+        outputs.write(args.output, json.dumps(runs, indent=2) + "\n", "comparison JSON")
     return 0
 
 

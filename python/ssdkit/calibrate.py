@@ -113,10 +113,18 @@ def load_points(path: str | os.PathLike[str]) -> list[Measured]:
 
 
 def _probe_points(name: str, doc: Mapping[str, Any]) -> list[Measured]:
-    size = int(doc.get("target", {}).get("size_bytes", 0) or 0)
-    span = int(doc.get("plan", {}).get("zone_bytes", 0) or 0)
+    try:
+        size = int((doc.get("target") or {}).get("size_bytes", 0) or 0)
+        span = int((doc.get("plan") or {}).get("zone_bytes", 0) or 0)
+    except (AttributeError, TypeError, ValueError):
+        raise CalibrateError(f"{name}: `target.size_bytes` and `plan.zone_bytes` must be numbers") from None
+    points = doc.get("points", [])
+    if not isinstance(points, list):
+        raise CalibrateError(f"{name}: `points` must be a list")
     out = []
-    for i, p in enumerate(doc.get("points", [])):
+    for i, p in enumerate(points):
+        if not isinstance(p, dict):
+            raise CalibrateError(f"{name}: point {i} is not an object")
         if p.get("test") == "sustained":
             continue  # a transient (a cache filling, GC starting), not a steady mean to fit
         try:
@@ -142,7 +150,11 @@ def _probe_points(name: str, doc: Mapping[str, Any]) -> list[Measured]:
 def _fio_points(name: str, doc: Mapping[str, Any]) -> list[Measured]:
     glob = doc.get("global options", {}) or {}
     out = []
+    if not isinstance(glob, dict):
+        raise CalibrateError(f"{name}: `global options` must be an object")
     for i, job in enumerate(doc["jobs"]):
+        if not isinstance(job, dict) or not isinstance(job.get("job options", {}) or {}, dict):
+            raise CalibrateError(f"{name}: job {i} is not an object with `job options`")
         opts = {**glob, **(job.get("job options", {}) or {})}
         jname = job.get("jobname", f"job {i}")
         where = f"job {i} ({jname})"
@@ -155,7 +167,11 @@ def _fio_points(name: str, doc: Mapping[str, Any]) -> list[Measured]:
             )
         pattern = _FIO_RW[rw]
         side = job.get("write" if pattern.endswith("write") else "read", {})
-        ios = int(side.get("total_ios", 0) or 0)
+        try:
+            ios = int(side.get("total_ios", 0) or 0)
+            mean_ns = float(side["lat_ns"]["mean"]) if ios else 0.0
+        except (AttributeError, KeyError, TypeError, ValueError):
+            raise CalibrateError(f"{name}: {where} has no usable `total_ios` and `lat_ns.mean`") from None
         if ios == 0:
             raise CalibrateError(f"{name}: {where} completed no {pattern.split('-')[1]}s")
         bs = str(opts.get("bs", opts.get("blocksize", "4k"))).split(",")
@@ -169,7 +185,7 @@ def _fio_points(name: str, doc: Mapping[str, Any]) -> list[Measured]:
             iodepth=depth,
             offset_bytes=_fio_bytes(name, where, "offset", str(opts.get("offset", "0"))),
             span_bytes=_fio_bytes(name, where, "size", str(opts["size"])) if "size" in opts else 0,
-            latency_us=float(side["lat_ns"]["mean"]) / 1e3,
+            latency_us=mean_ns / 1e3,
         )
         _check_point(name, where, m)
         out.append(m)
@@ -588,7 +604,7 @@ def calibrate(
     best: tuple[float, dict[str, Any], list[float], bool, str, dict[str, Any]] | None = None
     tried = []
     for combo in combos:
-        start = _start_values(base, overrides, cont, combo, pts, base_sim, base_settings, say) if cont else {}
+        start = _start_values(base, overrides, cont, combo, pts, base_sim, say) if cont else {}
         res = _fit_continuous(scipy_opt, ev, cont, combo, start, meas, max_evaluations, say)
         cost, settings, sim, ok, msg = res
         tried.append({"integers": combo, "rms_log_error": math.sqrt(2 * cost / len(pts)), "converged": ok})
@@ -644,7 +660,6 @@ def _start_values(
     combo: Mapping[str, Any],
     pts: Sequence[Measured],
     base_sim: Sequence[float],
-    base_settings: Mapping[str, Any],
     say: Callable[[str], None],
 ) -> dict[str, float]:
     """Starting values from the X25-M latency model: the base's simulated QD1 latencies times
@@ -755,8 +770,6 @@ def _fit_continuous(
         )
         ok = res.status > 0
         msg = res.message
-    except CalibrateError:
-        raise
     except (ValueError, FloatingPointError) as e:
         ok, msg = False, f"the least-squares fit stopped: {e}"
     if not best:

@@ -244,6 +244,13 @@ def test_bad_input_is_one_clear_error(tmp_path, points, args, message):
             '{"fio version": "fio-3", "jobs": [{"jobname": "m", "job options": {"rw": "randrw"}}]}',
             "rw=randrw is not one of",
         ),
+        ('{"format": "ssdkit-probe/1", "points": [3]}', "point 0 is not an object"),
+        ('{"format": "ssdkit-probe/1", "target": 5, "points": []}', "`target.size_bytes` and `plan.zone_bytes` must"),
+        ('{"fio version": "fio-3", "jobs": [7]}', "job 0 is not an object with `job options`"),
+        (
+            '{"fio version": "fio-3", "jobs": [{"jobname": "r", "job options": {"rw": "read"}, "read": {"total_ios": 5}}]}',
+            "job 0 (r) has no usable `total_ios` and `lat_ns.mean`",
+        ),
     ],
 )
 def test_bad_points_files(tmp_path, content, message):
