@@ -898,7 +898,7 @@ def _flow(
         )
     p = sec.get("Initial_Occupancy_Percentage", None)
     if p[2]:
-        pct = conv.int(p, 1, 100)
+        pct = conv.int(p, 0, 100)
         if facts.get("preconditioning"):
             # One device-wide precondition.occupancy: gathered over the scenario's flows.
             f["_occupancy"] = (pct, p[1])
@@ -1234,6 +1234,22 @@ MQSIM_COMPAT: tuple[tuple[str, Any, str], ...] = (
             "(drives move it page by page)"
         ),
     ),
+    (
+        "ftl.cmt.granularity",
+        "entry",
+        (
+            "MQSim's mapping cache holds single entries: a miss reads one sector of a translation page "
+            "and caches that entry alone (a drive caches the page it read); with a cached map only"
+        ),
+    ),
+    (
+        "ftl.cmt.translation_pages_at_start",
+        "all",
+        (
+            "MQSim writes its whole mapping table to flash at start, so on an empty device every miss "
+            "reads flash (a fresh drive has no translation page to read); with a cached map only"
+        ),
+    ),
 )
 
 #: What an import already does as MQSim does, listed beside :data:`MQSIM_COMPAT`.
@@ -1252,13 +1268,22 @@ def compat_lines() -> list[str]:
 
 
 def _apply_compat(doc: dict) -> None:
+    cached = doc.get("ftl", {}).get("cmt", {}).get("mode", "ideal") != "ideal"
     for key, value, _ in MQSIM_COMPAT:
-        section, name = key.split(".")
-        doc[section] = dict(doc.get(section, {}))
+        *path, name = key.split(".")
+        if path == ["ftl", "cmt"] and not cached:
+            # An ideal map has no cache and no translation pages.
+            continue
+        table = doc
+        for part in path:
+            table[part] = dict(table.get(part, {}))
+            table = table[part]
         if key == "tsu.suspension":
             # The thresholds and costs apply only with suspension on.
-            doc[section] = {k: v for k, v in doc[section].items() if k == "policy"}
-        doc[section][name] = value
+            kept = {k: v for k, v in table.items() if k == "policy"}
+            table.clear()
+            table.update(kept)
+        table[name] = value
 
 
 def _suspension(conv: _Conv, tsu: dict, F: Any, thresholds: dict) -> None:
@@ -1353,9 +1378,15 @@ def _occupancy(conv: _Conv, doc: dict, flows: list[dict]) -> None:
     if not occ:
         return
     pcts = [o[0] for o in occ]
+    given = " ".join(f"<{path}> = {pct}" for pct, path in occ)
+    if not any(pcts):
+        # MQSim preconditions nothing: the device starts empty.
+        doc["precondition"] = {"mode": "empty"}
+        conv.sources["precondition.mode"] = given
+        return
     doc["precondition"] = dict(doc["precondition"])
     doc["precondition"]["occupancy"] = sum(pcts) / len(pcts) / 100
-    conv.sources["precondition.occupancy"] = " ".join(f"<{path}> = {pct}" for pct, path in occ)
+    conv.sources["precondition.occupancy"] = given
     if len(set(pcts)) > 1 or len(pcts) < len(flows):
         conv.approx(
             occ[0][1],

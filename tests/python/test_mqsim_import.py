@@ -4,6 +4,7 @@ CLI, and runs of every scenario of the shipped files."""
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -595,19 +596,45 @@ def test_occupancy_is_mapped_when_mqsim_preconditions():
     mqsim.validate(sc)
 
 
+def test_zero_occupancy_starts_the_device_empty():
+    """MQSim takes Initial_Occupancy_Percentage 0 (its range is 0-100) and preconditions
+    nothing: the device starts empty, not refused."""
+    text = _preconditioned_config()
+    wl = pathlib.Path(WORKLOAD).read_text()
+    zero, n = re.subn(
+        r"<Initial_Occupancy_Percentage>\d+</Initial_Occupancy_Percentage>",
+        "<Initial_Occupancy_Percentage>0</Initial_Occupancy_Percentage>",
+        wl,
+    )
+    assert n >= 2
+    sc = import_mqsim(text, zero, trace_dir=pathlib.Path(WORKLOAD).parent)[0]
+    assert sc.doc["precondition"] == {"mode": "empty"}
+    assert "Initial_Occupancy_Percentage" in sc.sources["precondition.mode"]
+    mqsim.validate(sc)
+
+
 def test_mqsim_compat_turns_on_each_listed_behaviour_and_overrides_win(tmp_path):
     plain = import_mqsim(SSDCONFIG, WORKLOAD)[0]
     compat = import_mqsim(SSDCONFIG, WORKLOAD, mqsim_compat=True)[0]
+
+    def table(doc, key):
+        *path, name = key.split(".")
+        for part in path:
+            doc = doc[part]
+        return doc, name
+
+    assert plain.doc["ftl"]["cmt"]["mode"] == "shared", "the shipped file caches the map"
     for key, value, _why in mqsim.MQSIM_COMPAT:
-        section, name = key.split(".")
-        assert compat.doc[section][name] == value, key
-        assert plain.doc[section].get(name) != value, key
+        t, name = table(compat.doc, key)
+        assert t[name] == value, key
+        t, name = table(plain.doc, key)
+        assert t.get(name) != value, key
         assert f"{key} = {str(value).lower()}" in compat.toml
     # Everything else is the same import, but for the suspension times and thresholds, which
     # go with suspension.
     for key, _v, _w in mqsim.MQSIM_COMPAT:
-        section, name = key.split(".")
-        del compat.doc[section][name]
+        t, name = table(compat.doc, key)
+        del t[name]
     assert compat.doc["tsu"] == {"policy": plain.doc["tsu"]["policy"]}
     assert plain.doc["tsu"]["suspension"] == "erase" and plain.doc["tsu"]["max_suspensions"] == 255
     del compat.doc["tsu"], plain.doc["tsu"]
@@ -623,6 +650,17 @@ def test_mqsim_compat_turns_on_each_listed_behaviour_and_overrides_win(tmp_path)
     assert "die_interleaving = false" in r.stdout
     r = cli("run", "mqsim-paper", "--mqsim-compat")
     assert r.returncode != 0 and "--mqsim-compat goes with --mqsim" in r.stderr
+    # An ideal mapping table has no cache: the cache's behaviours are left out, and the
+    # configuration stays valid.
+    ideal = tmp_path / "ideal.xml"
+    ideal.write_text(
+        pathlib.Path(SSDCONFIG).read_text().replace("<Ideal_Mapping_Table>false<", "<Ideal_Mapping_Table>true<")
+    )
+    sc = import_mqsim(str(ideal), WORKLOAD, mqsim_compat=True)[0]
+    assert sc.doc["ftl"].get("cmt", {}).get("mode", "ideal") == "ideal"
+    assert "granularity" not in sc.doc["ftl"].get("cmt", {})
+    assert sc.doc["flash"]["die_interleaving"] is False
+    mqsim.validate(sc)
 
 
 def test_caching_mode_is_the_flows_and_off_drops_the_cache_keys(tmp_path):

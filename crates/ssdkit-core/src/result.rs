@@ -977,11 +977,16 @@ impl PreconditionRecord {
 /// by preconditioning, and those it left in the cache.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PreconditionCmt {
-    /// Translation pages of the whole map, all written.
+    /// Translation pages written: those holding a mapped entry, or all of them with
+    /// `ftl.cmt.translation_pages_at_start = "all"` (on an empty device too).
     pub translation_pages: u64,
     /// Translation pages the cache starts with (clean): what LRU holds under uniform random
     /// lookups of each partition's flows.
     pub warm_translation_pages: u64,
+    /// With `ftl.cmt.granularity = "entry"`: the entries the cache starts with (clean),
+    /// drawn uniformly from each partition's flows' logical pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_entries: Option<u64>,
 }
 
 /// JSON writes a ratio that is not a number (0/0, an infinite prediction) as null: read it

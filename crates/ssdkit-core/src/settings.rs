@@ -349,6 +349,10 @@ pub struct FtlSettings {
     pub cmt_per_flow: bool,
     /// `ftl.cmt.gc_updates = "batch"`: GC's map updates are written back in batches.
     pub cmt_gc_batch: bool,
+    /// `ftl.cmt.granularity = "entry"`: the cache holds single entries (MQSim).
+    pub cmt_entry: bool,
+    /// `ftl.cmt.translation_pages_at_start = "all"`: the whole map is on flash at start.
+    pub cmt_all_at_start: bool,
     /// `ftl.unmapped_reads`: what a read of a never-written page does.
     pub unmapped_reads: crate::config::UnmappedReads,
 }
@@ -370,6 +374,8 @@ impl FtlSettings {
             gc_copyback: f.gc_copyback,
             cmt_per_flow: f.cmt.mode == crate::config::CmtMode::PerFlow,
             cmt_gc_batch: f.cmt.gc_updates == crate::config::CmtGcUpdates::Batch,
+            cmt_entry: f.cmt.granularity == crate::config::CmtGranularity::Entry,
+            cmt_all_at_start: f.cmt.translation_pages_at_start == crate::config::CmtStartPages::All,
             unmapped_reads: f.unmapped_reads,
             device_seed: c.precondition_seed(),
         }

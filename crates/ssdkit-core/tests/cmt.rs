@@ -276,3 +276,128 @@ fn a_reader_evicting_a_writers_dirty_pages_is_charged_their_write_backs() {
         Some(device)
     );
 }
+
+/// An empty device: flow 0 writes the first `written` pages in order (QD8), then, 60 s later,
+/// flow 1 reads the first six translation pages' worth of logical pages in order at QD1.
+fn write_then_read(written: u64, extra: &[&str]) -> Value {
+    let o: Vec<String> = vec![
+        "precondition.mode=empty".into(),
+        "flow.0.read_fraction=0.0".into(),
+        "flow.0.pattern=sequential".into(),
+        "flow.0.request_bytes=8192".into(),
+        "flow.0.queue_depth=8".into(),
+        format!("flow.0.requests={written}"),
+        "flow.1.read_fraction=1.0".into(),
+        "flow.1.pattern=sequential".into(),
+        "flow.1.request_bytes=8192".into(),
+        "flow.1.queue_depth=1".into(),
+        format!("flow.1.requests={}", 6 * ENTRIES_PER_PAGE),
+        format!("flow.1.range_bytes={}", 6 * ENTRIES_PER_PAGE * 8192),
+        "flow.1.start_ms=60000".into(),
+    ];
+    let mut o: Vec<&str> = o.iter().map(String::as_str).collect();
+    o.extend_from_slice(extra);
+    let r = run_cfg(&reads(&o));
+    let w_end = r["flows"][0]["active_time_s"].as_f64().unwrap();
+    assert!(
+        w_end < 60.0,
+        "the writes end before the reads start: {w_end} s"
+    );
+    r
+}
+
+#[test]
+fn a_lookup_reads_flash_exactly_when_its_translation_page_exists() {
+    // 2.5 translation pages written: pages 0-2 exist once written back, pages 3-5 never.
+    let written = 5 * ENTRIES_PER_PAGE / 2;
+    let t_written = written.div_ceil(ENTRIES_PER_PAGE);
+    let flow_reads = |r: &Value, i: usize| r["flows"][i]["cmt"]["mapping_reads"].as_u64().unwrap();
+
+    // Whole pages, room for one: each written page leaves the cache dirty once and is read
+    // back once by the reader; the unwritten pages are created in DRAM without a read.
+    let r = write_then_read(written, &["ftl.cmt.capacity_bytes=8190"]);
+    let m = cmt(&r);
+    println!("page granularity: {m}");
+    assert_eq!(flow_reads(&r, 0), 0, "the writer never needs a page back");
+    assert_eq!(flow_reads(&r, 1), t_written, "one read per written page");
+    assert_eq!(m["mapping_page_writes"].as_u64(), Some(t_written), "{m}");
+    assert_eq!(m["writeback_reads"].as_u64(), Some(0), "{m}");
+
+    // Single entries, room for one: every lookup of the reader misses; it reads flash for
+    // each logical page of a written translation page (written or not: the page exists)
+    // and for none of the others.
+    let r = write_then_read(
+        written,
+        &["ftl.cmt.capacity_bytes=9", "ftl.cmt.granularity=entry"],
+    );
+    println!("entry granularity: {}", cmt(&r));
+    assert_eq!(flow_reads(&r, 1), t_written * ENTRIES_PER_PAGE);
+    let l = &r["flows"][1]["cmt"];
+    assert_eq!(l["read_misses"].as_u64(), Some(6 * ENTRIES_PER_PAGE), "{l}");
+}
+
+/// Uniform random 8 KiB writes (QD8) over `tpages` translation pages' worth of a filled
+/// device, with the mapping cache's `extra` settings; returns the device's cache section.
+fn random_writes(tpages: u64, requests: u64, extra: &[&str]) -> Value {
+    let o: Vec<String> = vec![
+        "flow.0.read_fraction=0.0".into(),
+        "flow.0.request_bytes=8192".into(),
+        "flow.0.queue_depth=8".into(),
+        format!("flow.0.requests={requests}"),
+        format!("flow.0.range_bytes={}", tpages * ENTRIES_PER_PAGE * 8192),
+    ];
+    let mut o: Vec<&str> = o.iter().map(String::as_str).collect();
+    o.extend_from_slice(extra);
+    cmt(&run_cfg(&reads(&o))).clone()
+}
+
+#[test]
+fn write_backs_per_random_write_follow_dftl() {
+    // Whole pages (DFTL's cached translation pages): every page a write brings in is dirty,
+    // so every eviction after the warm (clean) ones is a write-back, and misses are
+    // 1 - P / T of the writes under uniform random access.
+    let (t, n) = (512u64, 60_000u64);
+    let p = 64u64;
+    let cap = format!("ftl.cmt.capacity_bytes={}", p * ENTRIES_PER_PAGE * 9);
+    let m = random_writes(t, n, &[&cap]);
+    let misses = m["lookups"]["write_misses"].as_u64().unwrap() as f64;
+    let wb = m["eviction_writebacks"].as_u64().unwrap() as f64;
+    let miss_rate = misses / n as f64;
+    println!("page granularity: miss rate {miss_rate:.4} (1 - P/T = {:.4}), write-backs {wb}, misses - P = {}", 1.0 - p as f64 / t as f64, misses - p as f64);
+    assert!(
+        rel(miss_rate, 1.0 - p as f64 / t as f64) < 0.03,
+        "{miss_rate}"
+    );
+    assert!(
+        rel(wb, misses - p as f64) < 0.03,
+        "{wb} vs {}",
+        misses - p as f64
+    );
+
+    // Single entries (MQSim; DFTL's batch update): a dirty entry's eviction writes back its
+    // page with every dirty entry of it, so the page's other cached entries leave clean.
+    // With C entries cached over T translation pages, the entries of one page enter a FIFO
+    // of C places as a Bernoulli(1/T) stream; after a write-back, the entries then cached
+    // (those that entered in the last C steps) leave clean, and the next write-back is
+    // the eviction of the first entry to enter after it: C + T steps apart on average (the
+    // wait for that entry is geometric, mean T). So a fraction T / (C + T) =
+    // 1 / (1 + C/T) of evictions write back. Hits (C / N = 0.1 % here) are neglected.
+    for c in [256u64, 512, 1024] {
+        let cap = format!("ftl.cmt.capacity_bytes={}", c * 9);
+        let m = random_writes(t, n, &[&cap, "ftl.cmt.granularity=entry"]);
+        let misses = m["lookups"]["write_misses"].as_u64().unwrap() as f64;
+        let wb = m["eviction_writebacks"].as_u64().unwrap() as f64;
+        // The first C evictions are of the warm entries, clean.
+        let evictions = misses - c as f64;
+        let expected = evictions / (1.0 + c as f64 / t as f64);
+        println!(
+            "entry granularity, C/T = {:.2}: write-backs {wb}, expected {expected:.0} ({:.4} per eviction against 1/(1+C/T) = {:.4})",
+            c as f64 / t as f64,
+            wb / evictions,
+            1.0 / (1.0 + c as f64 / t as f64)
+        );
+        assert!(rel(wb, expected) < 0.03, "C = {c}: {wb} vs {expected}");
+        // Each write-back reads the page's entries the cache does not hold, then writes it.
+        assert_eq!(m["mapping_page_writes"], m["eviction_writebacks"], "{m}");
+    }
+}

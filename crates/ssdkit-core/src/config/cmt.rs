@@ -37,6 +37,36 @@ pub enum CmtGcUpdates {
     Batch,
 }
 
+/// `ftl.cmt.granularity`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CmtGranularity {
+    /// The cache holds whole translation pages: a miss reads the page and caches every entry
+    /// of it, and a write-back writes the page from DRAM without reading it (DFTL's cached
+    /// translation pages, Gupta et al., ASPLOS 2009, section 3.3).
+    #[default]
+    Page,
+    /// The cache holds single entries, as MQSim's CMT does
+    /// (Address_Mapping_Unit_Page_Level.cpp:10-165): a miss reads the sector holding its entry
+    /// and caches that entry alone; a dirty entry leaving the cache writes back its translation
+    /// page with every dirty entry of it, after a read of the page when it is on flash.
+    Entry,
+}
+
+/// `ftl.cmt.translation_pages_at_start`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CmtStartPages {
+    /// Only translation pages holding written entries exist: on an empty device a first
+    /// lookup creates its entry without a read, as on a fresh drive.
+    #[default]
+    Written,
+    /// Every translation page is on flash from the start, even on an empty device: every
+    /// miss reads flash (MQSim writes its whole map at start, FTL.cpp:49 and
+    /// Address_Mapping_Unit_Page_Level.cpp:423-442).
+    All,
+}
+
 /// `[ftl.cmt]`
 #[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -46,8 +76,8 @@ pub struct CmtConfig {
     pub mode: CmtMode,
     /// DRAM given to cached mapping entries, in bytes (MQSim's CMT_Capacity). Taken only in
     /// "shared" and "per_flow" modes. Default 2097152 (2 MiB, MQSim's shipped
-    /// ssdconfig.xml); the cache holds whole translation pages (a miss brings in every entry of
-    /// the page it reads), so at least one page's entries, per partition.
+    /// ssdconfig.xml); with granularity "page" the cache holds whole translation pages, so at
+    /// least one page's entries per partition; with "entry" at least one entry.
     #[range(min = 0, max = 1u64 << 50)]
     pub capacity_bytes: u64,
     /// Bytes of one mapping entry, in DRAM and in a translation page; 0 = MQSim's size,
@@ -62,6 +92,17 @@ pub struct CmtConfig {
     /// "batch" (DFTL: a read and a write-back of each changed translation page per victim).
     /// Cached entries are updated in DRAM either way. Default "direct".
     pub gc_updates: CmtGcUpdates,
+    /// What the cache holds: "page" (whole translation pages, DFTL) or "entry" (single
+    /// entries, MQSim). Default "page".
+    // At its default the key is left out of results, which stay as before it existed.
+    #[serde(skip_serializing_if = "is_page")]
+    pub granularity: CmtGranularity,
+    /// Which translation pages are on flash when the run starts: "written" (those holding
+    /// written entries) or "all" (MQSim's map written whole at start). Matters only on an
+    /// empty device (`precondition.mode = "empty"`): a filled device has every translation
+    /// page. Default "written".
+    #[serde(skip_serializing_if = "is_written")]
+    pub translation_pages_at_start: CmtStartPages,
 }
 
 impl Default for CmtConfig {
@@ -72,8 +113,18 @@ impl Default for CmtConfig {
             entry_bytes: 0,
             shares: vec![],
             gc_updates: CmtGcUpdates::Direct,
+            granularity: CmtGranularity::Page,
+            translation_pages_at_start: CmtStartPages::Written,
         }
     }
+}
+
+fn is_page(g: &CmtGranularity) -> bool {
+    *g == CmtGranularity::Page
+}
+
+fn is_written(p: &CmtStartPages) -> bool {
+    *p == CmtStartPages::Written
 }
 
 /// MQSim's mapping entry size in bytes: a physical page address, a logical one (its tag in

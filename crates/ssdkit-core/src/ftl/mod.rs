@@ -236,6 +236,7 @@ impl Ftl {
         fn map_lookup(&mut self, lpn: Lpn, flow: FlowId, write: bool, waiter: u32) -> bool;
         fn park_write(&mut self, lpn: Lpn, tx: TxId);
         fn mapping_read_done(&mut self, lpn: Lpn) -> Option<Resumed>;
+        fn mapping_write_done(&mut self, lpn: Lpn);
         fn reclaim_if_wanted(&mut self, plane: PlaneId);
         fn wake_one(&mut self) -> bool;
         fn reclaim_when_idle(&mut self, plane: PlaneId);

@@ -37,6 +37,10 @@ pub enum OpClass {
     User,
     /// The mapping table's own pages (translation pages of the cached map).
     Mapping,
+    /// A read of one entry of a translation page: a cache of single entries
+    /// (`ftl.cmt.granularity = "entry"`) moves only the sector that holds it off the die
+    /// (MQSim reads one sector, Address_Mapping_Unit_Page_Level.cpp:1651-1652).
+    MappingEntry,
     /// Reclaim: GC victims, wear-levelling migrations (and, for block schemes, merges).
     Reclaim,
 }
@@ -99,7 +103,11 @@ impl FlashOp {
                 Tx {
                     lpn,
                     ppn,
-                    sectors,
+                    sectors: if class == OpClass::MappingEntry {
+                        1
+                    } else {
+                        sectors
+                    },
                     ..Tx::new(kind, plane)
                 }
             }

@@ -100,8 +100,16 @@ pub(crate) fn device_keys(c: &Config) -> Vec<(&'static str, String)> {
             match Settings::resolve(c).sizes.cmt {
                 None => "ideal".to_string(),
                 Some(m) => format!(
-                    "cached: {} translation pages of {} entries of {} bytes",
-                    m.translation_pages, m.entries_per_tpage, m.entry_bytes
+                    "cached: {} translation pages of {} entries of {} bytes{}",
+                    m.translation_pages,
+                    m.entries_per_tpage,
+                    m.entry_bytes,
+                    // The cache's saved state names entries, not pages, with this.
+                    if c.ftl.cmt.granularity == crate::config::CmtGranularity::Entry {
+                        ", cached by entry"
+                    } else {
+                        ""
+                    }
                 ),
             },
         ),
@@ -763,11 +771,12 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
     let mut cmt_parts = Vec::with_capacity(nparts as usize);
     for _ in 0..nparts {
         let n = r.u32()?;
-        if n as u64 > ftl.translation_pages() {
-            return Err(corrupt(format!(
-                "{n} cached translation pages of {}",
-                ftl.translation_pages()
-            )));
+        let units = ftl
+            .cmt
+            .as_ref()
+            .map_or(ftl.translation_pages(), |m| m.units());
+        if n as u64 > units {
+            return Err(corrupt(format!("{n} cached mapping units of {units}")));
         }
         let mut lpns = vec![0u32; n as usize];
         r.u32s(&mut lpns)?;
@@ -838,19 +847,19 @@ pub fn load(c: &Config, path: &Path) -> Result<(Ftl, PreconditionRecord), Error>
     // The cache as it was: pages re-inserted least recently used first, into the same
     // partitions (the last one when this configuration has fewer); a smaller cache keeps the
     // most recently used.
-    let tpages = ftl.translation_pages();
     if let Some(cmt) = ftl.cmt.as_mut() {
         let last = cmt.partitions() - 1;
+        let units = cmt.units();
         for (p, (pages, dirty)) in cmt_parts.iter().enumerate() {
             for (&l, &d) in pages.iter().zip(dirty) {
-                if l as u64 >= tpages {
+                if l as u64 >= units {
                     return Err(bad(format!(
-                        "inconsistent snapshot: cached translation page {l} of {tpages}"
+                        "inconsistent snapshot: cached mapping unit {l} of {units}"
                     )));
                 }
                 // A write-back forced by a smaller cache happened before the run: no
                 // traffic to account.
-                let _ = cmt.insert(l, p.min(last), d != 0);
+                let _ = cmt.restore(l, p.min(last), d != 0);
             }
         }
     }

@@ -701,7 +701,7 @@ impl Simulator {
                 self.mapping_read_done(tx);
                 self.bd.after_mapping(false);
             }
-            TxKind::MappingWrite => {}
+            TxKind::MappingWrite => self.ftl.mapping_write_done(tx.lpn),
             TxKind::CacheRead => self.cache_read_done(&tx),
             TxKind::CacheWrite => self.cache_write_done(&tx),
         }

@@ -61,7 +61,7 @@ impl Simulator {
         let Some(r) = resumed else {
             return;
         };
-        for (h, _, _) in r.waiters {
+        for (h, ..) in r.waiters {
             let p = self.parked.take(h);
             match p.kind {
                 TxKind::CacheRead => {

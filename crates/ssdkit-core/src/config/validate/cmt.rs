@@ -1,7 +1,7 @@
 //! `[ftl.cmt]`: capacity, entry size and per-flow shares of the cached mapping table.
 
 use super::int_range;
-use crate::config::{CmtMode, Config};
+use crate::config::{CmtGranularity, CmtMode, Config};
 
 pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
     let t = &c.ftl.cmt;
@@ -20,6 +20,12 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
                 "key `ftl.cmt.shares` = {:?} is taken only with ftl.cmt.mode = \"per_flow\" (it is \"ideal\"); remove it",
                 t.shares
             ));
+        }
+        if t.granularity != CmtGranularity::Page {
+            return Err("key `ftl.cmt.granularity` = \"entry\" is taken only with a cached map (ftl.cmt.mode \"shared\" or \"per_flow\"; it is \"ideal\"); remove it".into());
+        }
+        if t.translation_pages_at_start != crate::config::CmtStartPages::Written {
+            return Err("key `ftl.cmt.translation_pages_at_start` = \"all\" is taken only with a cached map (ftl.cmt.mode \"shared\" or \"per_flow\"; it is \"ideal\"); remove it".into());
         }
         return Ok(());
     }
@@ -44,9 +50,20 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
     }
     let s = crate::config::Sizes::of(c);
     let cmt = s.cmt.as_ref().expect("a cached mode resolves its settings");
-    // The cache holds whole translation pages (a miss brings in every entry of its page).
+    let entry = t.granularity == CmtGranularity::Entry;
+    if entry && t.gc_updates == crate::config::CmtGcUpdates::Batch {
+        return Err("key `ftl.cmt.gc_updates` = \"batch\" (DFTL's batch update of cached translation pages) needs ftl.cmt.granularity = \"page\"; with \"entry\" use \"direct\" (MQSim's)".into());
+    }
+    if entry && t.capacity_bytes < cmt.entry_bytes as u64 {
+        return Err(format!(
+            "key `ftl.cmt.capacity_bytes` = {} cannot hold one entry of {} bytes; allowed >= {}",
+            t.capacity_bytes, cmt.entry_bytes, cmt.entry_bytes
+        ));
+    }
+    // With granularity "page" the cache holds whole translation pages (a miss brings in every
+    // entry of its page).
     let page_of_entries = cmt.entries_per_tpage as u64 * cmt.entry_bytes as u64;
-    if t.capacity_bytes < page_of_entries {
+    if !entry && t.capacity_bytes < page_of_entries {
         return Err(format!(
             "key `ftl.cmt.capacity_bytes` = {} cannot hold one translation page's entries ({} entries of {} bytes); allowed >= {page_of_entries}",
             t.capacity_bytes, cmt.entries_per_tpage, cmt.entry_bytes
@@ -78,14 +95,15 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
             ));
         }
     }
-    if let Some(i) = cmt
-        .partition_entries
-        .iter()
-        .position(|&e| e < cmt.entries_per_tpage as u64)
-    {
+    let least = if entry {
+        1
+    } else {
+        cmt.entries_per_tpage as u64
+    };
+    if let Some(i) = cmt.partition_entries.iter().position(|&e| e < least) {
         return Err(format!(
-            "key `ftl.cmt.capacity_bytes` = {}: flow {i}'s partition ({} entries) cannot hold one translation page's {} entries; give it a larger share (ftl.cmt.shares) or capacity",
-            t.capacity_bytes, cmt.partition_entries[i], cmt.entries_per_tpage
+            "key `ftl.cmt.capacity_bytes` = {}: flow {i}'s partition ({} entries) cannot hold {least} entries (a translation page's with granularity \"page\", one with \"entry\"); give it a larger share (ftl.cmt.shares) or capacity",
+            t.capacity_bytes, cmt.partition_entries[i]
         ));
     }
     Ok(())

@@ -325,6 +325,7 @@ impl BlockFtl {
     pub fn mapping_read_done(&mut self, _lpn: Lpn) -> Option<crate::ftl::Resumed> {
         None
     }
+    pub fn mapping_write_done(&mut self, _lpn: Lpn) {}
     pub fn reclaim_if_wanted(&mut self, _plane: PlaneId) {}
     pub fn wake_one(&mut self) -> bool {
         false

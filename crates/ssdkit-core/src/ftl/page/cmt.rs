@@ -2,11 +2,13 @@
 //! section 4.3): which mapping entries the controller's DRAM holds, in LRU order per
 //! partition, and which translation pages have changed entries not yet written back.
 //!
-//! The cache holds entries a translation page at a time: a miss reads the entry's whole
-//! translation page, and every entry of it is cached from then on, so a sequential reader
-//! misses once per translation page and a write-back never needs to read the page again.
-//! Capacity is counted in entries (`capacity_bytes / entry_bytes`), rounded down to whole
-//! translation pages. MQSim caches single entries instead; see docs/ftl.md for what differs.
+//! By default (`ftl.cmt.granularity = "page"`) the cache holds entries a translation page at
+//! a time: a miss reads the entry's whole translation page, and every entry of it is cached
+//! from then on, so a sequential reader misses once per translation page and a write-back
+//! never needs to read the page again. Capacity is counted in entries
+//! (`capacity_bytes / entry_bytes`), rounded down to whole translation pages. With
+//! `"entry"` it holds single entries, as MQSim does ([`EntryCache`]); see docs/ftl.md for
+//! what differs.
 //!
 //! The truth of the map stays in the FTL's flat table; this module decides what a lookup or
 //! an update costs in flash traffic, which the simulator then issues. State is flat arrays
@@ -40,6 +42,9 @@ struct Part {
 }
 
 pub struct Cmt {
+    /// Granularity "entry": the cache of single entries, which then does all the work; the
+    /// per-page arrays below stay empty.
+    entry: Option<Box<EntryCache>>,
     entries_per_tpage: u32,
     logical_pages: u64,
     /// Per translation page: its partition while cached, else NIL.
@@ -63,6 +68,7 @@ impl Cmt {
     ) -> Self {
         let n = translation_pages as usize;
         Self {
+            entry: None,
             entries_per_tpage,
             logical_pages,
             part: vec![NIL; n],
@@ -82,6 +88,29 @@ impl Cmt {
         }
     }
 
+    /// An empty cache of single entries (`ftl.cmt.granularity = "entry"`), one partition per
+    /// entry of `partition_entries` (capacities in entries).
+    pub fn new_entries(
+        logical_pages: u64,
+        entries_per_tpage: u32,
+        translation_pages: u64,
+        partition_entries: &[u64],
+    ) -> Self {
+        let mut c = Self::new(logical_pages, entries_per_tpage, 0, &[]);
+        c.entry = Some(Box::new(EntryCache::new(
+            entries_per_tpage,
+            translation_pages,
+            partition_entries,
+        )));
+        c
+    }
+
+    /// Whether the cache holds single entries (granularity "entry").
+    #[inline]
+    pub fn by_entry(&self) -> bool {
+        self.entry.is_some()
+    }
+
     #[inline]
     pub fn tpage_of(&self, lpn: u32) -> u32 {
         lpn / self.entries_per_tpage
@@ -90,17 +119,26 @@ impl Cmt {
         self.entries_per_tpage
     }
     pub fn translation_pages(&self) -> u64 {
-        self.part.len() as u64
+        match &self.entry {
+            Some(e) => e.dirty_head.len() as u64,
+            None => self.part.len() as u64,
+        }
     }
     pub fn partitions(&self) -> usize {
-        self.parts.len()
+        match &self.entry {
+            Some(e) => e.parts.len(),
+            None => self.parts.len(),
+        }
     }
-    /// Translation pages cached now, over every partition.
+    /// Translation pages cached now, over every partition (none with granularity "entry").
     pub fn cached_pages(&self) -> u64 {
         self.cached
     }
     /// Entries cached now (the last translation page may be short).
     pub fn cached_entries(&self) -> u64 {
+        if let Some(e) = &self.entry {
+            return e.parts.iter().map(|p| p.len).sum();
+        }
         (0..self.part.len() as u32)
             .filter(|&t| self.part[t as usize] != NIL)
             .map(|t| self.entries_in(t) as u64)
@@ -110,15 +148,23 @@ impl Cmt {
     pub fn capacity_pages(&self, p: usize) -> u64 {
         self.parts[p].cap
     }
+    /// Capacity in entries of partition `p` (granularity "entry").
+    pub fn capacity_entries(&self, p: usize) -> u64 {
+        match &self.entry {
+            Some(e) => e.parts[p].cap,
+            None => self.parts[p].cap * self.entries_per_tpage as u64,
+        }
+    }
     /// Entries of translation page `t` (the last page may be short).
     pub fn entries_in(&self, t: u32) -> u32 {
         let first = t as u64 * self.entries_per_tpage as u64;
         (self.logical_pages - first).min(self.entries_per_tpage as u64) as u32
     }
-    /// Whether translation page `t` is cached (so a write-back needs no read of it).
+    /// Whether translation page `t` is cached whole (so a write-back needs no read of it);
+    /// never with granularity "entry".
     #[inline]
     pub fn page_cached(&self, t: u32) -> bool {
-        self.part[t as usize] != NIL
+        self.entry.is_none() && self.part[t as usize] != NIL
     }
 
     fn unlink(&mut self, t: u32) {
@@ -152,6 +198,9 @@ impl Cmt {
     /// Whether `lpn`'s entry is cached; a hit makes its page the most recently used.
     #[inline]
     pub fn lookup(&mut self, lpn: u32) -> bool {
+        if let Some(e) = self.entry.as_mut() {
+            return e.lookup(lpn);
+        }
         let t = self.tpage_of(lpn);
         let p = self.part[t as usize];
         if p == NIL {
@@ -166,17 +215,26 @@ impl Cmt {
 
     /// Whether `lpn`'s entry is cached, without touching the LRU order.
     pub fn contains(&self, lpn: u32) -> bool {
-        self.page_cached(self.tpage_of(lpn))
+        match &self.entry {
+            Some(e) => e.index.contains_key(&lpn),
+            None => self.page_cached(self.tpage_of(lpn)),
+        }
     }
 
-    /// Whether translation page `t` is cached with changes not written back.
+    /// Whether translation page `t` has cached changes not written back.
     pub fn is_dirty(&self, t: u32) -> bool {
-        self.dirty[t as usize]
+        match &self.entry {
+            Some(e) => e.dirty_head[t as usize] != NIL,
+            None => self.dirty[t as usize],
+        }
     }
 
     /// Marks `lpn`'s cached entry changed. Returns false when it is not cached.
     #[inline]
     pub fn mark_dirty(&mut self, lpn: u32) -> bool {
+        if let Some(e) = self.entry.as_mut() {
+            return e.mark_dirty(lpn);
+        }
         let t = self.tpage_of(lpn) as usize;
         if self.part[t] == NIL {
             return false;
@@ -190,6 +248,7 @@ impl Cmt {
     /// one was dirty it is returned, to be written back. A page already cached is only
     /// refreshed.
     pub fn insert(&mut self, t: u32, part: usize, dirty: bool) -> Option<Writeback> {
+        debug_assert!(self.entry.is_none(), "granularity \"page\"");
         if self.part[t as usize] != NIL {
             if self.parts[self.part[t as usize] as usize].head != t {
                 self.unlink(t);
@@ -222,14 +281,50 @@ impl Cmt {
         std::mem::take(&mut self.dirty[t as usize]).then_some(Writeback(t))
     }
 
-    /// Translation page `t` is being written back: its cached entries are clean from now.
-    pub fn written_back(&mut self, t: u32) {
-        self.dirty[t as usize] = false;
+    /// Caches `lpn`'s entry alone in partition `part` (granularity "entry"), as the most
+    /// recently used; see [`EntryCache::insert`].
+    #[inline]
+    pub fn insert_entry(&mut self, lpn: u32, part: usize, dirty: bool) -> Option<Writeback> {
+        self.entry
+            .as_mut()
+            .expect("granularity \"entry\"")
+            .insert(lpn, part, dirty)
     }
 
-    /// Cached translation pages in LRU order (least recently used first) per partition, with
-    /// their dirty flag: what a snapshot saves.
+    /// Caches what `unit` names, a translation page or (granularity "entry") an entry: how a
+    /// snapshot's cache is restored.
+    pub fn restore(&mut self, unit: u32, part: usize, dirty: bool) -> Option<Writeback> {
+        if self.entry.is_some() {
+            self.insert_entry(unit, part, dirty)
+        } else {
+            self.insert(unit, part, dirty)
+        }
+    }
+
+    /// Units a snapshot may name: translation pages, or logical pages with granularity
+    /// "entry".
+    pub fn units(&self) -> u64 {
+        match &self.entry {
+            Some(_) => self.logical_pages,
+            None => self.part.len() as u64,
+        }
+    }
+
+    /// Translation page `t` is being written back: its cached entries are clean from now.
+    pub fn written_back(&mut self, t: u32) {
+        match self.entry.as_mut() {
+            Some(e) => e.clean(t),
+            None => self.dirty[t as usize] = false,
+        }
+    }
+
+    /// Cached units (translation pages, or entries with granularity "entry") in LRU order
+    /// (least recently used first) per partition, with their dirty flag: what a snapshot
+    /// saves.
     pub fn pages(&self) -> Vec<Vec<(u32, bool)>> {
+        if let Some(e) = &self.entry {
+            return e.units();
+        }
         self.parts
             .iter()
             .map(|p| {
@@ -238,6 +333,203 @@ impl Cmt {
                 while t != NIL {
                     v.push((t, self.dirty[t as usize]));
                     t = self.prev[t as usize];
+                }
+                v
+            })
+            .collect()
+    }
+}
+
+/// The cache of single entries (`ftl.cmt.granularity = "entry"`), as MQSim's CMT
+/// (Address_Mapping_Unit_Page_Level.cpp:10-165): LRU over entries per partition, each entry
+/// clean or dirty. A dirty entry's eviction writes back its translation page with every dirty
+/// entry of it (cpp:1585-1598), so each translation page keeps a list of its dirty entries.
+/// Slots are preallocated for the capacity; a map finds an entry's slot: O(1) per operation,
+/// memory in proportion to the capacity, not to the device.
+pub struct EntryCache {
+    entries_per_tpage: u32,
+    index: crate::engine::FastMap<u32, u32>,
+    /// Per slot: the logical page it caches.
+    lpn: Vec<u32>,
+    /// Per slot: LRU neighbours within its partition.
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    /// Per slot: neighbours in its translation page's dirty list (NIL-terminated), and
+    /// whether it is in that list.
+    dprev: Vec<u32>,
+    dnext: Vec<u32>,
+    dirty: Vec<bool>,
+    part: Vec<u32>,
+    free: Vec<u32>,
+    /// Per translation page: the first of its dirty cached entries, or NIL.
+    dirty_head: Vec<u32>,
+    parts: Vec<Part>,
+}
+
+impl EntryCache {
+    fn new(entries_per_tpage: u32, translation_pages: u64, partition_entries: &[u64]) -> Self {
+        let n: u64 = partition_entries.iter().sum();
+        let n = n as usize;
+        Self {
+            entries_per_tpage,
+            index: crate::engine::FastMap::with_capacity_and_hasher(n, Default::default()),
+            lpn: vec![0; n],
+            prev: vec![NIL; n],
+            next: vec![NIL; n],
+            dprev: vec![NIL; n],
+            dnext: vec![NIL; n],
+            dirty: vec![false; n],
+            part: vec![NIL; n],
+            free: (0..n as u32).rev().collect(),
+            dirty_head: vec![NIL; translation_pages as usize],
+            parts: partition_entries
+                .iter()
+                .map(|&e| Part {
+                    head: NIL,
+                    tail: NIL,
+                    len: 0,
+                    cap: e,
+                })
+                .collect(),
+        }
+    }
+
+    fn unlink(&mut self, s: u32) {
+        let (prev, next) = (self.prev[s as usize], self.next[s as usize]);
+        let p = &mut self.parts[self.part[s as usize] as usize];
+        if prev == NIL {
+            p.head = next;
+        } else {
+            self.next[prev as usize] = next;
+        }
+        if next == NIL {
+            p.tail = prev;
+        } else {
+            self.prev[next as usize] = prev;
+        }
+    }
+
+    fn push_front(&mut self, s: u32) {
+        let p = self.part[s as usize] as usize;
+        let head = self.parts[p].head;
+        self.prev[s as usize] = NIL;
+        self.next[s as usize] = head;
+        if head == NIL {
+            self.parts[p].tail = s;
+        } else {
+            self.prev[head as usize] = s;
+        }
+        self.parts[p].head = s;
+    }
+
+    #[inline]
+    fn lookup(&mut self, lpn: u32) -> bool {
+        let Some(&s) = self.index.get(&lpn) else {
+            return false;
+        };
+        if self.parts[self.part[s as usize] as usize].head != s {
+            self.unlink(s);
+            self.push_front(s);
+        }
+        true
+    }
+
+    fn set_dirty(&mut self, s: u32) {
+        if self.dirty[s as usize] {
+            return;
+        }
+        self.dirty[s as usize] = true;
+        let t = (self.lpn[s as usize] / self.entries_per_tpage) as usize;
+        let head = self.dirty_head[t];
+        self.dprev[s as usize] = NIL;
+        self.dnext[s as usize] = head;
+        if head != NIL {
+            self.dprev[head as usize] = s;
+        }
+        self.dirty_head[t] = s;
+    }
+
+    #[inline]
+    fn mark_dirty(&mut self, lpn: u32) -> bool {
+        match self.index.get(&lpn) {
+            Some(&s) => {
+                self.set_dirty(s);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Every cached entry of translation page `t` is clean (its write-back carries them).
+    fn clean(&mut self, t: u32) {
+        let mut s = std::mem::replace(&mut self.dirty_head[t as usize], NIL);
+        while s != NIL {
+            self.dirty[s as usize] = false;
+            s = self.dnext[s as usize];
+        }
+    }
+
+    /// Caches `lpn`'s entry in partition `part` as the most recently used (an entry already
+    /// cached is only refreshed, and made dirty with `dirty`). When the partition is full its
+    /// least recently used entry leaves; if it was dirty, its translation page is returned to
+    /// be written back, and every dirty entry of that page is clean from now on (MQSim writes
+    /// them back together and updates its on-flash table at once, cpp:1585-1598).
+    fn insert(&mut self, lpn: u32, part: usize, dirty: bool) -> Option<Writeback> {
+        if let Some(&s) = self.index.get(&lpn) {
+            if self.parts[self.part[s as usize] as usize].head != s {
+                self.unlink(s);
+                self.push_front(s);
+            }
+            if dirty {
+                self.set_dirty(s);
+            }
+            return None;
+        }
+        let mut out = None;
+        if self.parts[part].len >= self.parts[part].cap {
+            out = self.evict(part);
+        }
+        let s = self.free.pop().expect("a partition full evicts first");
+        self.lpn[s as usize] = lpn;
+        self.part[s as usize] = part as u32;
+        self.dirty[s as usize] = false;
+        self.index.insert(lpn, s);
+        self.push_front(s);
+        self.parts[part].len += 1;
+        if dirty {
+            self.set_dirty(s);
+        }
+        out
+    }
+
+    fn evict(&mut self, part: usize) -> Option<Writeback> {
+        let s = self.parts[part].tail;
+        if s == NIL {
+            return None;
+        }
+        self.unlink(s);
+        self.parts[part].len -= 1;
+        let lpn = self.lpn[s as usize];
+        self.index.remove(&lpn);
+        self.part[s as usize] = NIL;
+        self.free.push(s);
+        if !self.dirty[s as usize] {
+            return None;
+        }
+        let t = lpn / self.entries_per_tpage;
+        self.clean(t);
+        Some(Writeback(t))
+    }
+
+    fn units(&self) -> Vec<Vec<(u32, bool)>> {
+        self.parts
+            .iter()
+            .map(|p| {
+                let mut v = Vec::with_capacity(p.len as usize);
+                let mut s = p.tail;
+                while s != NIL {
+                    v.push((self.lpn[s as usize], self.dirty[s as usize]));
+                    s = self.prev[s as usize];
                 }
                 v
             })
@@ -296,6 +588,31 @@ mod tests {
         assert_eq!(
             c.pages(),
             vec![vec![(3, false)], vec![(1, false), (2, false)]]
+        );
+    }
+
+    #[test]
+    fn entries_evict_alone_and_a_dirty_one_cleans_its_translation_page() {
+        // Four entries per translation page, room for three entries.
+        let mut c = Cmt::new_entries(32, 4, 8, &[3]);
+        assert_eq!(c.insert_entry(0, 0, true), None);
+        assert_eq!(c.insert_entry(1, 0, true), None);
+        assert_eq!(c.insert_entry(9, 0, false), None);
+        assert!(c.contains(1) && !c.contains(2), "one entry, not its page");
+        assert!(c.is_dirty(0) && !c.is_dirty(2));
+        // Entry 0 (dirty) leaves: page 0 is written back with entry 1, now clean.
+        assert_eq!(c.insert_entry(20, 0, false), Some(Writeback(0)));
+        assert!(!c.is_dirty(0) && c.contains(1));
+        // Entry 1 leaves clean: nothing to write.
+        assert_eq!(c.insert_entry(21, 0, false), None);
+        assert!(c.lookup(9), "9 is now the most recent");
+        assert!(c.mark_dirty(20) && !c.mark_dirty(1));
+        assert_eq!(c.insert_entry(22, 0, false), Some(Writeback(5)));
+        assert_eq!(c.cached_entries(), 3);
+        assert_eq!(c.pages(), vec![vec![(21, false), (9, false), (22, false)]]);
+        assert!(
+            !c.page_cached(2),
+            "a write-back always reads with single entries"
         );
     }
 }

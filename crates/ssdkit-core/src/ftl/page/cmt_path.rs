@@ -21,6 +21,8 @@ pub(in crate::ftl) struct CmtConf {
     per_flow: bool,
     /// `ftl.cmt.gc_updates = "batch"`.
     gc_batch: bool,
+    /// `ftl.cmt.granularity = "entry"`: the cache holds single entries (MQSim's).
+    entry: bool,
     capacity_entries: u64,
     entry_bytes: u32,
 }
@@ -30,6 +32,7 @@ impl CmtConf {
         Self {
             per_flow: s.ftl.cmt_per_flow,
             gc_batch: s.ftl.cmt_gc_batch,
+            entry: s.ftl.cmt_entry,
             capacity_entries: s
                 .sizes
                 .cmt
@@ -40,9 +43,9 @@ impl CmtConf {
     }
 }
 
-/// A page transaction waiting for its translation page: the caller's handle for it, its flow
-/// and whether it writes.
-pub type Waiter = (u32, FlowId, bool);
+/// A page transaction waiting for its translation page: the caller's handle for it, its flow,
+/// whether it writes, and its logical page.
+pub type Waiter = (u32, FlowId, bool, u32);
 
 /// A translation page being read, and who waits for it.
 #[derive(Debug, Default)]
@@ -53,6 +56,8 @@ struct Loading {
     /// A TRIM of this flow changed an entry of the page: it is cached dirty, in the flow's
     /// partition, when it arrives.
     trim: Option<FlowId>,
+    /// Granularity "entry": the entries TRIMs changed meanwhile, cached dirty on arrival.
+    trim_lpns: Vec<u32>,
 }
 
 /// What a finished mapping read lets go, in order: the page transactions that waited for it
@@ -84,6 +89,10 @@ pub(in crate::ftl) struct CmtPath {
     gc_pending: Vec<bool>,
     /// Per plane: translation pages the plane's current victim left pending.
     gc_tpages: Vec<Vec<u32>>,
+    /// Granularity "entry": write-backs in flight per translation page. Their content is in
+    /// DRAM until the program ends, so a miss on such a page reads nothing (MQSim's
+    /// DepartingMappingEntries, Address_Mapping_Unit_Page_Level.cpp:1519-1543).
+    departing: crate::engine::FastMap<u32, u32>,
 }
 
 impl CmtPath {
@@ -141,28 +150,42 @@ impl PageFtl {
         }
         let t = cmt.tpage_of(lpn);
         if let Some(l) = path.loading.get_mut(&t) {
-            l.waiters.push((waiter, flow, write));
+            l.waiters.push((waiter, flow, write, lpn));
             path.coalesced += 1;
             return false;
         }
+        let departing = self.cmt_conf.entry && path.departing.contains_key(&t);
         let tlpn = self.tpage_lpn(t);
-        if self.translate(tlpn).is_none() {
+        if departing || self.translate(tlpn).is_none() {
             let part = self.part(flow);
-            let wb = self.cmt.as_mut().expect("cached").insert(t, part, write);
-            self.after_insert(wb, flow);
+            self.cache_unit(lpn, part, write, flow);
             return true;
         }
         let path = self.cmt_path.as_mut().expect("a timed run");
         path.lookup_reads += 1;
         path.flow_reads[flow.idx()] += 1;
-        self.read_translation_page(t);
+        self.read_translation_page(t, self.cmt_conf.entry);
         self.path()
             .loading
             .get_mut(&t)
             .expect("just added")
             .waiters
-            .push((waiter, flow, write));
+            .push((waiter, flow, write, lpn));
         false
+    }
+
+    /// Caches what a lookup of `lpn` brings in: its translation page, or (granularity
+    /// "entry") its entry alone; a dirty unit leaving is written back.
+    #[inline]
+    fn cache_unit(&mut self, lpn: u32, part: usize, dirty: bool, flow: FlowId) {
+        let cmt = self.cmt.as_mut().expect("cached");
+        let wb = if self.cmt_conf.entry {
+            cmt.insert_entry(lpn, part, dirty)
+        } else {
+            let t = cmt.tpage_of(lpn);
+            cmt.insert(t, part, dirty)
+        };
+        self.after_insert(wb, flow);
     }
 
     #[inline]
@@ -172,13 +195,17 @@ impl PageFtl {
             .expect("a timed run with a cached map")
     }
 
-    /// Asks for a read of translation page `t` (the whole page: every entry of it is cached)
-    /// and records it as loading.
-    fn read_translation_page(&mut self, t: u32) {
+    /// Asks for a read of translation page `t` and records it as loading: the whole page, or
+    /// with `entry` the sector of the entry a lookup needs.
+    fn read_translation_page(&mut self, t: u32, entry: bool) {
         let lpn = self.tpage_lpn(t);
         let ppn = self.translate(lpn).expect("the page is in flash");
         self.ops.push(FlashOp::Read {
-            class: OpClass::Mapping,
+            class: if entry {
+                OpClass::MappingEntry
+            } else {
+                OpClass::Mapping
+            },
             lpn,
             ppn,
             plane: self.geo.plane_of(ppn),
@@ -208,6 +235,24 @@ impl PageFtl {
             .translation_page_of(lpn)
             .expect("a mapping read reads a translation page");
         let l = self.path().loading.remove(&t)?;
+        if self.cmt_conf.entry {
+            // Each waiting entry is cached in its flow's partition (MQSim inserts every
+            // entry whose slot waited for this read, cpp:1686-1700).
+            for w in &l.waiters {
+                let part = self.part(w.1);
+                self.cache_unit(w.3, part, w.2, w.1);
+            }
+            if let Some(flow) = l.trim {
+                let part = self.part(flow);
+                for &lpn in &l.trim_lpns {
+                    self.cache_unit(lpn, part, true, flow);
+                }
+            }
+            return Some(Resumed {
+                waiters: l.waiters,
+                release: l.release,
+            });
+        }
         // The page is cached for the first waiter's flow (its partition), as a lookup of
         // that flow brought it in. A write-back's read alone caches nothing.
         let owner = l.waiters.first().map(|w| w.1).or(l.trim);
@@ -230,15 +275,23 @@ impl PageFtl {
             let path = self.path();
             path.eviction_writebacks += 1;
             path.flow_writebacks[flow.idx()] += 1;
-            // Every entry of the page was in DRAM: nothing to read.
-            self.write_back(t, false);
+            // Page granularity: every entry of the page was in DRAM, nothing to read. Entry
+            // granularity: the entries not cached are read from the page on flash first
+            // (MQSim, cpp:1600-1612).
+            let read = self.cmt_conf.entry && self.translate(self.tpage_lpn(t)).is_some();
+            self.write_back(t, read);
         }
     }
 
     /// Writes translation page `t` back, out of place; with `read`, after reading its
     /// current copy (to merge changes into a page the cache does not hold).
     fn write_back(&mut self, t: u32, read: bool) {
-        self.path().gc_pending[t as usize] = false;
+        let entry = self.cmt_conf.entry;
+        let path = self.path();
+        path.gc_pending[t as usize] = false;
+        if entry {
+            *path.departing.entry(t).or_insert(0) += 1;
+        }
         let lpn = self.tpage_lpn(t);
         let plane = self.target_plane(lpn);
         self.ops.push(FlashOp::Program {
@@ -252,7 +305,25 @@ impl PageFtl {
         }
         if !self.path().loading.contains_key(&t) {
             self.path().writeback_reads += 1;
-            self.read_translation_page(t);
+            self.read_translation_page(t, false);
+        }
+    }
+
+    /// A mapping write-back of translation page `lpn` ended: with granularity "entry", a miss
+    /// on the page reads flash again once no write-back of it is in flight.
+    pub fn mapping_write_done(&mut self, lpn: Lpn) {
+        if !self.cmt_conf.entry {
+            return;
+        }
+        let Some(t) = self.translation_page_of(lpn) else {
+            return;
+        };
+        let path = self.path();
+        if let Some(n) = path.departing.get_mut(&t) {
+            *n -= 1;
+            if *n == 0 {
+                path.departing.remove(&t);
+            }
         }
     }
 
@@ -317,20 +388,29 @@ impl PageFtl {
             return;
         }
         let t = cmt.tpage_of(lpn.0);
+        let entry = self.cmt_conf.entry;
         if let Some(l) = self.path().loading.get_mut(&t) {
             l.trim.get_or_insert(flow);
+            if entry {
+                l.trim_lpns.push(lpn.0);
+            }
             return;
         }
-        if self.translate(self.tpage_lpn(t)).is_none() {
-            let wb = self.cmt.as_mut().expect("cached").insert(t, part, true);
-            self.after_insert(wb, flow);
+        if self.translate(self.tpage_lpn(t)).is_none()
+            || (entry && self.path().departing.contains_key(&t))
+        {
+            self.cache_unit(lpn.0, part, true, flow);
             return;
         }
         let path = self.path();
         path.lookup_reads += 1;
         path.flow_reads[flow.idx()] += 1;
-        self.read_translation_page(t);
-        self.path().loading.get_mut(&t).expect("just added").trim = Some(flow);
+        self.read_translation_page(t, self.cmt_conf.entry);
+        let l = self.path().loading.get_mut(&t).expect("just added");
+        l.trim = Some(flow);
+        if entry {
+            l.trim_lpns.push(lpn.0);
+        }
     }
 
     /// The flow's lookups, for the result.

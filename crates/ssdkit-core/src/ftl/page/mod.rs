@@ -204,7 +204,12 @@ impl PageFtl {
             gc_wake: Vec::new(),
             stats: FtlStats::default(),
             cmt: s.sizes.cmt.as_ref().map(|m| {
-                cmt::Cmt::new(
+                let new = if f.cmt_entry {
+                    cmt::Cmt::new_entries
+                } else {
+                    cmt::Cmt::new
+                };
+                new(
                     s.sizes.logical_pages,
                     m.entries_per_tpage,
                     m.translation_pages,

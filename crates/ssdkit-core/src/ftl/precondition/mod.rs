@@ -268,7 +268,10 @@ pub fn run_checked(
         rec.gc_policy = Some(c.ftl.gc_policy.name().to_string());
     }
     if ftl.cmt.is_some() && p.mode != PreconditionMode::Empty {
-        rec.cmt = Some(place_mapping(ftl, c, &settings)?);
+        rec.cmt = Some(place_mapping(ftl, c, &settings, true)?);
+    } else if ftl.cmt.is_some() && settings.ftl.cmt_all_at_start {
+        // MQSim's map, written whole at start; its cache starts empty.
+        rec.cmt = Some(place_mapping(ftl, c, &settings, false)?);
     }
     rec.wall_time_s = wall.elapsed().as_secs_f64();
     ftl.stats = Default::default();
@@ -359,20 +362,37 @@ fn write_overwrites(
     Ok(rec)
 }
 
-/// A cached map on a filled device: every translation page is written once, through the
-/// untimed writer (so GC makes room as the timed run would; they are the most recently
+/// A cached map on a filled device: every translation page holding a mapped entry (every one
+/// with `ftl.cmt.translation_pages_at_start = "all"`) is written once, through the untimed writer (so GC makes room as the timed run would; they are the most recently
 /// written pages, as translation pages rewritten by write-backs are in steady state), and the
 /// cache starts full of clean translation pages drawn uniformly from those holding the
 /// entries of each partition's flows (their address ranges): what LRU holds under uniform
-/// random lookups. MQSim fills its CMT during preconditioning too. An empty device has no translation page in flash
-/// yet: a first lookup needs no read (MQSim's unallocated translation page).
+/// random lookups. MQSim fills its CMT during preconditioning too. An empty device has no
+/// translation page in flash yet: a first lookup needs no read (MQSim's unallocated
+/// translation page), unless `ftl.cmt.translation_pages_at_start = "all"` writes them all
+/// (without `warm`: the cache starts empty). With granularity "entry" the cache starts with
+/// entries drawn uniformly from the partition's flows' logical pages instead.
 fn place_mapping(
     ftl: &mut PageFtl,
     c: &Config,
     s: &crate::settings::Settings,
+    warm_up: bool,
 ) -> Result<PreconditionCmt, Error> {
     let tpages = ftl.translation_pages() as u32;
+    let all = s.ftl.cmt_all_at_start;
+    let per = ftl.cmt.as_ref().expect("cached").entries_per_tpage() as u64;
+    let logical = s.sizes.logical_pages;
+    let mut stored = 0u64;
     for t in 0..tpages {
+        // "written": a translation page exists when an entry of it is mapped.
+        let first = t as u64 * per;
+        if !all
+            && !(first..(first + per).min(logical))
+                .any(|l| ftl.translate(crate::ids::Lpn(l as u32)).is_some())
+        {
+            continue;
+        }
+        stored += 1;
         let lpn = ftl.tpage_lpn(t);
         if !write_now(ftl, lpn) {
             return Err(Error::Simulation(format!(
@@ -380,9 +400,24 @@ fn place_mapping(
             )));
         }
     }
+    if !warm_up {
+        return Ok(PreconditionCmt {
+            translation_pages: stored,
+            warm_translation_pages: 0,
+            warm_entries: s.ftl.cmt_entry.then_some(0),
+        });
+    }
     let page_bytes = c.flash.page_size_bytes as u64;
     let mut rng = derive_stream(c.precondition_seed(), CMT_WARM_STREAM);
     let cmt = ftl.cmt.as_mut().expect("checked by the caller");
+    if cmt.by_entry() {
+        let warm = warm_entries(cmt, s, page_bytes, &mut rng);
+        return Ok(PreconditionCmt {
+            translation_pages: stored,
+            warm_translation_pages: 0,
+            warm_entries: Some(warm),
+        });
+    }
     let parts = cmt.partitions();
     let mut warm = 0u64;
     for part in 0..parts {
@@ -428,7 +463,79 @@ fn place_mapping(
         warm += pages.len().min(cap) as u64;
     }
     Ok(PreconditionCmt {
-        translation_pages: tpages as u64,
+        translation_pages: stored,
         warm_translation_pages: warm,
+        warm_entries: None,
     })
+}
+
+/// A cache of single entries starts full of clean entries drawn uniformly from each
+/// partition's flows' logical pages (what LRU holds under uniform random lookups; MQSim
+/// brings the preconditioned pages of each stream into its CMT, FTL.cpp:690-740). Returns the
+/// entries cached.
+fn warm_entries(
+    cmt: &mut crate::ftl::cmt::Cmt,
+    s: &crate::settings::Settings,
+    page_bytes: u64,
+    rng: &mut impl rand::Rng,
+) -> u64 {
+    let parts = cmt.partitions();
+    let mut warm = 0;
+    for part in 0..parts {
+        let flows: Vec<&crate::settings::FlowSettings> = if parts == 1 {
+            s.flows.iter().collect()
+        } else {
+            vec![&s.flows[part]]
+        };
+        let mut iv: Vec<(u64, u64)> = flows
+            .iter()
+            .map(|f| {
+                let first = f.start_bytes / page_bytes;
+                let end = (f.start_bytes + f.range_bytes).div_ceil(page_bytes);
+                (first, end.min(s.sizes.logical_pages))
+            })
+            .filter(|(a, b)| b > a)
+            .collect();
+        iv.sort_unstable();
+        // Overlapping ranges count once.
+        let mut merged: Vec<(u64, u64)> = Vec::new();
+        for (a, b) in iv {
+            match merged.last_mut() {
+                Some(m) if a <= m.1 => m.1 = m.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        let total: u64 = merged.iter().map(|(a, b)| b - a).sum();
+        let cap = cmt.capacity_entries(part);
+        let nth = |mut k: u64| {
+            for &(a, b) in &merged {
+                if k < b - a {
+                    return (a + k) as u32;
+                }
+                k -= b - a;
+            }
+            unreachable!("k < total")
+        };
+        if total <= cap {
+            (0..total).for_each(|k| {
+                cmt.insert_entry(nth(k), part, false);
+            });
+            warm += total;
+            continue;
+        }
+        // Distinct draws, the cache being the set of those drawn. Another partition may hold
+        // part of an overlapping range: the draws are bounded, and a partition left short
+        // fills as the run goes.
+        let (mut n, mut tries) = (0, 0u64);
+        while n < cap && tries < cap.saturating_mul(64) {
+            tries += 1;
+            let lpn = nth(rng.gen_range(0..total));
+            if !cmt.contains(lpn) {
+                cmt.insert_entry(lpn, part, false);
+                n += 1;
+            }
+        }
+        warm += n;
+    }
+    warm
 }
