@@ -6,9 +6,13 @@ memory is the cost of preconditioning alone, and saved as a snapshot; the random
 starts from that snapshot, so GC collects from its first requests.
 
 Speeds are per wall-clock second of the simulation phase, the event loop (the result's
-``wall_time_s``); building the device is reported apart as setup time. Each workload runs in a
+``wall_time_s``); building the device is reported apart as setup time, and the whole process
+(start to exit: Python, imports, setup, the run, the result) beside it. Each workload runs in a
 process of its own, so its peak memory (RSS) is its own; bytes per page is that peak over the
-device's physical pages. The growth case runs the QD32 random reads again with ten times the
+device's physical pages. The ``mqsim-`` cases run as MQSim's users do: ``ssdkit run --mqsim`` on
+MQSim's shipped ssdconfig.xml (CMU-SAFARI/MQSim; a 2 MiB mapping cache and a 256 MiB write
+cache on an empty device, whose reads of never-written pages map them, as MQSim does) and a
+one-flow workload.xml, the result written to a file. The growth case runs the QD32 random reads again with ten times the
 requests: a simulator whose speed or memory depends on the run's length shows it there.
 
 The workloads are independent, so ``jobs`` of them (default: the machine's cores) run at once,
@@ -48,6 +52,11 @@ class Case:
     preset: str = PRESET
     #: Requests as a multiple of the bench's count.
     scale: int = 1
+    #: An MQSim-import case: (read %, request sectors, queue depth, address distribution) of its
+    #: one-flow workload.xml, run by ``ssdkit run --mqsim`` on the shipped ssdconfig.xml.
+    mqsim: tuple | None = None
+    #: With ``mqsim``: Ideal_Mapping_Table true and the data cache off.
+    ideal: bool = False
 
 
 # Every case states the whole flow, so the preset's demo flow cannot leak into a figure, and
@@ -120,6 +129,32 @@ CASES = (
         scale=10,
     ),
     Case(
+        "mqsim-randread-4k-qd32",
+        "MQSim's shipped ssdconfig.xml and a one-flow workload.xml, 4 KiB random read, QD32, empty device, "
+        "as `ssdkit run --mqsim` (whole process)",
+        {},
+        mqsim=(100, 8, 32, "RANDOM_UNIFORM"),
+    ),
+    Case(
+        "mqsim-randread-4k-qd32-ideal",
+        "the same with Ideal_Mapping_Table true and the data cache off",
+        {},
+        mqsim=(100, 8, 32, "RANDOM_UNIFORM"),
+        ideal=True,
+    ),
+    Case(
+        "mqsim-randwrite-4k-qd32",
+        "MQSim's shipped files, 4 KiB random write, QD32, empty device (whole process)",
+        {},
+        mqsim=(0, 8, 32, "RANDOM_UNIFORM"),
+    ),
+    Case(
+        "mqsim-mixed-70r-4k-qd16",
+        "MQSim's shipped files, 4 KiB random, 70 % reads, QD16, empty device (whole process)",
+        {},
+        mqsim=(70, 8, 16, "RANDOM_UNIFORM"),
+    ),
+    Case(
         "dramnvm-64b-qd32",
         "64 B random read, QD32, on NVMeSim's DRAM-like NVM (preset nvmesim-dram: in place, "
         "PCIe 2.0 x1, an interrupt per completion)",
@@ -135,6 +170,51 @@ from ssdkit.bench import _run_case, peak_rss_mib, Case
 a = json.loads(sys.argv[1])
 fig = _run_case(Case(**a["case"]), a["overrides"], a["snapshot"])
 print(json.dumps({**fig, "peak_rss_mib": peak_rss_mib()}))
+"""
+
+# The child process that runs one MQSim-import case as the command line does: prints the result's
+# figures and its peak RSS as JSON.
+_MQSIM_CHILD = """
+import json, sys
+from ssdkit.cli import main
+from ssdkit.bench import peak_rss_mib
+a = json.loads(sys.argv[1])
+rc = main(["run", "--mqsim", a["ssdconfig"], a["workload"], "-o", a["output"], *a["args"]])
+if rc:
+    sys.exit(rc)
+print(json.dumps({"peak_rss_mib": peak_rss_mib()}))
+"""
+
+#: One IO flow of MQSim's workload.xml, on every resource of the shipped device.
+_MQSIM_FLOW = """<?xml version="1.0" encoding="us-ascii"?>
+<MQSim_IO_Scenarios>
+	<IO_Scenario>
+		<IO_Flow_Parameter_Set_Synthetic>
+			<Priority_Class>HIGH</Priority_Class>
+			<Device_Level_Data_Caching_Mode>{caching}</Device_Level_Data_Caching_Mode>
+			<Channel_IDs>0,1,2,3,4,5,6,7</Channel_IDs>
+			<Chip_IDs>0,1,2,3</Chip_IDs>
+			<Die_IDs>0,1</Die_IDs>
+			<Plane_IDs>0,1</Plane_IDs>
+			<Initial_Occupancy_Percentage>1</Initial_Occupancy_Percentage>
+			<Working_Set_Percentage>100</Working_Set_Percentage>
+			<Synthetic_Generator_Type>QUEUE_DEPTH</Synthetic_Generator_Type>
+			<Read_Percentage>{read}</Read_Percentage>
+			<Address_Distribution>{dist}</Address_Distribution>
+			<Percentage_of_Hot_Region>0</Percentage_of_Hot_Region>
+			<Generated_Aligned_Addresses>true</Generated_Aligned_Addresses>
+			<Address_Alignment_Unit>{size}</Address_Alignment_Unit>
+			<Request_Size_Distribution>FIXED</Request_Size_Distribution>
+			<Average_Request_Size>{size}</Average_Request_Size>
+			<Variance_Request_Size>0</Variance_Request_Size>
+			<Seed>12344</Seed>
+			<Average_No_of_Reqs_in_Queue>{qd}</Average_No_of_Reqs_in_Queue>
+			<Intensity>32768</Intensity>
+			<Stop_Time>0</Stop_Time>
+			<Total_Requests_To_Generate>{requests}</Total_Requests_To_Generate>
+		</IO_Flow_Parameter_Set_Synthetic>
+	</IO_Scenario>
+</MQSim_IO_Scenarios>
 """
 
 # The child process that preconditions: prints its record, its own time and peak RSS as JSON.
@@ -163,6 +243,7 @@ class _Table:
             ("ev/req", ">6"),
             ("sim s", ">7"),
             ("setup s", ">7"),
+            ("proc s", ">7"),
             ("RSS MiB", ">8"),
             ("B/page", ">6"),
             ("GC runs", ">9"),
@@ -184,9 +265,11 @@ _LEGEND = (
     "Columns: requests/s and events/s are the requests completed and the discrete events processed per",
     "wall-clock second of the simulation phase (the event loop); ev/req the events per request; sim s is",
     "that phase's wall-clock time and setup s the time before it (building and preconditioning the device,",
-    "or loading the snapshot). RSS MiB is the peak memory of the workload's process (each runs in its own)",
-    "and B/page that peak over the device's physical pages. GC runs and WA (write amplification: flash",
-    "page programs per page the host wrote) describe the simulated device.",
+    "or loading the snapshot; for the mqsim- cases everything in their process but the loop); proc s is the",
+    "whole process, start to exit (Python, imports, setup, the run, the result; the mqsim- cases also read",
+    "the XML files and write the result file). RSS MiB is the peak memory of the workload's process (each",
+    "runs in its own) and B/page that peak over the device's physical pages. GC runs and WA (write",
+    "amplification: flash page programs per page the host wrote) describe the simulated device.",
 )
 
 
@@ -229,6 +312,8 @@ def run_bench(
     with tempfile.TemporaryDirectory(prefix="ssdkit-bench-") as tmp:
 
         def one(i: int, case: Case) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+            if case.mqsim is not None:
+                return None, _run_mqsim_case(case, requests, device, os.path.join(tmp, f"mqsim-{i}"))
             flow = {**_BASE, **case.overrides, "flow.0.requests": requests * case.scale}
             if case.trace:
                 flow = {k: v for k, v in flow.items() if k not in _BASE or not k.startswith("flow.")}
@@ -261,6 +346,7 @@ def run_bench(
                     f"{fig['events_per_request']:.2f}",
                     f"{fig['wall_time_s']:.3f}",
                     f"{fig['setup_s']:.3f}",
+                    f"{fig['process_s']:.3f}",
                     "-" if fig["peak_rss_mib"] is None else f"{fig['peak_rss_mib']:,.0f}",
                     "-" if fig["bytes_per_page"] is None else f"{fig['bytes_per_page']:.2f}",
                     f"{fig['gc_runs']:,}",
@@ -383,10 +469,80 @@ def _physical_pages(r: Any) -> int:
 def _run_case_in_child(case: Case, overrides: list[str], snapshot: str | None) -> dict[str, Any]:
     """Runs one workload in a fresh Python process, so its peak RSS is its own."""
     arg = {"case": dataclasses.asdict(case), "overrides": overrides, "snapshot": snapshot}
+    start = time.perf_counter()
     fig = _in_child(_RUN_CHILD, arg, f"bench workload {case.name}")
+    fig["process_s"] = time.perf_counter() - start
     rss = fig["peak_rss_mib"]
     fig["bytes_per_page"] = None if rss is None else rss * 2**20 / fig["physical_pages"]
     return fig
+
+
+def _run_mqsim_case(case: Case, requests: int, device: list[str], folder: str) -> dict[str, Any]:
+    """Runs an MQSim-import case as a user would, ``ssdkit run --mqsim`` on the shipped
+    ssdconfig.xml (a copy in the package) and a one-flow workload.xml, in a process of its own
+    timed from start to exit; its figures come from the result file it writes."""
+    os.makedirs(folder)
+    assert case.mqsim is not None
+    read, size, qd, dist = case.mqsim
+    with open(os.path.join(os.path.dirname(__file__), "data", "mqsim_ssdconfig.xml")) as f:
+        ssdconfig = f.read()
+    if case.ideal:
+        ssdconfig = ssdconfig.replace("<Ideal_Mapping_Table>false<", "<Ideal_Mapping_Table>true<")
+    paths = {k: os.path.join(folder, f"{k}.xml") for k in ("ssdconfig", "workload")}
+    with open(paths["ssdconfig"], "w") as f:
+        f.write(ssdconfig)
+    with open(paths["workload"], "w") as f:
+        f.write(
+            _MQSIM_FLOW.format(
+                caching="TURNED_OFF" if case.ideal else "WRITE_CACHE",
+                read=read,
+                dist=dist,
+                size=size,
+                qd=qd,
+                requests=requests * case.scale,
+            )
+        )
+    out = os.path.join(folder, "result.json")
+    args = [a for kv in device for a in ("--set", kv)]
+    start = time.perf_counter()
+    child = _in_child(_MQSIM_CHILD, {**paths, "output": out, "args": args}, f"bench workload {case.name}")
+    process_s = time.perf_counter() - start
+    with open(out) as f:
+        r = json.load(f)
+    wall = r["wall_time_s"]
+    completed = sum(fl["completed"] for fl in r["flows"])
+    ftl = r["device"]["ftl"]
+    f = r["config"]["flash"]
+    pages = (
+        f["channels"]
+        * f["chips_per_channel"]
+        * f["dies_per_chip"]
+        * f["planes_per_die"]
+        * f["blocks_per_plane"]
+        * f["pages_per_block"]
+    )
+    rss = child["peak_rss_mib"]
+    return {
+        "case": case.name,
+        "description": case.description,
+        "requests": completed,
+        "requests_per_wall_s": completed / wall if wall > 0 else 0.0,
+        "events": r["events"],
+        "events_per_wall_s": r["events_per_wall_s"],
+        "events_per_request": r["events"] / completed if completed else 0.0,
+        "physical_pages": pages,
+        "wall_time_s": wall,
+        # Everything but the event loop, inside the process (Python and the whole process's start
+        # included): the complement of the loop in proc s.
+        "setup_s": max(process_s - wall, 0.0),
+        "process_s": process_s,
+        "simulated_time_s": r["simulated_time_s"],
+        "gc_runs": ftl["gc_runs"],
+        "write_amplification": ftl["write_amplification"],
+        "precondition_mode": r["device"]["precondition"]["mode"],
+        "peak_rss_mib": rss,
+        "bytes_per_page": None if rss is None else rss * 2**20 / pages,
+    }
 
 
 def _in_child(script: str, arg: dict[str, Any], what: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import importlib
 import io
 import json
 import os
@@ -15,20 +16,40 @@ import sys
 import threading
 from collections.abc import Sequence
 
-# Every command's module is imported here: plot.py and report.py import matplotlib, and the run
-# API pandas and pyarrow, only when they draw or write, so that stays cheap.
-from . import api, bench, fio, models, mqsim, outputs
-from . import c as c_api
-from . import calibrate as cal
-from . import probe as probe_mod
-from . import serve as serve_mod
+from . import outputs
 from ._native import ConfigError, SsdkitError, __version__
-from .latency_log import WHAT as LATENCY_LOG
 from .plot import KINDS as plot_kinds
-from .plot import image_format, plot_file
-from .report import report
-from .sweep import load_sweep_file
-from .sweep import sweep as run_sweep
+from .serve_options import CLOCKS, DEFAULT_MEMORY_LIMIT, DEFAULT_QUEUES
+
+
+class _Lazy:
+    """A command's module, imported when the command first uses it: every command (and
+    `ssdkit --version`) pays only for the modules it needs, not for all of them (the run API
+    and the result model, numpy, the MQSim and fio converters: about 0.3 s together)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str):
+        module = importlib.import_module(f"ssdkit.{self._name}")
+        # The next lookups find the module's attributes on the proxy itself.
+        self.__dict__.update(vars(module))
+        return getattr(module, attr)
+
+
+api = _Lazy("api")
+bench = _Lazy("bench")
+fio = _Lazy("fio")
+models = _Lazy("models")
+mqsim = _Lazy("mqsim")
+c_api = _Lazy("c")
+cal = _Lazy("calibrate")
+probe_mod = _Lazy("probe")
+serve_mod = _Lazy("serve")
+latency_log = _Lazy("latency_log")
+plot = _Lazy("plot")
+report_mod = _Lazy("report")
+sweep_mod = _Lazy("sweep")
 
 PROG = "ssdkit"
 EXIT_USAGE = 2
@@ -249,16 +270,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     sv.add_argument(
         "--clock",
-        choices=serve_mod.CLOCKS,
+        choices=CLOCKS,
         default="real",
         help="real: replies leave at arrival + simulated latency (default); fast: as soon as simulated",
     )
     sv.add_argument(
         "--queues",
         type=_positive_int,
-        default=serve_mod.DEFAULT_QUEUES,
+        default=DEFAULT_QUEUES,
         metavar="N",
-        help=f"queue pairs: one per connection, so the most clients at once (default {serve_mod.DEFAULT_QUEUES}); "
+        help=f"queue pairs: one per connection, so the most clients at once (default {DEFAULT_QUEUES}); "
         "copies of the last [[flow]]",
     )
     sv.add_argument("--snapshot", metavar="DEVICE.snap", help="start from a device saved by `ssdkit precondition`")
@@ -275,9 +296,9 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument(
         "--memory-limit",
         type=_positive_int,
-        default=serve_mod.DEFAULT_MEMORY_LIMIT,
+        default=DEFAULT_MEMORY_LIMIT,
         metavar="BYTES",
-        help=f"without --backing: bytes of data kept in memory at most (default {serve_mod.DEFAULT_MEMORY_LIMIT}); "
+        help=f"without --backing: bytes of data kept in memory at most (default {DEFAULT_MEMORY_LIMIT}); "
         "writes beyond get ENOSPC",
     )
     sv.add_argument(
@@ -846,7 +867,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     out = args.output
     outs = [("result JSON", out)] if out else []
     if args.latency_log:
-        outs.append((LATENCY_LOG, args.latency_log))  # its suffix is checked by ssdkit.run, before the run
+        outs.append((latency_log.WHAT, args.latency_log))  # its suffix is checked by ssdkit.run, before the run
     if args.timeseries is not None:
         args.overrides.append(f"run.timeseries_window_ms={args.timeseries!r}")
     if args.steady_state:
@@ -1151,10 +1172,10 @@ def _cmd_config_schema(args: argparse.Namespace) -> int:
 
 def _cmd_plot(args: argparse.Namespace) -> int:
     # Before drawing, as is the output check; a pipe or device (/dev/stdout) gets PNG.
-    fmt = image_format(args.output, "png" if outputs.kind(args.output, "image") == outputs.STREAM else None)
+    fmt = plot.image_format(args.output, "png" if outputs.kind(args.output, "image") == outputs.STREAM else None)
     outputs.check([("image", args.output)], [("result JSON", args.result)])
     try:
-        fig = plot_file(args.result, args.kind)
+        fig = plot.plot_file(args.result, args.kind)
     except FileNotFoundError:
         raise UserError(f"cannot read `{args.result}`: no such file") from None
     except (ValueError, KeyError) as e:
@@ -1168,7 +1189,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     try:
-        report(args.source, args.output)
+        report_mod.report(args.source, args.output)
     except FileNotFoundError:
         raise UserError(f"cannot read `{args.source}`: no such file") from None
     except (ValueError, KeyError) as e:
@@ -1179,12 +1200,12 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
 
-    spec = load_sweep_file(args.sweep_file)
+    spec = sweep_mod.load_sweep_file(args.sweep_file)
     # ssdkit.sweep checks the output against the configuration and its traces; the sweep file
     # is only known here.
     outputs.check([("sweep table", args.output)], [("sweep file", args.sweep_file)])
     try:
-        table = run_sweep(
+        table = sweep_mod.sweep(
             spec.pop("config"), output=args.output, workers=args.workers, progress=not args.no_progress, **spec
         )
     except ConfigError as e:  # a key or value of the sweep file: say which file

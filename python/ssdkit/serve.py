@@ -10,8 +10,6 @@ import signal
 import threading
 from typing import Any, Callable
 
-import numpy as np
-
 from . import _native, outputs
 from ._columns import OPS
 from ._native import ConfigError
@@ -19,12 +17,7 @@ from .api import ConfigArg, Overrides, PathArg, _override_list, _path, _source, 
 from .latency_log import WHAT as LOG_WHAT
 from .latency_log import LatencyLogWriter, check_path
 from .result import Result
-
-CLOCKS = ("real", "fast")
-#: The in-memory store's default limit: beyond it writes to new ranges get ENOSPC.
-DEFAULT_MEMORY_LIMIT = 1 << 30
-#: Queue pairs, and so connections at once, by default.
-DEFAULT_QUEUES = 16
+from .serve_options import CLOCKS, DEFAULT_MEMORY_LIMIT, DEFAULT_QUEUES
 
 _STOP, _DUMP = 2, 1
 
@@ -38,6 +31,7 @@ class _ServeLog(LatencyLogWriter):
         self.clock = clock
 
     def _table(self, cols: dict[str, bytearray]):
+        import numpy as np
         import pyarrow as pa
 
         a = {k: np.frombuffer(v, dtype=np.int64) for k, v in cols.items()}

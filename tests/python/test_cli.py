@@ -263,6 +263,10 @@ def test_bench_small(tmp_path):
         "randwrite-4k-qd32-cmt",
         "mixed-70r-4k-qd16-cmt",
         "randread-4k-qd32-x10",
+        "mqsim-randread-4k-qd32",
+        "mqsim-randread-4k-qd32-ideal",
+        "mqsim-randwrite-4k-qd32",
+        "mqsim-mixed-70r-4k-qd16",
         "dramnvm-64b-qd32",
     ]:
         assert case in out
@@ -314,6 +318,10 @@ def test_bench_json():
         "mixed-70r-4k-qd16",
         "mixed-70r-4k-qd16-cmt",
         "randread-4k-qd32-x10",
+        "mqsim-randread-4k-qd32",
+        "mqsim-randread-4k-qd32-ideal",
+        "mqsim-randwrite-4k-qd32",
+        "mqsim-mixed-70r-4k-qd16",
         "dramnvm-64b-qd32",
     ]
     cases = {c["case"]: c for c in doc["cases"]}
@@ -321,6 +329,13 @@ def test_bench_json():
         # Each workload ran in its own process: its own peak memory, over the device's pages.
         assert c["events_per_request"] == c["events"] / c["requests"]
         assert c["bytes_per_page"] == c["peak_rss_mib"] * 2**20 / c["physical_pages"]
+        # The whole process contains its event loop.
+        assert c["process_s"] > c["wall_time_s"] > 0
+    for name in ("mqsim-randread-4k-qd32", "mqsim-randread-4k-qd32-ideal", "mqsim-randwrite-4k-qd32"):
+        # `ssdkit run --mqsim` on the shipped files: MQSim's empty device, the --set applied.
+        m = cases[name]
+        assert m["requests"] == 2000 and m["precondition_mode"] == "empty", m
+        assert m["physical_pages"] == cases["randread-4k-qd32"]["physical_pages"]
     assert cases["randread-4k-qd32-x10"]["requests"] == 10 * cases["randread-4k-qd32"]["requests"]
     assert cases["dramnvm-64b-qd32"]["physical_pages"] != cases["randread-4k-qd32"]["physical_pages"]
     mixed = cases["mixed-70r-4k-qd16"]

@@ -5,7 +5,9 @@ function. A function-local import is kept only for an optional or heavy third-pa
 a circle between ssdkit's own modules.
 
 The test reads the sources (ast), it does not import them: an import inside a function body or
-under ``if TYPE_CHECKING:`` counts as much as one at the top."""
+under ``if TYPE_CHECKING:`` counts as much as one at the top. So do the modules the package
+(``_LAZY``) and the command line (``_Lazy("api")``) import on first use, to start fast: they
+too must be of lower layers."""
 
 import ast
 import pathlib
@@ -21,8 +23,8 @@ LAYERS = (
     # The extension: the engine, the exception classes, the configuration schema.
     ("_native",),
     # Leaves: safe output files, the request log's native columns, TOML reading, a
-    # configuration as dotted keys, the C API's files.
-    ("outputs", "_columns", "_toml", "_dotted", "c"),
+    # configuration as dotted keys, the C API's files, the NBD server's option values.
+    ("outputs", "_columns", "_toml", "_dotted", "c", "serve_options"),
     # Plots read a result document (a mapping), not the Result class.
     ("plot",),
     # The result model: the typed view of the result document.
@@ -96,6 +98,21 @@ def _imports(path):
                 else:  # `from . import x, y`: each name a module (or a name of __init__)
                     for a in child.names:
                         out.append((a.name if a.name in own else "__init__", child.lineno, where, None))
+            elif (
+                isinstance(child, ast.Call)
+                and isinstance(child.func, ast.Name)
+                and child.func.id == "_Lazy"
+                and child.args
+                and isinstance(child.args[0], ast.Constant)
+            ):
+                # The command line's modules imported on first use: edges like any other.
+                out.append((child.args[0].value, child.lineno, "lazy", None))
+            elif isinstance(child, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "_LAZY" for t in child.targets
+            ):
+                # The package's names imported on first use (PEP 562): their modules.
+                for v in child.value.values:
+                    out.append((v.value, child.lineno, "lazy", None))
             visit(child, inner)
 
     visit(tree, False)

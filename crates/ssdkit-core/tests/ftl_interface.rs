@@ -194,9 +194,17 @@ fn the_ftl_decides_and_counts_unmapped_reads_rmw_reads_and_trims() {
     ftl.set_unmapped_reads(UnmappedReads::ReadFlash);
     let ppn = ftl
         .read_unmapped(Lpn(2), None)
-        .expect("mapped by its first read");
-    assert_eq!(ftl.translate(Lpn(2)), Some(ppn));
-    assert_eq!(ftl.stats().pages_mapped_by_reads, 1);
+        .expect("given a page of its plane by its read");
+    // The page is taken from the plane's user stream but holds no mapping: the next read of
+    // the page takes the next one.
+    assert_eq!(ftl.translate(Lpn(2)), None);
+    let again = ftl.read_unmapped(Lpn(2), None).expect("another page");
+    assert_eq!(
+        again.0,
+        ppn.0 + 1,
+        "the next page of the same plane's stream"
+    );
+    assert_eq!(ftl.stats().pages_mapped_by_reads, 2);
     assert_eq!(ftl.stats().unmapped_page_reads, 1);
     // A partial write of a written page reads the sectors it keeps first; a whole-page write
     // and a write to a page never written read nothing.

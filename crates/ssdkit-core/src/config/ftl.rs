@@ -199,10 +199,12 @@ pub struct FtlConfig {
     pub gc_starvation_limit: u32,
     /// Reads of never-written (or trimmed) pages: `complete` (default: answered from the
     /// mapping table without flash, as drives do, counted in `unmapped_page_reads`) or
-    /// `read_flash` (as MQSim does: the first read maps the page to a page of its plane's user
-    /// frontier, which then holds data GC moves, and reads it from flash; counted in
-    /// `pages_mapped_by_reads`). A plane whose user writes wait at the GC reserve cannot give
-    /// a page; such a read is answered without flash.
+    /// `read_flash` (as MQSim does: the read takes the next page of its plane's user frontier
+    /// and reads it from flash; counted in `pages_mapped_by_reads`). MQSim also maps the page
+    /// there, so its later reads find it and GC moves it; ssdkit keeps no mapping (no table
+    /// grows with such reads): each read takes a page, which GC erases without moving. A
+    /// plane whose user writes wait at the GC reserve cannot give a page; such a read is
+    /// answered without flash.
     pub unmapped_reads: UnmappedReads,
     /// Copyback: GC moves a page inside its plane (read into the page register, program
     /// from it) without the channel. GC always writes into the victim's plane, which is the

@@ -21,7 +21,7 @@ impl Ftl {
     pub fn read_unmapped(&mut self, lpn: Lpn, pinned: Option<(&[u32], &mut u32)>) -> Option<Ppn> {
         if self.read_flash_unmapped {
             let plane = self.user_plane(lpn, pinned);
-            if let Some(ppn) = self.assign_for_read(lpn, plane) {
+            if let Some(ppn) = self.read_unwritten(lpn, plane) {
                 self.counts_mut().pages_mapped_by_reads += 1;
                 return Some(ppn);
             }

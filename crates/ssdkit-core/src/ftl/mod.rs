@@ -231,7 +231,7 @@ impl Ftl {
         /// `note_write`, returning the sectors to read first (read-modify-write), if any.
         fn plan_write(&mut self, lpn: Lpn, sectors: u64, full: u64) -> u64;
         fn program_page(&mut self, lpn: Lpn, plane: PlaneId, class: OpClass) -> Ppn;
-        fn assign_for_read(&mut self, lpn: Lpn, plane: PlaneId) -> Option<Ppn>;
+        fn read_unwritten(&mut self, lpn: Lpn, plane: PlaneId) -> Option<Ppn>;
         fn trim_page(&mut self, flow: FlowId, lpn: Lpn);
         fn map_lookup(&mut self, lpn: Lpn, flow: FlowId, write: bool, waiter: u32) -> bool;
         fn park_write(&mut self, lpn: Lpn, tx: TxId);

@@ -306,7 +306,7 @@ impl BlockFtl {
         self.valid_sectors(lpn, full) & !sectors
     }
     /// `ftl.unmapped_reads = "read_flash"` is refused by validation.
-    pub fn assign_for_read(&mut self, _lpn: Lpn, _plane: PlaneId) -> Option<Ppn> {
+    pub fn read_unwritten(&mut self, _lpn: Lpn, _plane: PlaneId) -> Option<Ppn> {
         None
     }
     /// TRIM: the page is no longer valid; its block stays mapped (a later merge skips it).

@@ -425,13 +425,25 @@ impl PageFtl {
         ppn
     }
 
-    /// MQSim's first read of a never-written page: the page takes the next page of `plane`'s
-    /// user stream (no program: the page is only assigned) and is read from there. None when
+    /// MQSim's read of a never-written page: it takes the next page of `plane`'s user stream
+    /// (no program: the page is only assigned, as MQSim's first read assigns one) and is read
+    /// from there. The page holds no mapping: a formula's worth of work, no table grows, so a
+    /// read-only run on an empty device costs what one on a filled device does. (MQSim maps
+    /// the page: its later reads find it there, and GC moves it; here each read of a
+    /// never-written page takes a page of its own, which GC erases without moving.) None when
     /// the plane's user writes wait at the reserve.
     #[cold]
-    pub fn assign_for_read(&mut self, lpn: Lpn, plane: PlaneId) -> Option<Ppn> {
+    pub fn read_unwritten(&mut self, lpn: Lpn, plane: PlaneId) -> Option<Ppn> {
         self.next_page_offset(plane, StreamId::USER)?;
-        let ppn = self.program(lpn, plane, StreamId::USER);
+        let ppn = if self.in_place {
+            self.program(lpn, plane, StreamId::USER)
+        } else {
+            let ppn = self.allocate(plane, StreamId::USER);
+            if self.geo.page_in_block(ppn.0) + 1 == self.geo.pages_per_block {
+                self.close(BlockId(self.geo.block_of_ppa(ppn.0)));
+            }
+            ppn
+        };
         self.after_allocation(plane, ppn);
         if let Some(cmt) = self.cmt.as_mut() {
             // The read created the entry.
