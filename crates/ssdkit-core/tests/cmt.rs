@@ -401,3 +401,48 @@ fn write_backs_per_random_write_follow_dftl() {
         assert_eq!(m["mapping_page_writes"], m["eviction_writebacks"], "{m}");
     }
 }
+
+#[test]
+fn reads_of_never_written_pages_dirty_only_mqsims_entries() {
+    // An empty device read at random under MQSim's rule for never-written pages
+    // (`ftl.unmapped_reads = "read_flash"`): the read takes a page but no mapping changes, so
+    // whole translation pages leave the cache clean; with single entries (MQSim's CMT) the
+    // read creates its entry dirty, as MQSim's does, and evictions write back as under random
+    // writes: 1 / (1 + C/T) of them (C entries cached over T translation pages).
+    let (t, n, c) = (512u64, 30_000u64, 512u64);
+    let o: Vec<String> = vec![
+        "precondition.mode=empty".into(),
+        "ftl.unmapped_reads=read_flash".into(),
+        "flow.0.request_bytes=8192".into(),
+        "flow.0.queue_depth=8".into(),
+        format!("flow.0.requests={n}"),
+        format!("flow.0.range_bytes={}", t * ENTRIES_PER_PAGE * 8192),
+    ];
+    let page_cap = format!("ftl.cmt.capacity_bytes={}", 64 * ENTRIES_PER_PAGE * 9);
+    let mut p: Vec<&str> = o.iter().map(String::as_str).collect();
+    p.push(&page_cap);
+    let r = run_cfg(&reads(&p));
+    let m = cmt(&r);
+    assert!(
+        m["lookups"]["read_misses"].as_u64().unwrap() > 10_000,
+        "{m}"
+    );
+    assert_eq!(m["eviction_writebacks"].as_u64(), Some(0), "{m}");
+    assert_eq!(
+        r["device"]["ftl"]["pages_mapped_by_reads"].as_u64(),
+        Some(n),
+        "every read took a page"
+    );
+
+    let entry_cap = format!("ftl.cmt.capacity_bytes={}", c * 9);
+    let mut e: Vec<&str> = o.iter().map(String::as_str).collect();
+    e.extend(["ftl.cmt.granularity=entry", entry_cap.as_str()]);
+    let r = run_cfg(&reads(&e));
+    let m = cmt(&r);
+    let misses = m["lookups"]["read_misses"].as_u64().unwrap() as f64;
+    let wb = m["eviction_writebacks"].as_u64().unwrap() as f64;
+    // The cache starts empty: the first C misses evict nothing.
+    let expected = (misses - c as f64) / (1.0 + c as f64 / t as f64);
+    println!("single entries: write-backs {wb}, expected {expected:.0}");
+    assert!(rel(wb, expected) < 0.03, "{wb} vs {expected}");
+}

@@ -445,8 +445,10 @@ impl PageFtl {
             ppn
         };
         self.after_allocation(plane, ppn);
-        if let Some(cmt) = self.cmt.as_mut() {
-            // The read created the entry.
+        if let Some(cmt) = self.cmt.as_mut().filter(|c| c.by_entry()) {
+            // MQSim's CMT (granularity "entry"): its read created the entry, dirty
+            // (Address_Mapping_Unit_Page_Level.cpp:1225-1386, 65-76). Otherwise no entry
+            // changed: the page holds no mapping.
             cmt.mark_dirty(lpn.0);
         }
         Some(ppn)
