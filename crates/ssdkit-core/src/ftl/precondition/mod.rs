@@ -379,7 +379,9 @@ fn place_mapping(
     warm_up: bool,
 ) -> Result<PreconditionCmt, Error> {
     let tpages = ftl.translation_pages() as u32;
-    let all = s.ftl.cmt_all_at_start;
+    // A device preconditioned whole maps every logical page: no page needs looking at.
+    let all = s.ftl.cmt_all_at_start
+        || (c.precondition.mode != PreconditionMode::Empty && c.precondition.occupancy >= 1.0);
     let per = ftl.cmt.as_ref().expect("cached").entries_per_tpage() as u64;
     let logical = s.sizes.logical_pages;
     let mut stored = 0u64;
