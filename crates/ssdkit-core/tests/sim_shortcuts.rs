@@ -133,18 +133,54 @@ fn direct_reads_as_through_the_queue() {
             "flow.1.requests=3000",
             "flow.1.request_bytes=32768",
         ][..],
+        // MQSim's import: priority classes (every flow of one class) and suspension of
+        // programs and erases, which GC's erases and the writes give reads to suspend.
+        &[
+            "ftl.cmt.mode=\"ideal\"",
+            "cache.mode=\"off\"",
+            "flash.blocks_per_plane=128",
+            "tsu.policy=\"priority_out_of_order\"",
+            "tsu.suspension=\"program_erase\"",
+            "flow.0.queue_depth=16",
+            "flow.0.read_fraction=0.7",
+            "flow.0.requests=6000",
+            "flow.1.queue_depth=4",
+            "flow.1.read_fraction=0.9",
+            "flow.1.requests=3000",
+        ][..],
     ] {
         let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
         let c = Config::load_preset("mqsim-paper", &o).unwrap();
         let run = |direct: bool| {
             let mut sim = Simulator::new(&c).unwrap();
-            assert!(sim.direct_reads(), "out_of_order without suspension");
+            assert!(sim.direct_reads(), "one class of flows: {keys:?}");
             sim.set_direct_reads(direct);
             let (out, _) = sim.run(&c, false, false).unwrap();
             (results_only(&out.result), out.events)
         };
-        assert_eq!(run(true), run(false), "{keys:?}");
+        let (a, b) = (run(true), run(false));
+        assert_eq!(a, b, "{keys:?}");
+        if keys.iter().any(|k| k.contains("suspension")) {
+            let s = &a.0["device"]["suspension"];
+            assert!(
+                s["program_suspensions"].as_u64().unwrap()
+                    + s["erase_suspensions"].as_u64().unwrap()
+                    > 0,
+                "reads suspended operations: {s}"
+            );
+        }
     }
+    // Flows of two classes: reads take turns between classes, through the queue.
+    let o: Vec<String> = [
+        "tsu.policy=\"priority_out_of_order\"",
+        "flow.1.priority=\"low\"",
+        "flow.1.requests=100",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let c = Config::load_preset("mqsim-paper", &o).unwrap();
+    assert!(!Simulator::new(&c).unwrap().direct_reads());
 }
 
 /// Every event survives the queue's packing, with the largest and smallest indices.

@@ -276,7 +276,12 @@ impl Simulator {
     fn enqueue_read(&mut self, t: TxId, ppn: Ppn) {
         let plane = self.settings.geo.plane_of(ppn);
         let die = self.tsu.die_of(plane);
-        if !self.tsu.starts_alone(die, self.dies.busy(die)) {
+        if !self.tsu.starts_alone(die, self.dies.busy(die))
+            || self
+                .susp
+                .as_ref()
+                .is_some_and(|su| su.while_suspended(die).is_some())
+        {
             return self.enqueue(t);
         }
         self.bd.tx_ready(t, self.q.now());
@@ -379,7 +384,7 @@ impl Simulator {
         } else {
             self.tsu.enqueue(t, 0)
         };
-        if self.susp.is_some() && self.dies.busy(die) {
+        if self.susp.as_ref().is_some_and(|su| su.may_suspend(die)) && self.dies.busy(die) {
             self.suspend_die(die, Suspendable::suspends_as_read(self.tsu.get(t).kind));
         }
         self.schedule_die(die);

@@ -169,6 +169,14 @@ impl Tsu {
         flow_class: Vec<u8>,
     ) -> Self {
         let flows = flow_class.len();
+        // Reads may start without the queue (`starts_alone`). Priority classes change nothing
+        // when every flow is of one class: no turn between classes is ever taken. A suspended
+        // operation is checked per read (the simulator's `enqueue_read`).
+        let direct_reads = match &user {
+            TsuPolicy::OutOfOrder {} => true,
+            TsuPolicy::PriorityOutOfOrder(_) => flow_class.windows(2).all(|w| w[0] == w[1]),
+            _ => false,
+        };
         let geo = s.geo;
         let dies = geo.dies();
         let weights = user.class_weights();
@@ -196,14 +204,18 @@ impl Tsu {
                 _ => None,
             },
             flow_class,
-            direct_reads: matches!(user, TsuPolicy::OutOfOrder {}) && s.suspension.is_none(),
+            // Priority classes change nothing when every flow is of one class: no turn
+            // between classes is ever taken. A suspended operation is checked per read
+            // (the simulator's `enqueue_read`).
+            direct_reads,
         }
     }
 
     /// Whether a user read to `die` (busy or not) starts at once, without the queue: the
-    /// scheduler could choose nothing else (`out_of_order`, no priority classes, no
-    /// suspension), and the die is free with nothing queued, so it would take the read first,
-    /// alone, with no GC waiting.
+    /// scheduler could choose nothing else (`out_of_order`, or `priority_out_of_order` with
+    /// every flow of one class), and the die is free with nothing queued, so it would take the
+    /// read first, alone, with no GC waiting (with suspension, the simulator also checks that
+    /// no operation is suspended there).
     #[inline]
     pub fn starts_alone(&self, die: DieId, busy: bool) -> bool {
         self.direct_reads && !busy && self.queues(die).is_empty()

@@ -189,6 +189,19 @@ impl SuspensionUnit {
         kind.is_some()
     }
 
+    /// Whether `die` runs an operation this configuration may suspend (a program with
+    /// program suspension, an erase with erase suspension) not suspended already: the cheap
+    /// part of `suspend_if`, tested first on every transaction queued at a busy die.
+    #[inline]
+    pub fn may_suspend(&self, die: DieId) -> bool {
+        let d = &self.dies[die.idx()];
+        d.suspended.is_none()
+            && d.running.is_some_and(|r| match r.kind {
+                Suspendable::Program => self.program,
+                Suspendable::Erase => self.erase,
+            })
+    }
+
     /// A transaction that may suspend as a read (`read`: true) or a write (false; None: it
     /// never suspends) reached the busy `die`, or waits there, at `now`; the die runs
     /// `batch`. If the rules suspend the die's operation, it is suspended and the answer is
