@@ -251,9 +251,12 @@ class Probe:
             span = self.target.size_bytes // run["request_bytes"] * run["request_bytes"]
             logdir = tempfile.mkdtemp(prefix="ssdkit-probe-")
             args += [f"--size={span}", f"--io_size={run['bytes']}", f"--log_avg_msec={self.plan.log_ms}"]
-            args += [f"--write_bw_log={os.path.join(logdir, 'probe')}", f"--runtime={self.plan.sustained_seconds}"]
+            args += [
+                f"--write_bw_log={os.path.join(logdir, 'probe')}",
+                f"--runtime={_fio_ms(self.plan.sustained_seconds)}",
+            ]
         else:
-            args += [f"--size={self.plan.zone_bytes}", f"--runtime={self.plan.seconds}", "--time_based"]
+            args += [f"--size={self.plan.zone_bytes}", f"--runtime={_fio_ms(self.plan.seconds)}", "--time_based"]
         args += ["--norandommap", "--randrepeat=0", "--output-format=json", "--allow_file_create=0"]
         try:
             p = subprocess.run(args, capture_output=True, text=True, check=False)
@@ -374,6 +377,12 @@ def _mean_with_error(points: list[dict[str, Any]], transport_us: float = 0.0) ->
 
 #: A level change counts as a cliff when the rate after it is below this share of the rate before.
 CLIFF_SHARE = 0.7
+
+
+def _fio_ms(seconds: float) -> str:
+    """A duration for fio's --runtime in whole milliseconds: fio takes no fraction of a second
+    (fio 3.33 ran `--runtime=0.2` for 22 ms and, not time-bounded, wrote a 16 MiB zone whole)."""
+    return f"{max(1, round(seconds * 1000))}ms"
 
 
 def cliff(log: Sequence[Sequence[float]]) -> dict[str, Any] | None:
