@@ -16,14 +16,18 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Union
 
 from . import _native, outputs
 from ._columns import NATIVE_COLUMNS, _arrays, _breakdown_ns
+from ._lazy import _Lazy
 from ._native import ConfigError, PresetError, SsdkitError, SsdkitIoError
 from ._toml import toml_loads
-from .fairness import run_fairness
-from .latency_log import LatencyLogWriter, check_path
 from .result import Precondition, Result
 
 if TYPE_CHECKING:
     import pandas
+
+# Imported by the runs that use them: fairness needs concurrent.futures and tempfile, the
+# latency log pyarrow; a plain run pays for neither.
+fairness_mod = _Lazy("fairness")
+latency_log_mod = _Lazy("latency_log")
 
 ConfigArg = Union[str, "os.PathLike[str]", None]
 PathArg = Union[str, "os.PathLike[str]"]
@@ -138,7 +142,7 @@ def run(
         for name, given in (("progress", progress), ("request_log", request_log), ("latency_log", latency_log)):
             if given:
                 raise ConfigError(f"argument `{name}` does not go with fairness=True (n + 1 runs at once)")
-        return run_fairness(src, ov, snap, workers)
+        return fairness_mod.run_fairness(src, ov, snap, workers)
     if workers is not None:
         raise ConfigError("argument `workers` goes with fairness=True")
     bar, user_progress, done = _progress_hooks(progress)
@@ -152,7 +156,7 @@ def run(
     try:
         if latency_log is not None:
             path = _path(latency_log, "latency_log")
-            check_path(path, lambda: input_files(src, ov) + ([("snapshot", snap)] if snap else []))
+            latency_log_mod.check_path(path, lambda: input_files(src, ov) + ([("snapshot", snap)] if snap else []))
             kept: list[dict[str, bytearray]] = []
 
             def sink(cols: dict[str, bytearray]) -> None:
@@ -161,7 +165,7 @@ def run(
                 if request_log:
                     kept.append(cols)
 
-            with LatencyLogWriter(path) as writer:
+            with latency_log_mod.LatencyLogWriter(path) as writer:
                 text = _native.run(
                     overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, log_sink=sink, **src
                 )

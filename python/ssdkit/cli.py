@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
-import importlib
 import io
 import json
 import os
@@ -17,25 +16,10 @@ import threading
 from collections.abc import Sequence
 
 from . import outputs
+from ._lazy import _Lazy
 from ._native import ConfigError, SsdkitError, __version__
 from .plot import KINDS as plot_kinds
 from .serve_options import CLOCKS, DEFAULT_MEMORY_LIMIT, DEFAULT_QUEUES
-
-
-class _Lazy:
-    """A command's module, imported when the command first uses it: every command (and
-    `ssdkit --version`) pays only for the modules it needs, not for all of them (the run API
-    and the result model, numpy, the MQSim and fio converters: about 0.3 s together)."""
-
-    def __init__(self, name: str):
-        self._name = name
-
-    def __getattr__(self, attr: str):
-        module = importlib.import_module(f"ssdkit.{self._name}")
-        # The next lookups find the module's attributes on the proxy itself.
-        self.__dict__.update(vars(module))
-        return getattr(module, attr)
-
 
 api = _Lazy("api")
 bench = _Lazy("bench")

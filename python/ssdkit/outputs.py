@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Union
@@ -157,7 +156,8 @@ def _probe_folder(what: str, path: str) -> None:
 
 
 def _temp_name(final: str) -> str:
-    return os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.{secrets.token_hex(4)}.tmp")
+    # os.urandom rather than secrets: the same bytes without importing hashlib at every start.
+    return os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.{os.urandom(4).hex()}.tmp")
 
 
 class Output:

@@ -23,8 +23,9 @@ LAYERS = (
     # The extension: the engine, the exception classes, the configuration schema.
     ("_native",),
     # Leaves: safe output files, the request log's native columns, TOML reading, a
-    # configuration as dotted keys, the C API's files, the NBD server's option values.
-    ("outputs", "_columns", "_toml", "_dotted", "c", "serve_options"),
+    # configuration as dotted keys, the C API's files, the NBD server's option values,
+    # modules imported on first use.
+    ("outputs", "_columns", "_toml", "_dotted", "c", "serve_options", "_lazy"),
     # Plots read a result document (a mapping), not the Result class.
     ("plot",),
     # The result model: the typed view of the result document.

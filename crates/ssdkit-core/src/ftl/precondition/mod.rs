@@ -222,10 +222,8 @@ pub fn run_checked(
         })
         .collect();
     let mut rec = match p.mode {
-        PreconditionMode::Empty => {
-            ftl.rebuild_planes();
-            PreconditionRecord::of(PreconditionMode::Empty)
-        }
+        // The FTL comes erased and built (`PageFtl::new`): nothing to rebuild.
+        PreconditionMode::Empty => PreconditionRecord::of(PreconditionMode::Empty),
         PreconditionMode::Sequential => {
             if pinned.is_empty() {
                 ftl.fill_sequential(p.occupancy);
