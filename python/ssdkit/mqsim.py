@@ -1250,6 +1250,15 @@ MQSIM_COMPAT: tuple[tuple[str, Any, str], ...] = (
             "reads flash (a fresh drive has no translation page to read); with a cached map only"
         ),
     ),
+    (
+        "cache.write_back",
+        "mqsim",
+        (
+            "MQSim's write cache sends a page to flash at once unless it was written in the last second, "
+            "frees it once programmed, and holds writes while one page per plane is in flight "
+            "(a drive's write-back cache keeps dirty pages until they leave it); with a write cache only"
+        ),
+    ),
 )
 
 #: What an import already does as MQSim does, listed beside :data:`MQSIM_COMPAT`.
@@ -1273,6 +1282,8 @@ def _apply_compat(doc: dict) -> None:
         *path, name = key.split(".")
         if path == ["ftl", "cmt"] and not cached:
             # An ideal map has no cache and no translation pages.
+            continue
+        if path == ["cache"] and doc.get("cache", {}).get("mode", "off") not in ("write", "read_write"):
             continue
         table = doc
         for part in path:

@@ -299,6 +299,9 @@ class CacheCounts(_DictLike):
     dirty_pages_at_end: int
     #: Read pages all of whose sectors were cached, over all read pages; 0.0 without reads.
     read_page_hit_rate: float
+    #: ``cache.write_back = "mqsim"``: write-backs of pages not written in the current
+    #: one-second window, started by the write (part of ``write_back_pages``); absent, 0.
+    cold_write_backs: int = 0
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CacheCounts:

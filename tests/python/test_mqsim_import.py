@@ -661,6 +661,16 @@ def test_mqsim_compat_turns_on_each_listed_behaviour_and_overrides_win(tmp_path)
     assert "granularity" not in sc.doc["ftl"].get("cmt", {})
     assert sc.doc["flash"]["die_interleaving"] is False
     mqsim.validate(sc)
+    # Without a write cache MQSim's write-back has nothing to do: left out, still valid.
+    off = tmp_path / "off.xml"
+    wl = pathlib.Path(WORKLOAD).read_text()
+    off.write_text(
+        wl.replace("<Device_Level_Data_Caching_Mode>WRITE_CACHE<", "<Device_Level_Data_Caching_Mode>TURNED_OFF<")
+    )
+    assert "WRITE_CACHE" in wl
+    sc = import_mqsim(str(ideal), str(off), trace_dir=pathlib.Path(WORKLOAD).parent, mqsim_compat=True)[0]
+    assert sc.doc["cache"]["mode"] == "off" and "write_back" not in sc.doc["cache"]
+    mqsim.validate(sc)
 
 
 def test_caching_mode_is_the_flows_and_off_drops_the_cache_keys(tmp_path):

@@ -9,9 +9,9 @@
 
 use crate::config::{
     AddressPattern, Arbitration, Arrival, Backwards, CacheConfig, CacheMode, CacheSharing,
-    CompletionMode, Config, DataPointers, DelimitedConfig, FlowConfig, FlushScope, Fold, GcPolicy,
-    InterfaceType, LinkModel, Medium, Placement, Priority, SizeDist, Sizes, SteadyTrack,
-    TraceFormat, TsuConfig,
+    CacheWriteBack, CompletionMode, Config, DataPointers, DelimitedConfig, FlowConfig, FlushScope,
+    Fold, GcPolicy, InterfaceType, LinkModel, Medium, Placement, Priority, SizeDist, Sizes,
+    SteadyTrack, TraceFormat, TsuConfig,
 };
 use crate::engine::{us_to_ps, Picoseconds, PS_PER_MS, PS_PER_NS, PS_PER_S};
 use crate::flash::{Geometry, Timing};
@@ -506,6 +506,9 @@ pub struct CacheSettings {
     pub sectors_per_page: u32,
     pub sector_bytes: u64,
     pub dram: DramSettings,
+    /// `cache.write_back = "mqsim"`: the most sectors write-backs in flight may carry before
+    /// writes wait (one page per plane); None: "on_eviction".
+    pub mqsim_inflight_sectors: Option<u64>,
 }
 
 /// The controller DRAM's timing (`cache.dram_*`) in picoseconds.
@@ -536,12 +539,23 @@ impl DramSettings {
 
 impl CacheSettings {
     pub fn resolve(c: &Config) -> Option<Self> {
+        let f = &c.flash;
+        let planes = f.channels as u64
+            * f.chips_per_channel as u64
+            * f.dies_per_chip as u64
+            * f.planes_per_die as u64;
         Self::of(
             &c.cache,
             c.flows.iter().map(|f| f.fua).collect(),
             c.flash.page_size_bytes as u64,
             c.interface.sector_bytes as u64,
         )
+        .map(|mut k| {
+            if c.cache.write_back == CacheWriteBack::Mqsim {
+                k.mqsim_inflight_sectors = Some(planes * k.sectors_per_page as u64);
+            }
+            k
+        })
     }
 
     /// `[cache]` for flows whose `fua` is given, with pages of `page_bytes` and sectors of
@@ -570,6 +584,7 @@ impl CacheSettings {
             sectors_per_page: (page_bytes / sector_bytes) as u32,
             sector_bytes,
             dram: DramSettings::resolve(k),
+            mqsim_inflight_sectors: None,
         })
     }
 }

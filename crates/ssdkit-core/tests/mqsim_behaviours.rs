@@ -4,7 +4,9 @@
 //! - `ftl.unmapped_reads = "read_flash"`: the first read of a never-written page maps it and
 //!   reads flash;
 //! - sector validity (always on, as in MQSim): a sub-page write needs a read-modify-write only
-//!   when the page holds data in sectors it does not replace.
+//!   when the page holds data in sectors it does not replace;
+//! - `cache.write_back = "mqsim"`: a page not written in the last second is programmed at
+//!   once, and writes wait while one page per plane is in flight.
 
 mod common;
 use common::{count, preset, run_cfg};
@@ -174,4 +176,74 @@ fn unmapped_reads_complete_without_flash_or_map_and_read_it() {
             .unwrap(),
     );
     assert!(slow - fast >= tr_us, "{fast} -> {slow} us");
+}
+
+/// One single-plane die behind a write cache with MQSim's write-back: 8 KiB writes of
+/// distinct pages, many more than the queue holds.
+fn destage(write_back: &str, requests: u64) -> Config {
+    let wb = format!("cache.write_back={write_back}");
+    let n = format!("flow.0.requests={requests}");
+    preset(
+        "mqsim-paper",
+        &[
+            "flash.channels=1",
+            "flash.chips_per_channel=1",
+            "flash.dies_per_chip=1",
+            "flash.planes_per_die=1",
+            "flash.blocks_per_plane=256",
+            "flash.pages_per_block=64",
+            "ftl.cmt.mode=ideal",
+            "precondition.mode=empty",
+            "cache.mode=write",
+            &wb,
+            "flow.0.queue_depth=16",
+            "flow.0.read_fraction=0",
+            "flow.0.request_bytes=8192",
+            "flow.0.pattern=sequential",
+            &n,
+        ],
+    )
+}
+
+#[test]
+fn mqsim_write_back_programs_each_cold_page_at_once_one_page_per_plane_in_flight() {
+    // Every page is written once: each is cold, so each write is programmed at once and its
+    // slot freed; the 256 MiB cache ends empty. A write-back cache keeps all of them.
+    let c = destage("mqsim", 2000);
+    let r = run_cfg(&c);
+    let k = &r["device"]["cache"]["totals"];
+    assert_eq!(r["device"]["flash"]["page_programs"], 2000);
+    assert_eq!(
+        (
+            k["cold_write_backs"].as_u64(),
+            k["dirty_pages_at_end"].as_u64()
+        ),
+        (Some(2000), Some(0))
+    );
+    assert_eq!(r["device"]["cache"]["pages_at_end"], 0);
+    let lazy = run_cfg(&destage("on_eviction", 2000));
+    assert_eq!(lazy["device"]["flash"]["page_programs"], 0);
+    assert_eq!(
+        lazy["device"]["cache"]["totals"]["dirty_pages_at_end"],
+        2000
+    );
+    assert!(lazy["device"]["cache"]["totals"]
+        .get("cold_write_backs")
+        .is_none());
+    // One plane: one page in flight, so writes are let in one program apart. Each program
+    // is the command, the page over the bus and tPROG; completions follow at that period.
+    let out = run(&c, false, true).unwrap_or_else(|e| panic!("{e}"));
+    let mut t: Vec<u64> = out.log.unwrap().iter().map(|r| r.complete_ps).collect();
+    t.sort_unstable();
+    let f = &c.flash;
+    let tprog = (f.program_us[0] * 1e6).round() as u64;
+    let xfer = ((8192.0 / (f.bus.width_bits as f64 / 8.0)) * 1e6 / f.bus.rate_mts).round() as u64;
+    let cmd = (f.bus.cmd_addr_cycle_ns * 1000.0).round() as u64 * f.bus.program_cmd_cycles as u64;
+    let period = cmd + xfer + tprog;
+    let (a, b) = (500, 1500);
+    assert_eq!(
+        t[b] - t[a],
+        (b - a) as u64 * period,
+        "completions {a}..{b} are one program ({period} ps) apart"
+    );
 }

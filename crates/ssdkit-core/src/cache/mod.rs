@@ -71,6 +71,11 @@ pub struct CacheCounts {
     pub flushes: u64,
     /// Dirty pages left in the cache at the end of the run (never written back).
     pub dirty_pages_at_end: u64,
+    /// `cache.write_back = "mqsim"`: write-backs of pages not written in the current
+    /// one-second window, started by the write (part of `write_back_pages`).
+    // Left out of results when 0, which stay as before it existed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cold_write_backs: u64,
     /// read_page_hits / (read_page_hits + read_page_partial_hits + read_page_misses); 0
     /// without reads.
     pub read_page_hit_rate: f64,
@@ -98,6 +103,7 @@ impl CacheCounts {
         self.fua_write_backs += o.fua_write_backs;
         self.flushes += o.flushes;
         self.dirty_pages_at_end += o.dirty_pages_at_end;
+        self.cold_write_backs += o.cold_write_backs;
         self.set_rate();
     }
 
@@ -110,6 +116,10 @@ impl CacheCounts {
             0.0
         };
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One cached logical page.
@@ -157,6 +167,20 @@ struct Partition {
     wanted: u64,
     /// Evictions in flight: slots that will free up.
     incoming: u64,
+    /// `cache.write_back = "mqsim"`: sectors carried by this partition's write-backs in
+    /// flight (MQSim's back-pressure depth, one per partition as its DRAM request queues).
+    inflight_sectors: u64,
+}
+
+/// `cache.write_back = "mqsim"`: MQSim's hot/cold separation and back-pressure.
+#[derive(Debug, Clone)]
+struct MqsimDestage {
+    /// Writes wait while a partition's write-backs in flight carry this many sectors.
+    max_inflight_sectors: u64,
+    /// Per flow: pages written in the current window (MQSim's `bloom_filter`, a set).
+    written: Vec<crate::engine::FastMap<Lpn, ()>>,
+    /// The first write after this time clears its flow's set and opens a new window.
+    next_reset: Picoseconds,
 }
 
 /// A write-back in flight.
@@ -166,6 +190,8 @@ struct WriteBack {
     /// The write sequence number it makes durable (0: none, the page held no dirty data).
     seq: u64,
     flow: u32,
+    /// Dirty sectors it carries.
+    sectors: u32,
 }
 
 /// A Flush waiting for write-backs: done when nothing written at or before `seq` in its scope
@@ -206,6 +232,7 @@ pub struct DataCache {
     hit_sectors: Vec<u32>,
     /// The buffer of the next plan.
     spare: Vec<Action>,
+    mqsim: Option<MqsimDestage>,
 }
 
 impl DataCache {
@@ -243,6 +270,11 @@ impl DataCache {
             fua: k.fua.clone(),
             hit_sectors: Vec::new(),
             spare: Vec::new(),
+            mqsim: k.mqsim_inflight_sectors.map(|max| MqsimDestage {
+                max_inflight_sectors: max,
+                written: vec![Default::default(); flows],
+                next_reset: 0,
+            }),
         })
     }
 
@@ -390,10 +422,14 @@ impl DataCache {
         let s = &mut self.stats[owner as usize];
         s.write_back_pages += 1;
         s.write_back_sectors += dirty.count_ones() as u64;
+        if self.mqsim.is_some() {
+            self.parts[part].inflight_sectors += dirty.count_ones() as u64;
+        }
         let wb = self.wbs.insert(WriteBack {
             entry: e,
             seq: if dirty != 0 { seq } else { 0 },
             flow: owner,
+            sectors: dirty.count_ones(),
         });
         (wb, dirty)
     }
@@ -410,6 +446,9 @@ impl DataCache {
         let en = &mut self.entries[e as usize];
         en.busy -= 1;
         let part = en.part as usize;
+        if self.mqsim.is_some() {
+            self.parts[part].inflight_sectors -= w.sectors as u64;
+        }
         if en.evicting && en.busy == 0 {
             en.evicting = false;
             self.parts[part].incoming -= 1;

@@ -18,7 +18,7 @@
 //!   before it in that scope is programmed.
 
 use super::{DataCache, PendingFlush, Waiter, NO_ENTRY};
-use crate::engine::{derive_stream, Picoseconds, PS_PER_US};
+use crate::engine::{derive_stream, Picoseconds, PS_PER_S, PS_PER_US};
 use crate::frontend::split;
 use crate::ids::{FlowId, Lpn, ReqId};
 use crate::workload::Op;
@@ -244,7 +244,7 @@ impl DataCache {
             since: now,
         };
         let blocked = if self.parts[part].waiters.is_empty() {
-            self.reserve(&w, false)
+            self.reserve(&w, false, now, &mut plan)
         } else {
             Some(0)
         };
@@ -262,15 +262,48 @@ impl DataCache {
     }
 
     /// Gives the pages of write `w` from its `page`-th on their slots: merged into the cached
-    /// page, or a slot taken. Some(k): page k found no room. `waiting`: the write is a
-    /// waiter, whose pages count in its partition's `wanted`.
-    fn reserve(&mut self, w: &Waiter, waiting: bool) -> Option<u32> {
+    /// page, or a slot taken. Some(k): page k found no room (or, with MQSim's write-back,
+    /// the write-backs in flight are at their limit). `waiting`: the write is a waiter, whose
+    /// pages count in its partition's `wanted`. MQSim's write-backs of cold pages go into
+    /// `plan`.
+    fn reserve(
+        &mut self,
+        w: &Waiter,
+        waiting: bool,
+        now: Picoseconds,
+        plan: &mut Plan,
+    ) -> Option<u32> {
         let flow = w.flow;
         let part = self.part_of(flow);
+        let blocked = self.reserve_pages(w, waiting, part, plan);
+        if let Some(m) = &mut self.mqsim {
+            // MQSim opens a new window after the write that finds the last one over
+            // (Data_Cache_Manager_Flash_Advanced.cpp:338-342), clearing that flow's set only.
+            if now > m.next_reset {
+                m.written[flow as usize].clear();
+                m.next_reset = now + PS_PER_S;
+            }
+        }
+        blocked
+    }
+
+    fn reserve_pages(
+        &mut self,
+        w: &Waiter,
+        waiting: bool,
+        part: usize,
+        plan: &mut Plan,
+    ) -> Option<u32> {
+        let flow = w.flow;
         for (k, c) in split(w.start_sector, w.sectors, self.spp)
             .enumerate()
             .skip(w.page as usize)
         {
+            if let Some(m) = &self.mqsim {
+                if self.parts[part].inflight_sectors >= m.max_inflight_sectors {
+                    return Some(k as u32);
+                }
+            }
             let e = match self.lookup(c.lpn) {
                 Some(e) => {
                     self.stats[flow as usize].write_page_hits += 1;
@@ -289,6 +322,15 @@ impl DataCache {
             self.stats[flow as usize].write_absorbed_sectors += absorbed.count_ones() as u64;
             if waiting {
                 self.parts[part].wanted -= 1;
+            }
+            if let Some(m) = &mut self.mqsim {
+                // A page not written in this window is cold: to flash at once, and out of the
+                // cache once programmed unless written again (cpp:310-316, 445-462).
+                if m.written[flow as usize].insert(c.lpn, ()).is_none() {
+                    let evict = !self.entry(e).evicting;
+                    self.stats[flow as usize].cold_write_backs += 1;
+                    self.start_write_back(e, evict, ReqId::NONE, plan);
+                }
             }
         }
         None
@@ -316,7 +358,7 @@ impl DataCache {
             let Some(&w) = self.parts[part].waiters.front() else {
                 return;
             };
-            match self.reserve(&w, true) {
+            match self.reserve(&w, true, now, plan) {
                 None => {
                     self.parts[part].waiters.pop_front();
                     let s = &mut self.stats[w.flow as usize];
@@ -327,6 +369,14 @@ impl DataCache {
                 Some(k) => {
                     let p = &mut self.parts[part];
                     p.waiters.front_mut().expect("the head waits").page = k;
+                    if self
+                        .mqsim
+                        .as_ref()
+                        .is_some_and(|m| p.inflight_sectors >= m.max_inflight_sectors)
+                    {
+                        // MQSim's back-pressure: it waits for write-backs, not for a slot.
+                        return;
+                    }
                     if p.incoming >= p.wanted {
                         return;
                     }
@@ -756,5 +806,83 @@ mod tests {
             assert!((100..140).contains(&en.lpn.0));
             assert_eq!((en.dirty, en.valid), (FULL, FULL));
         }
+    }
+
+    /// MQSim's write-back (`cache.write_back = "mqsim"`) with `pages` slots and write-backs
+    /// in flight of at most `inflight` pages.
+    fn mqsim_cache(pages: u64, inflight: u64) -> DataCache {
+        let k = CacheConfig {
+            mode: CacheMode::Write,
+            capacity_bytes: pages * 4096,
+            ..Default::default()
+        };
+        let mut s = CacheSettings::of(&k, vec![false], 4096, 512).unwrap();
+        s.mqsim_inflight_sectors = Some(inflight * 8);
+        *DataCache::new(&s)
+    }
+
+    #[test]
+    fn mqsim_write_back_sends_cold_pages_at_once_and_keeps_hot_ones() {
+        let mut c = mqsim_cache(64, 8);
+        // The first write after time 0 opens the window (until 1 s + 1 us) and, as in MQSim,
+        // clears the set after itself: its page is not remembered.
+        let p = c.write(PS_PER_US, io(9, 0, 1, 1));
+        assert_eq!(write_backs(&p).len(), 1);
+        c.recycle(p);
+        // A first write of page 5 in the window: to flash at once, then the write's data.
+        let p = c.write(PS_PER_US, io(0, 0, 5, 1));
+        let wbs = write_backs(&p);
+        assert_eq!(wbs.len(), 1);
+        assert_eq!((wbs[0].lpn, wbs[0].dirty), (Lpn(5), FULL));
+        assert_eq!(p.actions.last(), Some(&Action::WriteData(ReqId(0))));
+        c.recycle(p);
+        // Written again in the same second: hot, it stays dirty in DRAM.
+        let p = c.write(2 * PS_PER_US, io(1, 0, 5, 1));
+        assert_eq!(p.actions, vec![Action::WriteData(ReqId(1))]);
+        c.recycle(p);
+        // The first write-back ends: the page, dirty again, stays.
+        let p = c.write_back_done(3 * PS_PER_US, wbs[0].wb);
+        c.recycle(p);
+        assert!(c.lookup(Lpn(5)).is_some());
+        assert_eq!(c.flow_counts(0).dirty_pages_at_end, 1);
+        // A write after the window clears the set: the next write of page 5 is cold again.
+        let p = c.write(PS_PER_S + 2 * PS_PER_US, io(2, 0, 9, 1));
+        assert_eq!(write_backs(&p).len(), 1, "page 9 is new: {:?}", p.actions);
+        c.recycle(p);
+        let p = c.write(PS_PER_S + 3 * PS_PER_US, io(3, 0, 5, 1));
+        let wbs = write_backs(&p);
+        assert_eq!(wbs.len(), 1, "{:?}", p.actions);
+        c.recycle(p);
+        // Once programmed and not written since, the page leaves the cache.
+        let p = c.write_back_done(PS_PER_S + 9 * PS_PER_US, wbs[0].wb);
+        c.recycle(p);
+        assert!(c.lookup(Lpn(5)).is_none());
+        let s = c.flow_counts(0);
+        assert_eq!((s.cold_write_backs, s.write_back_pages), (4, 4));
+    }
+
+    #[test]
+    fn mqsim_write_back_holds_writes_while_one_page_per_plane_is_in_flight() {
+        // Two pages in flight at most, 64 free slots.
+        let mut c = mqsim_cache(64, 2);
+        let mut first = Vec::new();
+        for r in 0..2 {
+            let p = c.write(PS_PER_US, io(r, 0, 10 + r as u64, 1));
+            assert_eq!(p.actions.last(), Some(&Action::WriteData(ReqId(r))));
+            first.extend(write_backs(&p));
+            c.recycle(p);
+        }
+        // The third waits for a write-back, not for a slot, and starts no eviction.
+        let p = c.write(2 * PS_PER_US, io(2, 0, 12, 1));
+        assert!(p.actions.is_empty(), "{:?}", p.actions);
+        c.recycle(p);
+        let p = c.write_back_done(5 * PS_PER_US, first[0].wb);
+        let wbs = write_backs(&p);
+        assert_eq!(wbs.len(), 1);
+        assert_eq!(wbs[0].lpn, Lpn(12));
+        assert_eq!(p.actions.last(), Some(&Action::WriteData(ReqId(2))));
+        c.recycle(p);
+        let s = c.flow_counts(0);
+        assert_eq!((s.writes_waited, s.dirty_evictions), (1, 0));
     }
 }

@@ -65,6 +65,25 @@ pub enum CachePrecondition {
     Dirty,
 }
 
+/// `cache.write_back`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheWriteBack {
+    /// A dirty page is written to flash when it leaves the cache (least recently used, when
+    /// a write needs its slot), for a Flush, or for a FUA write: the cache absorbs
+    /// rewrites and bursts, as a drive's write-back cache does.
+    #[default]
+    OnEviction,
+    /// MQSim's ADVANCED cache manager (Data_Cache_Manager_Flash_Advanced.cpp:266-345,
+    /// 440-480): a write to a page not written in the current one-second window (a set of
+    /// written pages per flow, cleared by the first write after each window,
+    /// `.h:56-58`, `cpp:338-342`) goes to flash at once and leaves the cache once programmed
+    /// unless written again; pages written again within the window stay dirty until evicted.
+    /// Writes wait while write-backs in flight carry one page per plane of data
+    /// (SSD_Device.cpp:335-339), whatever the free slots.
+    Mqsim,
+}
+
 /// `[cache]`: the DRAM data cache and the DRAM it lives in (the MQSim paper, FAST'18, section 4.2.2).
 #[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -114,6 +133,17 @@ pub struct CacheConfig {
     /// Cache state at time zero: "empty" (default) or "dirty" (a write cache full of dirty
     /// pages, needs a write mode).
     pub precondition: CachePrecondition,
+    /// When dirty pages go to flash: "on_eviction" (default: when they leave the cache, or
+    /// for a Flush or FUA write) or "mqsim" (MQSim's ADVANCED manager: pages not written in
+    /// the last second at once, at most one page per plane of data in flight; needs a
+    /// write mode).
+    // At its default the key is left out of results, which stay as before it existed.
+    #[serde(skip_serializing_if = "is_on_eviction")]
+    pub write_back: CacheWriteBack,
+}
+
+fn is_on_eviction(w: &CacheWriteBack) -> bool {
+    *w == CacheWriteBack::OnEviction
 }
 
 impl Default for CacheConfig {
@@ -132,6 +162,7 @@ impl Default for CacheConfig {
             shares: vec![],
             flush_scope: FlushScope::Flow,
             precondition: CachePrecondition::Empty,
+            write_back: CacheWriteBack::OnEviction,
         }
     }
 }

@@ -1,7 +1,9 @@
 //! Check of `[cache]` and of the flows' cache keys (`flush_every`, `fua`).
 
 use super::unused;
-use crate::config::{CacheConfig, CacheMode, CachePrecondition, CacheSharing, Config};
+use crate::config::{
+    CacheConfig, CacheMode, CachePrecondition, CacheSharing, CacheWriteBack, Config,
+};
 
 const MODES: &str = "\"off\", \"write\", \"read\" or \"read_write\"";
 
@@ -28,6 +30,12 @@ pub(super) fn validate_cache(c: &Config) -> Result<(), String> {
             "cache.precondition",
             k.precondition != d.precondition,
             "\"dirty\"",
+            &why,
+        )?;
+        unused(
+            "cache.write_back",
+            k.write_back != d.write_back,
+            "\"mqsim\"",
             &why,
         )?;
     }
@@ -85,6 +93,12 @@ pub(super) fn validate_cache(c: &Config) -> Result<(), String> {
                     CacheSharing::Shared => page,
                     CacheSharing::PerFlow => page * n as u64,
                 }
+            ));
+        }
+        if k.write_back == CacheWriteBack::Mqsim && !k.mode.caches_writes() {
+            return Err(format!(
+                "key `cache.write_back` = \"mqsim\" needs a write cache (`cache.mode` = \"write\" or \"read_write\"), not {}; allowed with it: \"on_eviction\"",
+                serde_json::to_string(&k.mode).unwrap_or_default()
             ));
         }
         if k.precondition == CachePrecondition::Dirty && !k.mode.caches_writes() {
