@@ -418,6 +418,25 @@ fn data_cache_bad_input_names_the_key() {
         e.contains("cache.precondition") && e.contains("write cache"),
         "{e}"
     );
+    // MQSim's write-back needs a write cache; an unknown value lists the allowed ones.
+    let e = preset_err(
+        "mqsim-paper",
+        &["cache.mode=read", "cache.write_back=mqsim"],
+    );
+    assert!(
+        e.contains("cache.write_back") && e.contains("write cache") && e.contains("on_eviction"),
+        "{e}"
+    );
+    let e = preset_err("mqsim-paper", &["cache.mode=off", "cache.write_back=mqsim"]);
+    assert!(
+        e.contains("cache.write_back") && e.contains("cache.mode"),
+        "{e}"
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &["cache.mode=write", "cache.write_back=lazy"],
+    );
+    assert!(e.contains("write_back") && e.contains("mqsim"), "{e}");
     // Shares within 1e-9 of 1 are accepted.
     preset_ok(
         "mqsim-paper",
