@@ -328,7 +328,9 @@ pub struct FlashConfig {
     pub multiplane: bool,
     /// Whether the dies of a chip run operations at the same time (die interleaving, as real
     /// chips do). False: a chip runs one die operation at a time, command to data transfer,
-    /// as MQSim's scheduler issues them (`--mqsim-compat`). Default true.
+    /// as MQSim's scheduler issues them (`--mqsim-compat`); a free chip serves, on whichever
+    /// die, its oldest translation-page read, else its oldest read, else its oldest write
+    /// (MQSim's queues per chip). Default true.
     pub die_interleaving: bool,
     /// Channel bus and controller timing.
     #[range(nested)]

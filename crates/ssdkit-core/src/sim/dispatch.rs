@@ -656,11 +656,33 @@ impl Simulator {
     /// operation at a time, the chip's other dies are offered it first (round robin).
     pub(super) fn die_freed(&mut self, die: DieId) {
         if self.serial_chips {
-            for d in self.dies.chip_mates(die) {
-                self.schedule_die(d);
-            }
+            self.chip_freed(die);
+        } else {
+            self.schedule_die(die);
         }
-        self.schedule_die(die);
+    }
+
+    /// A chip whose dies take turns (`flash.die_interleaving = false`) is free: its dies are
+    /// offered it in MQSim's order (`DieQueues::chip_rank`: the oldest translation-page read,
+    /// else user read, else write, of the whole chip), ties in round-robin order from the
+    /// die after `die`, so that a read waiting on one die goes before a program on another.
+    #[cold]
+    #[inline(never)]
+    fn chip_freed(&mut self, die: DieId) {
+        let mut order: Vec<((u8, u64), u32, DieId)> = std::mem::take(&mut self.chip_order);
+        order.clear();
+        order.extend(
+            self.dies
+                .chip_mates(die)
+                .chain(std::iter::once(die))
+                .enumerate()
+                .map(|(k, d)| (self.tsu.chip_rank(d), k as u32, d)),
+        );
+        order.sort_unstable();
+        for &(_, _, d) in &order {
+            self.schedule_die(d);
+        }
+        self.chip_order = order;
     }
 
     fn tx_done(&mut self, t: TxId) {

@@ -156,6 +156,8 @@ pub struct Tsu {
     flow_class: Vec<u8>,
     /// User reads may start without the queue (`starts_alone`).
     direct_reads: bool,
+    /// The next arrival sequence number, one order for every die (`DieQueues::push`).
+    seq: u64,
 }
 
 impl Tsu {
@@ -208,6 +210,7 @@ impl Tsu {
             // between classes is ever taken. A suspended operation is checked per read
             // (the simulator's `enqueue_read`).
             direct_reads,
+            seq: 0,
         }
     }
 
@@ -328,8 +331,21 @@ impl Tsu {
     pub fn enqueue(&mut self, t: TxId, class: usize) -> DieId {
         let tx = *self.txs.get(t.0);
         let die = self.die_of(tx.plane);
-        self.queues[die.idx()].push(t, &tx, self.geo.planes_per_die, class);
+        let seq = self.next_seq();
+        self.queues[die.idx()].push(t, &tx, self.geo.planes_per_die, class, seq);
         die
+    }
+
+    #[inline(always)]
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// The die's place in its chip's order (`DieQueues::chip_rank`).
+    #[inline]
+    pub fn chip_rank(&self, die: DieId) -> (u8, u64) {
+        self.queues[die.idx()].chip_rank()
     }
 
     /// The policy queues user transactions per NVMe priority class (urgent, high, medium,

@@ -220,7 +220,7 @@ impl Tsu {
     ) -> Option<Batch> {
         let geo = &self.geo;
         let q = &mut self.queues[die.idx()];
-        if let Some(t) = q.mapping_reads.pop_front() {
+        if let Some((_, t)) = q.mapping_reads.pop_front() {
             out[0] = t;
             return Some((geo.page_in_block(self.txs.get(t.0).ppn.0), 1));
         }

@@ -32,12 +32,11 @@ pub struct DieQueues {
     more: Vec<ClassQueues>,
     read_count: usize,
     write_count: usize,
-    next_seq: u64,
     pub gc_reads: VecDeque<TxId>,
     pub gc_writes: VecDeque<TxId>,
     pub gc_erases: VecDeque<TxId>,
-    /// Reads of translation pages (cached mapping table).
-    pub mapping_reads: VecDeque<TxId>,
+    /// Reads of translation pages (cached mapping table): (arrival sequence, transaction).
+    pub mapping_reads: VecDeque<(u64, TxId)>,
     /// User operations started in a row while GC transactions waited.
     pub user_streak: u32,
 }
@@ -67,7 +66,6 @@ impl DieQueues {
             first: q,
             read_count: 0,
             write_count: 0,
-            next_seq: 0,
             gc_reads: VecDeque::new(),
             gc_writes: VecDeque::new(),
             gc_erases: VecDeque::new(),
@@ -94,28 +92,52 @@ impl DieQueues {
         }
     }
 
-    pub(super) fn push(&mut self, t: TxId, tx: &Tx, planes_per_die: u32, class: usize) {
+    /// Queues `t` with arrival sequence `seq`: one counter for every die of the device
+    /// (`Tsu::enqueue`), so that the dies of a chip compare their oldest work
+    /// (`chip_rank`).
+    pub(super) fn push(&mut self, t: TxId, tx: &Tx, planes_per_die: u32, class: usize, seq: u64) {
         match tx.kind {
             TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead => {
-                let seq = self.next_seq;
                 self.user_mut(class).reads.push_back((seq, t));
-                self.next_seq += 1;
                 self.read_count += 1;
             }
             TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite => {
                 let local = (tx.plane.0 % planes_per_die) as usize;
-                let seq = self.next_seq;
                 let q = self.user_mut(class);
                 q.writes[local].push_back((seq, t));
                 q.write_count += 1;
-                self.next_seq += 1;
                 self.write_count += 1;
             }
             TxKind::GcRead => self.gc_reads.push_back(t),
             TxKind::GcWrite => self.gc_writes.push_back(t),
             TxKind::GcErase => self.gc_erases.push_back(t),
-            TxKind::MappingRead => self.mapping_reads.push_back(t),
+            TxKind::MappingRead => self.mapping_reads.push_back((seq, t)),
         }
+    }
+
+    /// The die's place when the dies of a chip take turns (`flash.die_interleaving =
+    /// false`), smallest first. MQSim queues transactions per chip and serves the chip's
+    /// oldest translation-page read, else its oldest user read, else its oldest write, on
+    /// whichever die that transaction is (`TSU_OutofOrder.cpp:171-199`, `225-288`;
+    /// `TSU_Base.cpp:79-84` takes the die of the queue's first transaction). Dies with
+    /// only GC work come last.
+    pub fn chip_rank(&self) -> (u8, u64) {
+        if let Some(&(s, _)) = self.mapping_reads.front() {
+            return (0, s);
+        }
+        let all = || std::iter::once(&self.first).chain(self.more.iter());
+        if self.read_count > 0 {
+            let s = all().filter_map(|q| q.reads.front()).map(|r| r.0).min();
+            return (1, s.unwrap_or(0));
+        }
+        if self.write_count > 0 {
+            let s = all()
+                .flat_map(|q| q.writes.iter().filter_map(|w| w.front()))
+                .map(|w| w.0)
+                .min();
+            return (2, s.unwrap_or(0));
+        }
+        (3, 0)
     }
 
     #[inline]
@@ -383,14 +405,14 @@ mod tests {
         let mut q = DieQueues::new(2, 1);
         let tx = |kind, plane| Tx::new(kind, PlaneId(plane));
         assert!(!q.write_is_older(), "nothing queued");
-        q.push(TxId(0), &tx(TxKind::UserWrite, 1), 2, 0);
+        q.push(TxId(0), &tx(TxKind::UserWrite, 1), 2, 0, 0);
         assert!(!q.write_is_older(), "no read queued");
-        q.push(TxId(1), &tx(TxKind::UserRead, 0), 2, 0);
+        q.push(TxId(1), &tx(TxKind::UserRead, 0), 2, 0, 1);
         assert!(q.write_is_older());
         assert_eq!(q.pop_first_write(0, |_| true), Some(TxId(0)));
-        q.push(TxId(2), &tx(TxKind::UserWrite, 0), 2, 0);
+        q.push(TxId(2), &tx(TxKind::UserWrite, 0), 2, 0, 2);
         assert!(!q.write_is_older(), "the read came first now");
-        q.push(TxId(3), &tx(TxKind::RmwRead, 1), 2, 0);
+        q.push(TxId(3), &tx(TxKind::RmwRead, 1), 2, 0, 3);
         assert_eq!(
             q.first.reads.iter().map(|&(s, _)| s).collect::<Vec<_>>(),
             [1, 3]

@@ -369,7 +369,8 @@ impl Tsu {
             k if user_read(k) => false,
             k if user_write(k) => true,
             _ => {
-                self.queues[die.idx()].push(t, &tx, self.geo.planes_per_die, class);
+                let seq = self.next_seq();
+                self.queues[die.idx()].push(t, &tx, self.geo.planes_per_die, class, seq);
                 return die;
             }
         };
