@@ -1259,6 +1259,15 @@ MQSIM_COMPAT: tuple[tuple[str, Any, str], ...] = (
             "(a drive's write-back cache keeps dirty pages until they leave it); with a write cache only"
         ),
     ),
+    (
+        "tsu.write_offsets",
+        "at_queue",
+        (
+            "MQSim fixes a write's page when it translates the address and joins queued writes given the "
+            "same page offset into multi-plane programs, anywhere in the queue (a controller picks the page "
+            "when it programs); with several planes per die only"
+        ),
+    ),
 )
 
 #: What an import already does as MQSim does, listed beside :data:`MQSIM_COMPAT`.
@@ -1284,6 +1293,9 @@ def _apply_compat(doc: dict) -> None:
             # An ideal map has no cache and no translation pages.
             continue
         if path == ["cache"] and doc.get("cache", {}).get("mode", "off") not in ("write", "read_write"):
+            continue
+        flash = doc.get("flash", {})
+        if key == "tsu.write_offsets" and not (flash.get("multiplane", True) and flash.get("planes_per_die", 1) > 1):
             continue
         table = doc
         for part in path:

@@ -671,6 +671,14 @@ def test_mqsim_compat_turns_on_each_listed_behaviour_and_overrides_win(tmp_path)
     sc = import_mqsim(str(ideal), str(off), trace_dir=pathlib.Path(WORKLOAD).parent, mqsim_compat=True)[0]
     assert sc.doc["cache"]["mode"] == "off" and "write_back" not in sc.doc["cache"]
     mqsim.validate(sc)
+    # One plane per die has no multi-plane program for MQSim's page offsets to pair into.
+    one = tmp_path / "one-plane.xml"
+    one.write_text(re.sub(r"<Plane_No_Per_Die>\d+<", "<Plane_No_Per_Die>1<", pathlib.Path(SSDCONFIG).read_text()))
+    one_wl = tmp_path / "one-plane-workload.xml"
+    one_wl.write_text(wl.replace("<Plane_IDs>0,1<", "<Plane_IDs>0<"))
+    sc = import_mqsim(str(one), str(one_wl), trace_dir=pathlib.Path(WORKLOAD).parent, mqsim_compat=True)[0]
+    assert sc.doc["flash"]["planes_per_die"] == 1 and "write_offsets" not in sc.doc["tsu"]
+    mqsim.validate(sc)
 
 
 def test_caching_mode_is_the_flows_and_off_drops_the_cache_keys(tmp_path):

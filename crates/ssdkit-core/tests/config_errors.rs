@@ -656,3 +656,22 @@ fn translation_pages_must_fit_beside_the_logical_data() {
     );
     assert!(e.contains("allowed 1..=264"), "{e}");
 }
+
+#[test]
+fn write_offsets_at_queue_needs_multi_plane_programs() {
+    preset_ok("mqsim-paper", &["tsu.write_offsets=at_queue"]);
+    for bad in [
+        ["tsu.write_offsets=at_queue", "flash.planes_per_die=1"],
+        ["tsu.write_offsets=at_queue", "flash.multiplane=false"],
+    ] {
+        let e = preset_err("mqsim-paper", &bad);
+        assert!(
+            e.contains("tsu.write_offsets")
+                && e.contains("flash.multiplane")
+                && e.contains("at_program"),
+            "{e}"
+        );
+    }
+    let e = preset_err("mqsim-paper", &["tsu.write_offsets=later"]);
+    assert!(e.contains("write_offsets") && e.contains("at_queue"), "{e}");
+}

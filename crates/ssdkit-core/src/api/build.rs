@@ -112,6 +112,9 @@ impl Simulator {
             settings: s,
         };
         sim.backend.record = c.run.latency_breakdown;
+        if c.tsu.write_offsets == crate::config::WriteOffsets::AtQueue {
+            sim.tsu.offsets_at_queue();
+        }
         if c.cache.precondition == CachePrecondition::Dirty {
             let k = sim.cache.as_mut().expect("a dirty cache is on");
             k.precondition_for(c, &sim.settings);

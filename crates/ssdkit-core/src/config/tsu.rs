@@ -175,6 +175,23 @@ impl SuspensionMode {
     }
 }
 
+/// `tsu.write_offsets`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteOffsets {
+    /// A write's page is the plane's next free page when the die programs it; a multi-plane
+    /// program joins writes of planes whose next free pages have the same offset, among the
+    /// first 4 x planes queued (a controller choosing its page when it programs).
+    #[default]
+    AtProgram,
+    /// MQSim: a write's page is fixed when its address is translated
+    /// (Address_Mapping_Unit_Page_Level.cpp:604, Flash_Block_Manager.cpp:26), at the
+    /// plane's next free page counting the writes queued before it; a multi-plane program
+    /// joins queued writes of the die's other planes given the same offset, anywhere in the
+    /// queue (TSU_Base.cpp:84-95).
+    AtQueue,
+}
+
 /// `[tsu]`.
 #[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -231,6 +248,18 @@ pub struct TsuConfig {
     /// Most suspensions of one operation. Default 1; 1..=255.
     #[range(min = 1, max = 255)]
     pub max_suspensions: u32,
+    /// When a write's page offset is fixed, which decides the writes a multi-plane program
+    /// joins: "at_program" (default: the plane's next free page when the die programs it) or
+    /// "at_queue" (MQSim: when the write joins its die's queue; a program joins queued
+    /// writes of other planes given the same offset, anywhere in the queue). "at_queue"
+    /// needs `flash.multiplane` with several planes per die.
+    // At its default the key is left out of results, which stay as before it existed.
+    #[serde(skip_serializing_if = "is_at_program")]
+    pub write_offsets: WriteOffsets,
+}
+
+fn is_at_program(w: &WriteOffsets) -> bool {
+    *w == WriteOffsets::AtProgram
 }
 
 impl Default for TsuConfig {
@@ -246,6 +275,7 @@ impl Default for TsuConfig {
             erase_suspend_above_us: 700.0,
             writes_suspend_erase: false,
             max_suspensions: 1,
+            write_offsets: WriteOffsets::AtProgram,
         }
     }
 }

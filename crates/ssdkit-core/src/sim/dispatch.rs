@@ -379,6 +379,9 @@ impl Simulator {
 
     pub(super) fn enqueue(&mut self, t: TxId) {
         self.bd.tx_ready(t, self.q.now());
+        if self.tsu.tags_writes() {
+            self.tag_write(t);
+        }
         let die = if self.tsu.classes() {
             self.enqueue_classed(t)
         } else {
@@ -388,6 +391,21 @@ impl Simulator {
             self.suspend_die(die, Suspendable::suspends_as_read(self.tsu.get(t).kind));
         }
         self.schedule_die(die);
+    }
+
+    /// `tsu.write_offsets = "at_queue"`: a user write takes its page offset now, as MQSim
+    /// allocates its page when it translates the address.
+    #[cold]
+    #[inline(never)]
+    fn tag_write(&mut self, t: TxId) {
+        let tx = *self.tsu.get(t);
+        if matches!(tx.kind, TxKind::UserWrite | TxKind::CacheWrite) {
+            let next = self
+                .ftl
+                .next_page_offset(tx.plane, crate::ftl::StreamId::USER)
+                .unwrap_or(0);
+            self.tsu.tag_write(t, next);
+        }
     }
 
     /// The flow a transaction works for: its request's, or for a data-cache write-back the

@@ -158,6 +158,9 @@ pub struct Tsu {
     direct_reads: bool,
     /// The next arrival sequence number, one order for every die (`DieQueues::push`).
     seq: u64,
+    /// `tsu.write_offsets = "at_queue"`: the page offset each queued user write was given
+    /// when it joined its die's queue, by transaction id (`take_writes` pairs equal ones).
+    write_tags: Option<Vec<u32>>,
 }
 
 impl Tsu {
@@ -211,6 +214,7 @@ impl Tsu {
             // (the simulator's `enqueue_read`).
             direct_reads,
             seq: 0,
+            write_tags: None,
         }
     }
 
@@ -340,6 +344,35 @@ impl Tsu {
     fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq
+    }
+
+    /// `tsu.write_offsets = "at_queue"`: user writes are given their page offset when they
+    /// are queued (`tag_write`), and multi-plane programs join writes of equal offsets.
+    pub fn offsets_at_queue(&mut self) {
+        self.write_tags = Some(Vec::new());
+    }
+
+    /// Whether user writes take their page offset when queued (`offsets_at_queue`).
+    #[inline(always)]
+    pub fn tags_writes(&self) -> bool {
+        self.write_tags.is_some()
+    }
+
+    /// Gives user write `t`, about to be queued, the page offset MQSim would: the plane's
+    /// next free page `next_free` counted on past the writes queued there before it
+    /// (`pages_per_block` pages a block).
+    pub fn tag_write(&mut self, t: TxId, next_free: u32) {
+        let tx = *self.txs.get(t.0);
+        let ppd = self.geo.planes_per_die;
+        let queued =
+            self.queues[self.die_of(tx.plane).idx()].plane_writes((tx.plane.0 % ppd) as usize);
+        let tag = ((next_free as u64 + queued as u64) % self.geo.pages_per_block as u64) as u32;
+        let tags = self.write_tags.as_mut().expect("offsets at queue");
+        let i = t.0 as usize;
+        if tags.len() <= i {
+            tags.resize(i + 1, u32::MAX);
+        }
+        tags[i] = tag;
     }
 
     /// The die's place in its chip's order (`DieQueues::chip_rank`).

@@ -266,7 +266,21 @@ impl Tsu {
         let page = offsets[local as usize].expect("checked above");
         out[0] = t0;
         let mut n = 1;
-        if self.multiplane {
+        if let Some(tags) = &self.write_tags {
+            let tag = |t: TxId| tags.get(t.0 as usize).copied().unwrap_or(u32::MAX);
+            let want = tag(t0);
+            if want != u32::MAX {
+                n += q.take_tagged_partners(
+                    class,
+                    1 << local,
+                    ppd as usize,
+                    |l| offsets[l].is_some(),
+                    tag,
+                    want,
+                    &mut out[1..],
+                );
+            }
+        } else if self.multiplane {
             n += q.take_write_partners(
                 class,
                 1 << local,

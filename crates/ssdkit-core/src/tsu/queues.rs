@@ -302,6 +302,48 @@ impl DieQueues {
         n
     }
 
+    /// User writes queued for plane `local` of the die, every class.
+    pub fn plane_writes(&self, local: usize) -> usize {
+        std::iter::once(&self.first)
+            .chain(self.more.iter())
+            .map(|q| q.writes[local].len())
+            .sum()
+    }
+
+    /// `tsu.write_offsets = "at_queue"`: for each plane (local index) not in `used` that
+    /// `ok` accepts, the first write of `class` queued there, anywhere in its queue, whose
+    /// `tag` is `want` joins the program (MQSim's `issue_command_to_chip` walks the whole
+    /// queue, TSU_Base.cpp:84-95). Returns how many joined.
+    pub fn take_tagged_partners(
+        &mut self,
+        class: usize,
+        used: u32,
+        max: usize,
+        ok: impl Fn(usize) -> bool,
+        tag: impl Fn(TxId) -> u32,
+        want: u32,
+        out: &mut [TxId],
+    ) -> usize {
+        let q = self.user_mut(class);
+        let mut n = 0;
+        for p in 0..q.writes.len() {
+            if n + 1 >= max || n >= out.len() {
+                break;
+            }
+            if used & (1 << p) != 0 || !ok(p) {
+                continue;
+            }
+            if let Some(i) = q.writes[p].iter().position(|&(_, t)| tag(t) == want) {
+                let (_, t) = q.writes[p].remove(i).expect("index found");
+                q.write_count -= 1;
+                out[n] = t;
+                n += 1;
+            }
+        }
+        self.write_count -= n;
+        n
+    }
+
     /// The oldest (FLIN: first in service order) queued read of `class`.
     #[inline]
     pub fn read_head(&self, class: usize) -> Option<TxId> {

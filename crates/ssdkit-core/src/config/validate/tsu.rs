@@ -1,11 +1,19 @@
 //! `[tsu]`: the scheduling policy and program/erase suspension.
 
 use super::unused;
-use crate::config::{Config, SuspensionMode, TsuConfig};
+use crate::config::{Config, SuspensionMode, TsuConfig, WriteOffsets};
 
 pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
     let t = &c.tsu;
     let d = TsuConfig::default();
+    if t.write_offsets == WriteOffsets::AtQueue
+        && !(c.flash.multiplane && c.flash.planes_per_die > 1)
+    {
+        return Err(format!(
+            "key `tsu.write_offsets` = \"at_queue\" needs multi-plane programs (`flash.multiplane` = true and `flash.planes_per_die` > 1; they are {} and {}): it only decides which writes a multi-plane program joins; allowed here: \"at_program\"",
+            c.flash.multiplane, c.flash.planes_per_die
+        ));
+    }
     // Every key's own range is declared on its field (config/tsu.rs) and checked before
     // this; what is left relates keys to each other.
     let mode = serde_json::to_string(&t.suspension).unwrap_or_default();
