@@ -1260,6 +1260,14 @@ MQSIM_COMPAT: tuple[tuple[str, Any, str], ...] = (
         ),
     ),
     (
+        "flash.bus.program_data",
+        "written_sectors",
+        (
+            "MQSim moves only a write's own sectors over the channel to program its page, even after reading "
+            "the rest of the page back (a die programs whole pages, so a drive sends the whole page)"
+        ),
+    ),
+    (
         "tsu.write_offsets",
         "at_queue",
         (

@@ -674,4 +674,9 @@ fn write_offsets_at_queue_needs_multi_plane_programs() {
     }
     let e = preset_err("mqsim-paper", &["tsu.write_offsets=later"]);
     assert!(e.contains("write_offsets") && e.contains("at_queue"), "{e}");
+    let e = preset_err("mqsim-paper", &["flash.bus.program_data=half"]);
+    assert!(
+        e.contains("program_data") && e.contains("written_sectors"),
+        "{e}"
+    );
 }

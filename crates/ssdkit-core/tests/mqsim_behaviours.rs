@@ -398,3 +398,58 @@ fn offsets_fixed_at_queue_pair_writes_anywhere_in_the_queue() {
         "four programs end later ({last_p} ps) than three ({last_q} ps)"
     );
 }
+
+/// Completion times (ps), in order, of `n` half-page writes to distinct pages, all submitted
+/// at time 0, on one plane (no cache, the map in DRAM), with `flash.bus.program_data`.
+fn half_page_writes(program_data: &str, n: u64) -> (Config, Vec<u64>) {
+    use ssdkit_core::api::{load, Source};
+    use ssdkit_core::device::Device;
+    use ssdkit_core::internals::workload::Op;
+    let mut o = common::bare(&[
+        "ftl.cmt.mode=ideal",
+        "cache.mode=off",
+        "flash.channels=1",
+        "flash.chips_per_channel=1",
+        "flash.dies_per_chip=1",
+        "flash.planes_per_die=1",
+        "flash.blocks_per_plane=128",
+        "flash.pages_per_block=64",
+        "precondition.mode=\"empty\"",
+    ]);
+    o.push(format!("flash.bus.program_data=\"{program_data}\""));
+    let c = load(Source::Preset("mqsim-paper"), &o).unwrap_or_else(|e| panic!("{e}"));
+    let page = c.flash.page_size_bytes as u64;
+    let mut dev = Device::new(&c).unwrap();
+    for lpn in 0..n {
+        dev.submit(0, Op::Write, lpn * page, page / 2, 0).unwrap();
+    }
+    dev.run_to_idle().unwrap();
+    let mut t: Vec<u64> = dev.drain().iter().map(|c| c.complete_ps).collect();
+    t.sort_unstable();
+    (c, t)
+}
+
+/// MQSim moves only a write's sectors over the channel to program it
+/// (`NVM_PHY_ONFI_NVDDR2.cpp:230-231`): on one plane, programs of half pages follow one
+/// another at the command cycles + half a page over the bus + tPROG, exactly; with whole
+/// pages on the bus (the default), + a whole page.
+#[test]
+fn written_sectors_programs_move_only_the_written_half_page() {
+    for (data, share) in [("written_sectors", 2), ("page", 1)] {
+        let (c, t) = half_page_writes(data, 300);
+        let f = &c.flash;
+        let bytes = f.page_size_bytes as f64 / share as f64;
+        let tprog = (f.program_us[0] * 1e6).round() as u64;
+        let xfer =
+            ((bytes / (f.bus.width_bits as f64 / 8.0)) * 1e6 / f.bus.rate_mts).round() as u64;
+        let cmd =
+            (f.bus.cmd_addr_cycle_ns * 1000.0).round() as u64 * f.bus.program_cmd_cycles as u64;
+        let period = cmd + xfer + tprog;
+        let (a, b) = (50, 250);
+        assert_eq!(
+            t[b] - t[a],
+            (b - a) as u64 * period,
+            "{data}: completions {a}..{b} are one program ({period} ps) apart"
+        );
+    }
+}

@@ -395,6 +395,28 @@ pub struct BusConfig {
     /// chip to another, microseconds. Default 0; [0, 10000].
     #[range(min = 0.0, max = 10000.0)]
     pub way_switch_us: f64,
+    /// The data a program moves over the bus: "page" (default: the whole page, as the die
+    /// programs the whole page) or "written_sectors" (MQSim: only the sectors the write
+    /// carries, `NVM_PHY_ONFI_NVDDR2.cpp:230-231`, even when the rest of the page was read
+    /// back for a read-modify-write).
+    // At its default the key is left out of results, which stay as before it existed.
+    #[serde(skip_serializing_if = "is_page")]
+    pub program_data: ProgramData,
+}
+
+/// `flash.bus.program_data`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ProgramData {
+    /// A whole page per plane.
+    #[default]
+    Page,
+    /// The sectors the program's writes carry (MQSim).
+    WrittenSectors,
+}
+
+fn is_page(p: &ProgramData) -> bool {
+    *p == ProgramData::Page
 }
 impl Default for BusConfig {
     fn default() -> Self {
@@ -408,6 +430,7 @@ impl Default for BusConfig {
             channel_switch_read_us: 0.0,
             channel_switch_write_us: 0.0,
             way_switch_us: 0.0,
+            program_data: ProgramData::Page,
         }
     }
 }

@@ -17,6 +17,8 @@ pub struct Timing {
     pub switch_read_ps: Picoseconds,
     pub switch_write_ps: Picoseconds,
     pub way_switch_ps: Picoseconds,
+    /// `flash.bus.program_data = "written_sectors"`: a program moves only its writes' sectors.
+    pub program_written_sectors: bool,
 }
 
 /// Bus time to move `bytes` on a bus of `width_bits` at `rate_mts` mega-transfers per second.
@@ -73,6 +75,7 @@ impl Timing {
             switch_read_ps: us_to_ps(b.channel_switch_read_us),
             switch_write_ps: us_to_ps(b.channel_switch_write_us),
             way_switch_ps: us_to_ps(b.way_switch_us),
+            program_written_sectors: b.program_data == crate::config::ProgramData::WrittenSectors,
         }
     }
 }

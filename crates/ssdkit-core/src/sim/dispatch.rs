@@ -593,9 +593,14 @@ impl Simulator {
             self.tsu.get_mut(t).ppn = ppn;
             self.queue_ftl_ops();
         }
+        let sectors = if self.backend.programs_written_sectors() {
+            self.tsu.sectors_of(batch)
+        } else {
+            0
+        };
         let t = self
             .backend
-            .start_program(self.q.now(), die.0, page, n as u32);
+            .start_program(self.q.now(), die.0, page, n as u32, sectors);
         self.begin(die, batch, t);
         true
     }
