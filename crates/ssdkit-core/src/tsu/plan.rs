@@ -275,8 +275,7 @@ impl Tsu {
                     1 << local,
                     ppd as usize,
                     |l| offsets[l].is_some(),
-                    tag,
-                    want,
+                    |t| tag(t) == want,
                     &mut out[1..],
                 );
             }

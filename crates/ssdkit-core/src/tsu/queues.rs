@@ -311,17 +311,17 @@ impl DieQueues {
     }
 
     /// `tsu.write_offsets = "at_queue"`: for each plane (local index) not in `used` that
-    /// `ok` accepts, the first write of `class` queued there, anywhere in its queue, whose
-    /// `tag` is `want` joins the program (MQSim's `issue_command_to_chip` walks the whole
-    /// queue, TSU_Base.cpp:84-95). Returns how many joined.
+    /// `ok` accepts, the first write of `class` queued there, anywhere in its queue, that
+    /// `joins` (its page offset is the program's) joins the program (MQSim's
+    /// `issue_command_to_chip` walks the whole queue, TSU_Base.cpp:84-95). Returns how many
+    /// joined.
     pub fn take_tagged_partners(
         &mut self,
         class: usize,
         used: u32,
         max: usize,
         ok: impl Fn(usize) -> bool,
-        tag: impl Fn(TxId) -> u32,
-        want: u32,
+        joins: impl Fn(TxId) -> bool,
         out: &mut [TxId],
     ) -> usize {
         let q = self.user_mut(class);
@@ -333,7 +333,7 @@ impl DieQueues {
             if used & (1 << p) != 0 || !ok(p) {
                 continue;
             }
-            if let Some(i) = q.writes[p].iter().position(|&(_, t)| tag(t) == want) {
+            if let Some(i) = q.writes[p].iter().position(|&(_, t)| joins(t)) {
                 let (_, t) = q.writes[p].remove(i).expect("index found");
                 q.write_count -= 1;
                 out[n] = t;
