@@ -1293,17 +1293,38 @@ def compat_lines() -> list[str]:
     return lines + [f"already: {a}" for a in MQSIM_ALREADY]
 
 
+def _compat_applies(key: str, doc: dict) -> bool:
+    """Whether the device of ``doc`` has what the --mqsim-compat behaviour ``key`` acts on."""
+    if key.startswith("ftl.cmt."):
+        # An ideal map has no cache and no translation pages.
+        return doc.get("ftl", {}).get("cmt", {}).get("mode", "ideal") != "ideal"
+    if key.startswith("cache."):
+        return doc.get("cache", {}).get("mode", "off") in ("write", "read_write")
+    if key == "tsu.write_offsets":
+        flash = doc.get("flash", {})
+        return bool(flash.get("multiplane", True)) and flash.get("planes_per_die", 1) > 1
+    return True
+
+
+def _drop_inapplicable_compat(doc: dict, ov: list[str]) -> None:
+    """After the overrides: a --mqsim-compat behaviour whose device part an override removed
+    (``--set cache.mode=off``, ``--set flash.planes_per_die=1``) is left out, unless the
+    override names it itself."""
+    named = {o.split("=", 1)[0].strip() for o in ov}
+    for key, _value, _ in MQSIM_COMPAT:
+        if key in named or _compat_applies(key, doc):
+            continue
+        *path, name = key.split(".")
+        table = doc
+        for part in path:
+            table = table.get(part, {})
+        table.pop(name, None)
+
+
 def _apply_compat(doc: dict) -> None:
-    cached = doc.get("ftl", {}).get("cmt", {}).get("mode", "ideal") != "ideal"
     for key, value, _ in MQSIM_COMPAT:
         *path, name = key.split(".")
-        if path == ["ftl", "cmt"] and not cached:
-            # An ideal map has no cache and no translation pages.
-            continue
-        if path == ["cache"] and doc.get("cache", {}).get("mode", "off") not in ("write", "read_write"):
-            continue
-        flash = doc.get("flash", {})
-        if key == "tsu.write_offsets" and not (flash.get("multiplane", True) and flash.get("planes_per_die", 1) > 1):
+        if not _compat_applies(key, doc):
             continue
         table = doc
         for part in path:
@@ -1473,6 +1494,8 @@ def _finish(
         _apply_compat(doc)
     if apply_overrides and ov:
         apply_override_list(doc, ov)
+        if mqsim_compat:
+            _drop_inapplicable_compat(doc, ov)
     header = [
         f"Converted by ssdkit from MQSim's {label}" + (f" and {wlabel}, scenario {k} of {n}" if wlabel else "") + ".",
         "MQSim runs each scenario on a fresh device; so does each ssdkit run of this file.",

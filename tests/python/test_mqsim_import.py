@@ -671,6 +671,15 @@ def test_mqsim_compat_turns_on_each_listed_behaviour_and_overrides_win(tmp_path)
     sc = import_mqsim(str(ideal), str(off), trace_dir=pathlib.Path(WORKLOAD).parent, mqsim_compat=True)[0]
     assert sc.doc["cache"]["mode"] == "off" and "write_back" not in sc.doc["cache"]
     mqsim.validate(sc)
+    # An override that removes what a behaviour acts on leaves the behaviour out (unless it
+    # names the behaviour's key itself, which is then checked as any key).
+    sc = import_mqsim(SSDCONFIG, WORKLOAD, mqsim_compat=True, overrides=["cache.mode=off", "flash.multiplane=false"])[0]
+    assert "write_back" not in sc.doc["cache"] and "write_offsets" not in sc.doc["tsu"]
+    mqsim.validate(sc)
+    with pytest.raises(MqsimError, match="tsu.write_offsets"):
+        import_mqsim(
+            SSDCONFIG, WORKLOAD, mqsim_compat=True, overrides=["flash.multiplane=false", "tsu.write_offsets=at_queue"]
+        )
     # One plane per die has no multi-plane program for MQSim's page offsets to pair into.
     one = tmp_path / "one-plane.xml"
     one.write_text(re.sub(r"<Plane_No_Per_Die>\d+<", "<Plane_No_Per_Die>1<", pathlib.Path(SSDCONFIG).read_text()))

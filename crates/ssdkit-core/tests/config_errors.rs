@@ -672,6 +672,31 @@ fn write_offsets_at_queue_needs_multi_plane_programs() {
             "{e}"
         );
     }
+    for (preset, bad) in [
+        (
+            "optane-p4800x",
+            &[
+                "tsu.write_offsets=at_queue",
+                "flash.planes_per_die=2",
+                "flash.multiplane=true",
+            ][..],
+        ),
+        (
+            "mqsim-paper",
+            &[
+                "tsu.write_offsets=at_queue",
+                "ftl.mapping=block",
+                "ftl.cmt.mode=ideal",
+                "precondition.mode=empty",
+            ],
+        ),
+    ] {
+        let e = preset_err(preset, bad);
+        assert!(
+            e.contains("tsu.write_offsets") && e.contains("page-level mapping"),
+            "{e}"
+        );
+    }
     let e = preset_err("mqsim-paper", &["tsu.write_offsets=later"]);
     assert!(e.contains("write_offsets") && e.contains("at_queue"), "{e}");
     let e = preset_err("mqsim-paper", &["flash.bus.program_data=half"]);

@@ -288,7 +288,9 @@ fn on_serial_chip(submits: &[(u64, bool, u64)]) -> Vec<u64> {
 /// MQSim queues transactions per chip and, when the chip is free, serves the chip's oldest
 /// read before any write, and among writes the oldest, whatever its die
 /// (`TSU_OutofOrder.cpp:225-288`, `TSU_Base.cpp:79-84`). Each case queues work on both dies
-/// while a program of page 0 holds the chip (mqsim-paper's tPROG is hundreds of us).
+/// while a first program holds the chip (mqsim-paper's tPROG is hundreds of us); in each,
+/// what must go first waits on the die that frees the chip, which the round-robin turn
+/// (the order before MQSim's) offers the chip last.
 #[test]
 fn a_free_serial_chip_serves_its_oldest_read_then_its_oldest_write() {
     // Page 1 (die 1) waits to be written, then page 0 (die 0, the die that frees the chip)
@@ -301,8 +303,8 @@ fn a_free_serial_chip_serves_its_oldest_read_then_its_oldest_write() {
         t[2],
         t[1]
     );
-    // The same with the dies swapped: the read is on the other die.
-    let t = on_serial_chip(&[(0, true, 0), (100, true, 2), (200, false, 1)]);
+    // The same with the dies swapped: die 1 frees the chip, offered to die 0 first in turn.
+    let t = on_serial_chip(&[(0, true, 1), (100, true, 2), (200, false, 1)]);
     assert!(t[2] < t[1], "read on die 1 before the write on die 0");
     // Two writes: page 2 (die 0) arrives before page 1 (die 1): the older goes first, though
     // die 1 is offered the chip first in turn.
@@ -313,7 +315,7 @@ fn a_free_serial_chip_serves_its_oldest_read_then_its_oldest_write() {
         t[1],
         t[2]
     );
-    let t = on_serial_chip(&[(0, true, 0), (100, true, 1), (150, true, 2)]);
+    let t = on_serial_chip(&[(0, true, 1), (100, true, 3), (150, true, 2)]);
     assert!(t[1] < t[2], "older write on die 1 first");
 }
 

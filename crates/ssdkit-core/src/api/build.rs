@@ -85,7 +85,6 @@ impl Simulator {
                 (!c.flash.die_interleaving && geo.dies_per_chip > 1).then_some(geo.dies_per_chip),
             ),
             serial_chips: !c.flash.die_interleaving && geo.dies_per_chip > 1,
-            chip_order: Vec::new(),
             susp: s
                 .suspension
                 .as_ref()

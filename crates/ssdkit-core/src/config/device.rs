@@ -330,7 +330,8 @@ pub struct FlashConfig {
     /// chips do). False: a chip runs one die operation at a time, command to data transfer,
     /// as MQSim's scheduler issues them (`--mqsim-compat`); a free chip serves, on whichever
     /// die, its oldest translation-page read, else its oldest read, else its oldest write
-    /// (MQSim's queues per chip). Default true.
+    /// (MQSim's queues per chip; dies with only GC work come last, and the die chosen then
+    /// applies `tsu.policy`). Default true.
     pub die_interleaving: bool,
     /// Channel bus and controller timing.
     #[range(nested)]

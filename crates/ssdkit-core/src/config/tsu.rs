@@ -184,11 +184,13 @@ pub enum WriteOffsets {
     /// first 4 x planes queued (a controller choosing its page when it programs).
     #[default]
     AtProgram,
-    /// MQSim: a write's page is fixed when its address is translated
-    /// (Address_Mapping_Unit_Page_Level.cpp:604, Flash_Block_Manager.cpp:26), at the
-    /// plane's next free page counting the writes queued before it; a multi-plane program
-    /// joins queued writes of the die's other planes given the same offset, anywhere in the
-    /// queue (TSU_Base.cpp:84-95).
+    /// MQSim's pairing: MQSim fixes a write's page when it translates the address
+    /// (Address_Mapping_Unit_Page_Level.cpp:604, Flash_Block_Manager.cpp:26). Here a write
+    /// is given that page's offset when it joins its die's queue (the plane's next free page
+    /// counting the writes queued before it), a multi-plane program joins queued writes of
+    /// the die's other planes given the same offset, anywhere in the queue
+    /// (TSU_Base.cpp:84-95), and is timed at that offset; each write still lands on its
+    /// plane's next free page when programmed.
     AtQueue,
 }
 
@@ -252,7 +254,7 @@ pub struct TsuConfig {
     /// joins: "at_program" (default: the plane's next free page when the die programs it) or
     /// "at_queue" (MQSim: when the write joins its die's queue; a program joins queued
     /// writes of other planes given the same offset, anywhere in the queue). "at_queue"
-    /// needs `flash.multiplane` with several planes per die.
+    /// needs `flash.multiplane` with several planes per die, NAND and page-level mapping.
     // At its default the key is left out of results, which stay as before it existed.
     #[serde(skip_serializing_if = "is_at_program")]
     pub write_offsets: WriteOffsets,

@@ -179,31 +179,30 @@ impl Backend {
         pages as u64 * self.timing.xfer_ps[spp as usize] + self.timing.xfer_ps[rest as usize]
     }
 
-    /// Whether a program moves only its writes' sectors (`flash.bus.program_data`), so that
-    /// `start_program` wants their count.
-    #[inline]
-    pub fn programs_written_sectors(&self) -> bool {
-        self.timing.program_written_sectors
-    }
-
     /// Starts a (multi-plane) program: for each plane command/address cycles and a full page
-    /// of data on the bus (with `programs_written_sectors`, the `sectors` its writes carry,
-    /// when known: not 0), then the array program. Returns when the program ends.
+    /// of data on the bus (with `flash.bus.program_data = "written_sectors"`, the `sectors()`
+    /// its writes carry, when known: not 0), then the array program. Returns when the
+    /// program ends.
     pub fn start_program(
         &mut self,
         now: Picoseconds,
         die: u32,
         page: u32,
         planes: u32,
-        sectors: u32,
+        sectors: impl FnOnce() -> u32,
     ) -> Picoseconds {
         let sw = self.timing.switch_write_ps;
         let t = self.issue(now, sw);
         let spp = self.geo.sectors_per_page;
-        let (data, bytes) = if self.timing.program_written_sectors && sectors > 0 {
+        let written = if self.timing.program_written_sectors {
+            sectors()
+        } else {
+            0
+        };
+        let (data, bytes) = if written > 0 {
             (
-                self.xfer_ps(sectors),
-                self.geo.sector_bytes_of(sectors as u64),
+                self.xfer_ps(written),
+                self.geo.sector_bytes_of(written as u64),
             )
         } else {
             (

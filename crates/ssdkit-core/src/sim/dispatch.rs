@@ -6,7 +6,7 @@ use super::mapping::Parked;
 use super::{Ev, Simulator};
 use crate::flash::MAX_BATCH;
 use crate::frontend::split;
-use crate::ftl::OpClass;
+use crate::ftl::{OpClass, StreamId};
 use crate::host::completion::Wake;
 use crate::host::interrupts::Pending;
 use crate::ids::{DieId, FlowId, Lpn, Ppn, ReqId, TxId};
@@ -379,9 +379,8 @@ impl Simulator {
 
     pub(super) fn enqueue(&mut self, t: TxId) {
         self.bd.tx_ready(t, self.q.now());
-        if self.tsu.tags_writes() {
-            self.tag_write(t);
-        }
+        self.tsu
+            .tag_write(t, |p| self.ftl.next_page_offset(p, StreamId::USER));
         let die = if self.tsu.classes() {
             self.enqueue_classed(t)
         } else {
@@ -391,21 +390,6 @@ impl Simulator {
             self.suspend_die(die, Suspendable::suspends_as_read(self.tsu.get(t).kind));
         }
         self.schedule_die(die);
-    }
-
-    /// `tsu.write_offsets = "at_queue"`: a user write takes its page offset now, as MQSim
-    /// allocates its page when it translates the address.
-    #[cold]
-    #[inline(never)]
-    fn tag_write(&mut self, t: TxId) {
-        let tx = *self.tsu.get(t);
-        if matches!(tx.kind, TxKind::UserWrite | TxKind::CacheWrite) {
-            let next = self
-                .ftl
-                .next_page_offset(tx.plane, crate::ftl::StreamId::USER)
-                .unwrap_or(0);
-            self.tsu.tag_write(t, next);
-        }
     }
 
     /// The flow a transaction works for: its request's, or for a data-cache write-back the
@@ -593,14 +577,8 @@ impl Simulator {
             self.tsu.get_mut(t).ppn = ppn;
             self.queue_ftl_ops();
         }
-        let sectors = if self.backend.programs_written_sectors() {
-            self.tsu.sectors_of(batch)
-        } else {
-            0
-        };
-        let t = self
-            .backend
-            .start_program(self.q.now(), die.0, page, n as u32, sectors);
+        let (now, n, sectors) = (self.q.now(), n as u32, || self.tsu.sectors_of(batch));
+        let t = self.backend.start_program(now, die.0, page, n, sectors);
         self.begin(die, batch, t);
         true
     }
@@ -676,36 +654,14 @@ impl Simulator {
     }
 
     /// A die ended its operation: it chooses its next one; when a chip runs one die
-    /// operation at a time, the chip's other dies are offered it first (round robin).
+    /// operation at a time, the chip goes to its dies in MQSim's order (`Tsu::chip_order`).
     pub(super) fn die_freed(&mut self, die: DieId) {
-        if self.serial_chips {
-            self.chip_freed(die);
-        } else {
-            self.schedule_die(die);
+        if !self.serial_chips {
+            return self.schedule_die(die);
         }
-    }
-
-    /// A chip whose dies take turns (`flash.die_interleaving = false`) is free: its dies are
-    /// offered it in MQSim's order (`DieQueues::chip_rank`: the oldest translation-page read,
-    /// else user read, else write, of the whole chip), ties in round-robin order from the
-    /// die after `die`, so that a read waiting on one die goes before a program on another.
-    #[cold]
-    #[inline(never)]
-    fn chip_freed(&mut self, die: DieId) {
-        let mut order: Vec<((u8, u64), u32, DieId)> = std::mem::take(&mut self.chip_order);
-        order.clear();
-        order.extend(
-            self.dies
-                .chip_mates(die)
-                .chain(std::iter::once(die))
-                .enumerate()
-                .map(|(k, d)| (self.tsu.chip_rank(d), k as u32, d)),
-        );
-        order.sort_unstable();
-        for &(_, _, d) in &order {
-            self.schedule_die(d);
+        for i in 0..self.tsu.chip_order(self.dies.chip_mates(die), die) {
+            self.schedule_die(self.tsu.chip_die(i));
         }
-        self.chip_order = order;
     }
 
     fn tx_done(&mut self, t: TxId) {

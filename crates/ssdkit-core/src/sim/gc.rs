@@ -100,9 +100,8 @@ impl Simulator {
                         continue;
                     };
                     self.queue_ftl_ops();
-                    let end =
-                        self.backend
-                            .start_program(now, die.0, geo.page_in_block(ppn.0), 1, 0);
+                    let page = geo.page_in_block(ppn.0);
+                    let end = self.backend.start_program(now, die.0, page, 1, || 0);
                     self.begin(die, &[t], end);
                     return true;
                 }

@@ -97,9 +97,6 @@ pub struct Simulator {
     pub(crate) susp: Option<Box<crate::tsu::suspension::SuspensionUnit>>,
     /// `flash.die_interleaving = false`: a chip runs one die operation at a time.
     pub(crate) serial_chips: bool,
-    /// With `serial_chips`: the order in which a free chip offers itself to its dies, kept
-    /// between calls (`chip_freed`).
-    pub(crate) chip_order: Vec<((u8, u64), u32, crate::ids::DieId)>,
     pub(crate) gc_background: bool,
     /// The map is cached (`ftl.cmt.mode` other than "ideal").
     pub(crate) cmt_on: bool,

@@ -161,6 +161,8 @@ pub struct Tsu {
     /// `tsu.write_offsets = "at_queue"`: the page offset each queued user write was given
     /// when it joined its die's queue, by transaction id (`take_writes` pairs equal ones).
     write_tags: Option<Vec<u32>>,
+    /// `flash.die_interleaving = false`: the order `chip_order` last gave, kept between calls.
+    chip_buf: Vec<((u8, u64), u32, DieId)>,
 }
 
 impl Tsu {
@@ -215,6 +217,7 @@ impl Tsu {
             direct_reads,
             seq: 0,
             write_tags: None,
+            chip_buf: Vec::new(),
         }
     }
 
@@ -355,21 +358,32 @@ impl Tsu {
         self.write_tags = Some(Vec::new());
     }
 
-    /// Whether user writes take their page offset when queued (`offsets_at_queue`).
+    /// Gives transaction `t`, about to be queued, the page offset MQSim would give it: for a
+    /// user write, its plane's next free user page (`next_free`) counted on past the writes
+    /// queued there before it (`pages_per_block` pages a block), as MQSim allocates the page
+    /// when it translates the address (only with `offsets_at_queue`). None (`u32::MAX`: it
+    /// joins no program by offset) for
+    /// other transactions (a translation-page write has its own frontier in MQSim, and an id
+    /// reused from a user write must not keep its tag), or when the plane has no free page.
     #[inline(always)]
-    pub fn tags_writes(&self) -> bool {
-        self.write_tags.is_some()
+    pub fn tag_write(&mut self, t: TxId, next_free: impl FnOnce(PlaneId) -> Option<u32>) {
+        if self.write_tags.is_some() {
+            self.tag_write_now(t, next_free);
+        }
     }
 
-    /// Gives user write `t`, about to be queued, the page offset MQSim would: the plane's
-    /// next free page `next_free` counted on past the writes queued there before it
-    /// (`pages_per_block` pages a block).
-    pub fn tag_write(&mut self, t: TxId, next_free: u32) {
+    #[cold]
+    #[inline(never)]
+    fn tag_write_now(&mut self, t: TxId, next_free: impl FnOnce(PlaneId) -> Option<u32>) {
         let tx = *self.txs.get(t.0);
         let ppd = self.geo.planes_per_die;
-        let queued =
-            self.queues[self.die_of(tx.plane).idx()].plane_writes((tx.plane.0 % ppd) as usize);
-        let tag = ((next_free as u64 + queued as u64) % self.geo.pages_per_block as u64) as u32;
+        let user = matches!(tx.kind, TxKind::UserWrite | TxKind::CacheWrite);
+        let next = if user { next_free(tx.plane) } else { None };
+        let tag = next.map_or(u32::MAX, |next| {
+            let local = (tx.plane.0 % ppd) as usize;
+            let queued = self.queues[self.die_of(tx.plane).idx()].plane_writes(local);
+            ((next as u64 + queued as u64) % self.geo.pages_per_block as u64) as u32
+        });
         let tags = self.write_tags.as_mut().expect("offsets at queue");
         let i = t.0 as usize;
         if tags.len() <= i {
@@ -378,10 +392,26 @@ impl Tsu {
         tags[i] = tag;
     }
 
-    /// The die's place in its chip's order (`DieQueues::chip_rank`).
+    /// `flash.die_interleaving = false`: orders a free chip's dies, `mates` (round-robin
+    /// order from the die after `freed`) and `freed`, as MQSim serves a chip
+    /// (`DieQueues::chip_rank`: the chip's oldest translation-page read, else user read,
+    /// else write), ties in round-robin order, so that a read waiting on one die goes before
+    /// a program on another. Returns how many; `chip_die(i)` gives the i-th.
+    pub fn chip_order(&mut self, mates: impl Iterator<Item = DieId>, freed: DieId) -> usize {
+        let dies = mates.chain(std::iter::once(freed)).enumerate();
+        let rank = |(k, d): (usize, DieId)| (self.queues[d.idx()].chip_rank(), k as u32, d);
+        let mut buf = std::mem::take(&mut self.chip_buf);
+        buf.clear();
+        buf.extend(dies.map(rank));
+        buf.sort_unstable();
+        self.chip_buf = buf;
+        self.chip_buf.len()
+    }
+
+    /// The `i`-th die of the order `chip_order` made.
     #[inline]
-    pub fn chip_rank(&self, die: DieId) -> (u8, u64) {
-        self.queues[die.idx()].chip_rank()
+    pub fn chip_die(&self, i: usize) -> DieId {
+        self.chip_buf[i].2
     }
 
     /// The policy queues user transactions per NVMe priority class (urgent, high, medium,

@@ -251,7 +251,9 @@ impl Tsu {
     /// Takes the writes a die programs now: the earliest queued write of `class` whose plane
     /// can take a page (`offsets`: each plane of the die's next user page offset, None at its
     /// GC reserve) and, multi-plane, writes of other planes at the same offset among the
-    /// first 4 x planes queued. None if no write of the class can go.
+    /// first 4 x planes queued (with `tsu.write_offsets = "at_queue"`: writes given the same
+    /// offset when queued, anywhere in the queue, the program timed at that offset). None if
+    /// no write of the class can go.
     pub fn take_writes(
         &mut self,
         die: DieId,
@@ -278,6 +280,8 @@ impl Tsu {
                     |t| tag(t) == want,
                     &mut out[1..],
                 );
+                // Timed at that offset's page type, as MQSim times the page it allocated.
+                return Some((want, n));
             }
         } else if self.multiplane {
             n += q.take_write_partners(

@@ -1,7 +1,7 @@
 //! `[tsu]`: the scheduling policy and program/erase suspension.
 
 use super::unused;
-use crate::config::{Config, SuspensionMode, TsuConfig, WriteOffsets};
+use crate::config::{Config, Mapping, Medium, SuspensionMode, TsuConfig, WriteOffsets};
 
 pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
     let t = &c.tsu;
@@ -13,6 +13,13 @@ pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
             "key `tsu.write_offsets` = \"at_queue\" needs multi-plane programs (`flash.multiplane` = true and `flash.planes_per_die` > 1; they are {} and {}): it only decides which writes a multi-plane program joins; allowed here: \"at_program\"",
             c.flash.multiplane, c.flash.planes_per_die
         ));
+    }
+    if t.write_offsets == WriteOffsets::AtQueue
+        && (c.flash.medium != Medium::Nand || !matches!(c.ftl.mapping, Mapping::Page {}))
+    {
+        return Err(
+            "key `tsu.write_offsets` = \"at_queue\" needs NAND flash with page-level mapping (`flash.medium` = \"nand\", `ftl.mapping` = \"page\"): it gives writes the page their plane's write frontier would give them; allowed here: \"at_program\"".to_string(),
+        );
     }
     // Every key's own range is declared on its field (config/tsu.rs) and checked before
     // this; what is left relates keys to each other.
