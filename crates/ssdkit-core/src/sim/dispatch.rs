@@ -655,6 +655,7 @@ impl Simulator {
 
     /// A die ended its operation: it chooses its next one; when a chip runs one die
     /// operation at a time, the chip goes to its dies in MQSim's order (`Tsu::chip_order`).
+    #[inline]
     pub(super) fn die_freed(&mut self, die: DieId) {
         if !self.serial_chips {
             return self.schedule_die(die);

@@ -397,6 +397,7 @@ impl Tsu {
     /// (`DieQueues::chip_rank`: the chip's oldest translation-page read, else user read,
     /// else write), ties in round-robin order, so that a read waiting on one die goes before
     /// a program on another. Returns how many; `chip_die(i)` gives the i-th.
+    #[cold]
     pub fn chip_order(&mut self, mates: impl Iterator<Item = DieId>, freed: DieId) -> usize {
         let dies = mates.chain(std::iter::once(freed)).enumerate();
         let rank = |(k, d): (usize, DieId)| (self.queues[d.idx()].chip_rank(), k as u32, d);
