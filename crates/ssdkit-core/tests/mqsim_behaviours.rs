@@ -248,41 +248,65 @@ fn mqsim_write_back_programs_each_cold_page_at_once_one_page_per_plane_in_flight
     );
 }
 
-/// Completion times (ps) of `submits` (start us, write?, logical page) on one chip of two
-/// single-plane dies that take turns (`flash.die_interleaving = false`); logical pages are
-/// striped over the dies, so even pages are on die 0 and odd pages on die 1.
-fn on_serial_chip(submits: &[(u64, bool, u64)]) -> Vec<u64> {
+/// Runs `submits` (start us, write?, logical page, bytes) through the Device API on
+/// `common::ONE_DIE`'s one-die device with `extra` settings over it. Returns the
+/// configuration, the completion times (ps) in submission order and the result.
+fn on_one_chip(
+    extra: &[&str],
+    submits: &[(u64, bool, u64, u64)],
+) -> (Config, Vec<u64>, serde_json::Value) {
     use ssdkit_core::api::{load, Source};
     use ssdkit_core::device::Device;
     use ssdkit_core::internals::workload::Op;
-    let mut o = common::bare(&[
-        "ftl.cmt.mode=ideal",
-        "cache.mode=off",
-        "flash.channels=1",
-        "flash.chips_per_channel=1",
-        "flash.dies_per_chip=2",
-        "flash.planes_per_die=1",
-        "flash.blocks_per_plane=128",
-        "flash.pages_per_block=64",
-        "precondition.mode=\"empty\"",
-        "flash.die_interleaving=false",
-    ]);
-    o.push("interface.pipelined_transfers=false".into());
+    let o = common::bare(&[&common::ONE_DIE[..], extra].concat());
     let c = load(Source::Preset("mqsim-paper"), &o).unwrap_or_else(|e| panic!("{e}"));
     let page = c.flash.page_size_bytes as u64;
     let mut dev = Device::new(&c).unwrap();
     let ids: Vec<u64> = submits
         .iter()
-        .map(|&(us, write, lpn)| {
+        .map(|&(us, write, lpn, bytes)| {
             let op = if write { Op::Write } else { Op::Read };
-            dev.submit(us * 1_000_000, op, lpn * page, page, 0).unwrap()
+            dev.submit(us * 1_000_000, op, lpn * page, bytes, 0)
+                .unwrap()
         })
         .collect();
     dev.run_to_idle().unwrap();
     let done = dev.drain();
-    ids.iter()
+    let t = ids
+        .iter()
         .map(|&id| done.iter().find(|c| c.id == id).unwrap().complete_ps)
-        .collect()
+        .collect();
+    let r = dev.result();
+    (c, t, r)
+}
+
+/// 8 KiB pages of the mqsim-paper device.
+const PAGE: u64 = 8192;
+
+/// Completion times (ps) of `submits` (start us, write?, logical page) on one chip of two
+/// single-plane dies that take turns (`flash.die_interleaving = false`); logical pages are
+/// striped over the dies, so even pages are on die 0 and odd pages on die 1.
+fn on_serial_chip(submits: &[(u64, bool, u64)]) -> Vec<u64> {
+    let whole: Vec<_> = submits
+        .iter()
+        .map(|&(us, w, lpn)| (us, w, lpn, PAGE))
+        .collect();
+    let extra = [
+        "flash.dies_per_chip=2",
+        "flash.die_interleaving=false",
+        "interface.pipelined_transfers=false",
+    ];
+    let (c, t, _) = on_one_chip(&extra, &whole);
+    let f = &c.flash;
+    assert_eq!(
+        (
+            f.page_size_bytes as u64,
+            f.dies_per_chip,
+            f.die_interleaving
+        ),
+        (PAGE, 2, false)
+    );
+    t
 }
 
 /// MQSim queues transactions per chip and, when the chip is free, serves the chip's oldest
@@ -322,45 +346,20 @@ fn a_free_serial_chip_serves_its_oldest_read_then_its_oldest_write() {
 /// One die of two planes; `submits` (start us, logical page) are 8 KiB writes. Returns the
 /// completion times (ps) and the count of multi-plane programs.
 fn writes_on_two_planes(offsets: &str, submits: &[(u64, u64)]) -> (Vec<u64>, u64) {
-    use ssdkit_core::api::{load, Source};
-    use ssdkit_core::device::Device;
-    use ssdkit_core::internals::workload::Op;
-    let mut o = common::bare(&[
-        "ftl.cmt.mode=ideal",
-        "cache.mode=off",
-        "flash.channels=1",
-        "flash.chips_per_channel=1",
-        "flash.dies_per_chip=1",
+    let whole: Vec<_> = submits
+        .iter()
+        .map(|&(us, lpn)| (us, true, lpn, PAGE))
+        .collect();
+    let w = format!("tsu.write_offsets=\"{offsets}\"");
+    let extra = [
         "flash.planes_per_die=2",
-        "flash.blocks_per_plane=128",
-        "flash.pages_per_block=64",
-        "precondition.mode=\"empty\"",
         "interface.pipelined_transfers=false",
-    ]);
-    o.push(format!("tsu.write_offsets=\"{offsets}\""));
-    let c = load(Source::Preset("mqsim-paper"), &o).unwrap_or_else(|e| panic!("{e}"));
-    let page = c.flash.page_size_bytes as u64;
-    let mut dev = Device::new(&c).unwrap();
-    let ids: Vec<u64> = submits
-        .iter()
-        .map(|&(us, lpn)| {
-            dev.submit(us * 1_000_000, Op::Write, lpn * page, page, 0)
-                .unwrap()
-        })
-        .collect();
-    dev.run_to_idle().unwrap();
-    let done = dev.drain();
-    let t = ids
-        .iter()
-        .map(|&id| done.iter().find(|c| c.id == id).unwrap().complete_ps)
-        .collect();
-    let r = dev.result();
-    (
-        t,
-        r["device"]["flash"]["multiplane_programs"]
-            .as_u64()
-            .unwrap(),
-    )
+        &w,
+    ];
+    let (c, t, r) = on_one_chip(&extra, &whole);
+    assert_eq!(c.flash.page_size_bytes as u64, PAGE);
+    let multi = &r["device"]["flash"]["multiplane_programs"];
+    (t, multi.as_u64().unwrap())
 }
 
 /// MQSim fixes a write's page when it translates the address, so while a program of page 0
@@ -404,29 +403,10 @@ fn offsets_fixed_at_queue_pair_writes_anywhere_in_the_queue() {
 /// Completion times (ps), in order, of `n` half-page writes to distinct pages, all submitted
 /// at time 0, on one plane (no cache, the map in DRAM), with `flash.bus.program_data`.
 fn half_page_writes(program_data: &str, n: u64) -> (Config, Vec<u64>) {
-    use ssdkit_core::api::{load, Source};
-    use ssdkit_core::device::Device;
-    use ssdkit_core::internals::workload::Op;
-    let mut o = common::bare(&[
-        "ftl.cmt.mode=ideal",
-        "cache.mode=off",
-        "flash.channels=1",
-        "flash.chips_per_channel=1",
-        "flash.dies_per_chip=1",
-        "flash.planes_per_die=1",
-        "flash.blocks_per_plane=128",
-        "flash.pages_per_block=64",
-        "precondition.mode=\"empty\"",
-    ]);
-    o.push(format!("flash.bus.program_data=\"{program_data}\""));
-    let c = load(Source::Preset("mqsim-paper"), &o).unwrap_or_else(|e| panic!("{e}"));
-    let page = c.flash.page_size_bytes as u64;
-    let mut dev = Device::new(&c).unwrap();
-    for lpn in 0..n {
-        dev.submit(0, Op::Write, lpn * page, page / 2, 0).unwrap();
-    }
-    dev.run_to_idle().unwrap();
-    let mut t: Vec<u64> = dev.drain().iter().map(|c| c.complete_ps).collect();
+    let writes: Vec<_> = (0..n).map(|lpn| (0, true, lpn, PAGE / 2)).collect();
+    let d = format!("flash.bus.program_data=\"{program_data}\"");
+    let (c, mut t, _) = on_one_chip(&[&d], &writes);
+    assert_eq!(c.flash.page_size_bytes as u64, PAGE);
     t.sort_unstable();
     (c, t)
 }
