@@ -1268,6 +1268,15 @@ MQSIM_COMPAT: tuple[tuple[str, Any, str], ...] = (
         ),
     ),
     (
+        "flash.bus.arbitration",
+        "data_first",
+        (
+            "MQSim's channel moves data waiting in page registers before any new command, a translation "
+            "page's first, and takes a command only when idle (a channel that queues in the order asked "
+            "lets a command go ahead of data that becomes ready after it asked)"
+        ),
+    ),
+    (
         "tsu.write_offsets",
         "at_queue",
         (

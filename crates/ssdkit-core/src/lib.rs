@@ -15,7 +15,8 @@
 //!   -> FTL: translation, plane allocation, GC          ftl::{mapping, allocation, blocks,
 //!      lifecycle, wear levelling, TRIM                       gc, wear, index}
 //!   -> per-die queues and the scheduling policy        tsu::{queues, policy}
-//!   -> flash back end: channel bus, dies, planes       flash::{backend, die, timing, geometry}
+//!   -> flash back end: channel bus, dies, planes       flash::{backend, channel, die, timing,
+//!                                                         geometry}
 //!   <- read data a page at a time as each page leaves    host::link
 //!      its die, then the completion, over the link
 //! ```

@@ -704,4 +704,9 @@ fn write_offsets_at_queue_needs_multi_plane_programs() {
         e.contains("program_data") && e.contains("written_sectors"),
         "{e}"
     );
+    let e = preset_err("mqsim-paper", &["flash.bus.arbitration=fifo"]);
+    assert!(
+        e.contains("arbitration") && e.contains("first_come") && e.contains("data_first"),
+        "{e}"
+    );
 }

@@ -435,3 +435,44 @@ fn written_sectors_programs_move_only_the_written_half_page() {
         );
     }
 }
+
+/// Completion times (ps) of whole-page reads `submits` (start us, logical page) on one
+/// channel of three single-die chips, never-written pages read from flash (logical pages
+/// are striped over the chips: page k on chip k), with `flash.bus.arbitration`.
+fn reads_on_one_channel(arbitration: &str, submits: &[(u64, u64)]) -> (Config, Vec<u64>) {
+    let whole: Vec<_> = submits
+        .iter()
+        .map(|&(us, lpn)| (us, false, lpn, PAGE))
+        .collect();
+    let a = format!("flash.bus.arbitration=\"{arbitration}\"");
+    let extra = [
+        "flash.chips_per_channel=3",
+        "ftl.unmapped_reads=\"read_flash\"",
+        "interface.pipelined_transfers=false",
+        &a,
+    ];
+    let (c, t, r) = on_one_chip(&extra, &whole);
+    assert_eq!(r["device"]["flash"]["page_reads"], 3, "{r}");
+    (c, t)
+}
+
+/// MQSim's channel moves data waiting in a die's registers before any new command
+/// (`NVM_PHY_ONFI_NVDDR2.cpp:463-487`, `TSU_Base.cpp:47-58`). Chip A's data is on the
+/// channel when a read arrives for chip C, and chip B's data becomes ready after C's
+/// command asked for the channel: first come, C's command goes first and B's data waits
+/// for it; data first, B's data goes first and C's command waits for it. So B's read ends
+/// exactly one command earlier and C's exactly one page transfer later.
+#[test]
+fn a_channel_moves_waiting_data_before_new_commands() {
+    let submits = [(0, 0), (10, 1), (78, 2)];
+    let (c, fc) = reads_on_one_channel("first_come", &submits);
+    let (_, df) = reads_on_one_channel("data_first", &submits);
+    let f = &c.flash;
+    let cmd = (f.bus.cmd_addr_cycle_ns * 1000.0).round() as u64 * f.bus.read_cmd_cycles as u64;
+    let xfer =
+        ((PAGE as f64 / (f.bus.width_bits as f64 / 8.0)) * 1e6 / f.bus.rate_mts).round() as u64;
+    println!("first come {fc:?}, data first {df:?}; cmd {cmd} ps, page transfer {xfer} ps");
+    assert_eq!(fc[0], df[0], "A's read is alone on the channel");
+    assert_eq!(fc[1] - df[1], cmd, "B's data goes before C's command");
+    assert_eq!(df[2] - fc[2], xfer, "C's command waits for B's data");
+}

@@ -403,6 +403,30 @@ pub struct BusConfig {
     // At its default the key is left out of results, which stay as before it existed.
     #[serde(skip_serializing_if = "is_page")]
     pub program_data: ProgramData,
+    /// Who gets a busy channel next: "first_come" (default: a command or a transfer out
+    /// takes the channel from the time it asks, behind everything that asked before it) or
+    /// "data_first" (MQSim, `NVM_PHY_ONFI_NVDDR2.cpp:463-487`, `TSU_Base.cpp:47-58`: data
+    /// waiting in page registers leaves first, a translation page's before user data,
+    /// GC's last; a command starts only on an idle channel with no data waiting, the chips
+    /// of the channel offered it in turn).
+    // At its default the key is left out of results, which stay as before it existed.
+    #[serde(skip_serializing_if = "is_first_come")]
+    pub arbitration: BusArbitration,
+}
+
+/// `flash.bus.arbitration`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BusArbitration {
+    /// In the order asked.
+    #[default]
+    FirstCome,
+    /// Waiting data out first, commands on an idle channel (MQSim).
+    DataFirst,
+}
+
+fn is_first_come(a: &BusArbitration) -> bool {
+    *a == BusArbitration::FirstCome
 }
 
 /// `flash.bus.program_data`.
@@ -432,6 +456,7 @@ impl Default for BusConfig {
             channel_switch_write_us: 0.0,
             way_switch_us: 0.0,
             program_data: ProgramData::Page,
+            arbitration: BusArbitration::FirstCome,
         }
     }
 }

@@ -1,4 +1,4 @@
-use super::{Geometry, Timing};
+use super::{ChannelQueues, Geometry, Timing};
 use crate::engine::Picoseconds;
 
 /// Operation counts of the back end, by kind: the result document's `device.flash`.
@@ -43,6 +43,8 @@ pub struct Backend {
     /// Record `last_op` and `last_xfer` (`run.latency_breakdown`): off, the hot path skips
     /// the stores.
     pub record: bool,
+    /// `flash.bus.arbitration = "data_first"` (None: "first_come").
+    pub queues: Option<ChannelQueues>,
 }
 
 /// Where the time from starting a die operation to the end of its array phase went: waits
@@ -71,14 +73,26 @@ impl Backend {
             bus_free: vec![0; geo.channels as usize],
             bus_last_chip: vec![u32::MAX; geo.channels as usize],
             issue_free: 0,
-            geo,
-            timing,
             stats: BackendStats::default(),
             last_op: OpSplit::default(),
             last_array: 0,
             last_xfer: XferSplit::default(),
             record: false,
+            queues: timing.data_first.then(|| ChannelQueues::new(geo.channels)),
+            geo,
+            timing,
         }
+    }
+
+    /// When the channel's last reservation ends.
+    #[inline]
+    pub fn bus_free(&self, ch: u32) -> Picoseconds {
+        self.bus_free[ch as usize]
+    }
+
+    /// `"data_first"`: the channel moves data now or has data waiting.
+    pub fn channel_busy(&self, ch: u32, now: Picoseconds) -> bool {
+        self.bus_free[ch as usize] > now || self.queues.as_ref().is_some_and(|q| q.has_waiting(ch))
     }
 
     #[inline]

@@ -3,11 +3,13 @@
 //! state. It knows pages, planes and dies, never flows or logical addresses.
 
 mod backend;
+mod channel;
 mod die;
 mod geometry;
 mod timing;
 
 pub use backend::{Backend, BackendStats, OpSplit, XferSplit};
+pub use channel::{ChannelQueues, DataClass};
 pub use die::{Dies, MAX_BATCH};
 pub use geometry::Geometry;
 pub use timing::Timing;

@@ -19,6 +19,8 @@ pub struct Timing {
     pub way_switch_ps: Picoseconds,
     /// `flash.bus.program_data = "written_sectors"`: a program moves only its writes' sectors.
     pub program_written_sectors: bool,
+    /// `flash.bus.arbitration = "data_first"`: the channel serves waiting data first.
+    pub data_first: bool,
 }
 
 /// Bus time to move `bytes` on a bus of `width_bits` at `rate_mts` mega-transfers per second.
@@ -76,6 +78,7 @@ impl Timing {
             switch_write_ps: us_to_ps(b.channel_switch_write_us),
             way_switch_ps: us_to_ps(b.way_switch_us),
             program_written_sectors: b.program_data == crate::config::ProgramData::WrittenSectors,
+            data_first: b.arbitration == crate::config::BusArbitration::DataFirst,
         }
     }
 }

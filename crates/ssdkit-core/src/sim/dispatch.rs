@@ -47,6 +47,7 @@ impl Simulator {
                 self.schedule_die(d);
             }
             Ev::DieXferDone(d) => self.die_finish(d),
+            Ev::ChannelIdle(ch) => self.channel_idle(ch),
             Ev::Completed(r) => self.complete_request(r),
             Ev::CacheWriteIn(r) => self.cache_write_in(r),
             Ev::CacheReadOut(r) => self.cache_read_out(r),
@@ -281,6 +282,7 @@ impl Simulator {
                 .susp
                 .as_ref()
                 .is_some_and(|su| su.while_suspended(die).is_some())
+            || self.backend.queues.is_some()
         {
             return self.enqueue(t);
         }
@@ -462,6 +464,9 @@ impl Simulator {
         if self.dies.busy(die) || (self.susp.is_some() && self.schedule_suspended(die)) {
             return;
         }
+        if self.backend.queues.is_some() && self.channel_taken(die) {
+            return;
+        }
         let (ftl, planes) = (&self.ftl, self.settings.geo.planes_of_die(die));
         let Some(plan) = self.tsu.die_steps(die, || ftl.any_at_reserve(planes)) else {
             if self.gc_background {
@@ -619,7 +624,14 @@ impl Simulator {
         if !kind.is_read() {
             return self.die_finish(die);
         }
-        let sectors = self.tsu.sectors_of(&batch[..n]);
+        if self.backend.queues.is_some() && self.data_waits(die, kind) {
+            return;
+        }
+        self.transfer_out(die, &batch[..n]);
+    }
+
+    pub(super) fn transfer_out(&mut self, die: DieId, batch: &[TxId]) {
+        let sectors = self.tsu.sectors_of(batch);
         let end = self.backend.transfer_out(self.q.now(), die.0, sectors);
         self.bd.die_xfer(die, &self.backend);
         self.at(end, Ev::DieXferDone(die));

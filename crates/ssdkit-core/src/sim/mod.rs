@@ -15,6 +15,7 @@
 //! a request at a time.
 
 mod cache;
+mod channel;
 mod completion;
 mod dispatch;
 mod gc;
@@ -74,6 +75,9 @@ crate::engine::packed_events! {
     13 => CoalesceTimer(u32),
     /// Host model: the host has processed a batch of completions (ISR and DPC, or a poll).
     14 => HostDone(u32),
+    /// `flash.bus.arbitration = "data_first"`: the channel's reservations ended; waiting
+    /// data or a command takes it (`sim::channel`).
+    15 => ChannelIdle(u32),
 }
 
 /// One of each component and the state of the run. The fields are `pub(crate)` because the

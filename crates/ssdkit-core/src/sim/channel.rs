@@ -1,0 +1,90 @@
+//! `flash.bus.arbitration = "data_first"`: the events of MQSim's channel arbitration; what
+//! waits and what goes next is `flash::ChannelQueues`'.
+use super::{Ev, Simulator};
+use crate::flash::DataClass;
+use crate::ids::DieId;
+use crate::tsu::TxKind;
+
+impl Simulator {
+    /// A die with work found its channel busy: it waits for the channel to go idle.
+    #[cold]
+    pub(super) fn channel_taken(&mut self, die: DieId) -> bool {
+        let ch = self.settings.geo.channel_of_die(die.0);
+        if !self.backend.channel_busy(ch, self.q.now()) {
+            return false;
+        }
+        if self.tsu.has_work(die) {
+            self.channel_queues().want(ch);
+            self.arm_channel(ch);
+        }
+        true
+    }
+
+    /// A read's data is in the die's registers: it waits if the channel is busy.
+    #[cold]
+    pub(super) fn data_waits(&mut self, die: DieId, kind: TxKind) -> bool {
+        let ch = self.settings.geo.channel_of_die(die.0);
+        if !self.backend.channel_busy(ch, self.q.now()) {
+            return false;
+        }
+        let class = match kind {
+            TxKind::MappingRead => DataClass::Mapping,
+            TxKind::GcRead => DataClass::Gc,
+            _ => DataClass::User,
+        };
+        self.channel_queues().wait(ch, die.0, class);
+        self.arm_channel(ch);
+        true
+    }
+
+    /// The channel's reservations ended: waiting data moves, else its chips are offered it
+    /// in turn until one starts a command. The die just freed by a transfer asks first
+    /// (`die_freed`), where MQSim offers the channel in turn to all.
+    #[cold]
+    pub(super) fn channel_idle(&mut self, ch: u32) {
+        let now = self.q.now();
+        self.channel_queues().disarm(ch);
+        if self.backend.bus_free(ch) > now {
+            return self.arm_channel(ch);
+        }
+        if let Some(d) = self.channel_queues().next_waiting(ch) {
+            let (batch, n) = self.dies.batch(DieId(d));
+            self.transfer_out(DieId(d), &batch[..n]);
+            return self.arm_channel(ch);
+        }
+        if !self.channel_queues().take_wanted(ch) {
+            return;
+        }
+        let (chips, dpc) = (
+            self.settings.geo.chips_per_channel,
+            self.settings.geo.dies_per_chip,
+        );
+        for _ in 0..chips {
+            let first = (ch * chips + self.channel_queues().next_turn(ch, chips)) * dpc;
+            if self.serial_chips {
+                self.die_freed(DieId(first));
+            } else {
+                (first..first + dpc).for_each(|d| self.schedule_die(DieId(d)));
+            }
+            if self.backend.bus_free(ch) > now {
+                // The chips not offered it yet may have work.
+                self.channel_queues().want(ch);
+                break;
+            }
+        }
+        if self.channel_queues().wanted(ch) {
+            self.arm_channel(ch);
+        }
+    }
+
+    fn arm_channel(&mut self, ch: u32) {
+        if self.channel_queues().arm(ch) {
+            let t = self.backend.bus_free(ch).max(self.q.now());
+            self.at(t, Ev::ChannelIdle(ch));
+        }
+    }
+
+    fn channel_queues(&mut self) -> &mut crate::flash::ChannelQueues {
+        self.backend.queues.as_mut().expect("data_first")
+    }
+}
