@@ -8,10 +8,8 @@ attribute.
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
 import os
-import shutil
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -1311,6 +1309,8 @@ class Result:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the headline facts and the summary frame as a table."""
+        import html  # here, as shutil below: the command line's start-up skips them
+
         head = (
             f"<p><b>ssdkit {html.escape(self.ssdkit_version)}</b> &middot; seed {self.seed} &middot; "
             f"config {html.escape(self.config_hash)} &middot; {self.completed:,} requests in "
@@ -1329,6 +1329,8 @@ class Result:
         if width is None:
             width = 80
             if sys.stdout.isatty():
+                import shutil
+
                 width = max(80, shutil.get_terminal_size((80, 24)).columns)
         lines = [
             (
