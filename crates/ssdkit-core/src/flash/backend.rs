@@ -171,7 +171,9 @@ impl Backend {
         self.split(now, t, sw, bus, 0, array)
     }
 
-    /// Moves `sectors` sectors out of the die's registers to the controller.
+    /// Moves `sectors` sectors out of the die's registers to the controller. (Always inline:
+    /// one caller, on every read's path.)
+    #[inline(always)]
     pub fn transfer_out(&mut self, now: Picoseconds, die: u32, sectors: u32) -> Picoseconds {
         self.stats.bus_bytes += self.geo.sector_bytes_of(sectors as u64);
         let dur = self.xfer_ps(sectors);

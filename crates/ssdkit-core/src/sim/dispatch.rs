@@ -630,6 +630,8 @@ impl Simulator {
         self.transfer_out(die, &batch[..n]);
     }
 
+    /// Always inline: out of line, the read path pays a call for what it did in place.
+    #[inline(always)]
     pub(super) fn transfer_out(&mut self, die: DieId, batch: &[TxId]) {
         let sectors = self.tsu.sectors_of(batch);
         let end = self.backend.transfer_out(self.q.now(), die.0, sectors);
