@@ -151,6 +151,9 @@ def test_device_equals_the_mqsim_paper_preset():
     # Ideal_Mapping_Table = false: MQSim's shipped 2 MiB shared mapping cache.
     cmt = got["ftl"]["cmt"]
     assert (cmt["mode"], cmt["capacity_bytes"]) == ("shared", 2097152)
+    # Its translation pages hold MQSim's GTD entries: 2^26 physical pages (8 x 4 x 2 x 2 x 2048
+    # x 256) and 16 sectors per 8 KiB page take ceil((26 + 16) / 8) = 6 bytes: 1,365 a page.
+    assert cmt["translation_entry_bytes"] == 6
     # The shipped 256 MiB data cache with its DRAM (row 8192 B, 100 MT/s, 1 B bursts, 13 ns),
     # a write cache as MQSim's flows default to.
     c = got["cache"]

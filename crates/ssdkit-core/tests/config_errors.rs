@@ -655,6 +655,14 @@ fn translation_pages_must_fit_beside_the_logical_data() {
         &with("265").iter().map(|s| s.as_str()).collect::<Vec<_>>(),
     );
     assert!(e.contains("allowed 1..=264"), "{e}");
+    // With the entry on flash given apart, that key sizes the translation pages.
+    let mut apart: Vec<&str> = base.to_vec();
+    apart.push("ftl.cmt.translation_entry_bytes=512");
+    let e = preset_err("mqsim-paper", &apart);
+    assert!(
+        e.contains("key `ftl.cmt.translation_entry_bytes` = 512") && e.contains("allowed 1..=264"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -702,6 +710,11 @@ fn write_offsets_at_queue_needs_multi_plane_programs() {
     let e = preset_err("mqsim-paper", &["flash.bus.program_data=half"]);
     assert!(
         e.contains("program_data") && e.contains("written_sectors"),
+        "{e}"
+    );
+    let e = preset_err("mqsim-paper", &["ftl.cmt.translation_entry_bytes=8193"]);
+    assert!(
+        e.contains("ftl.cmt.translation_entry_bytes") && e.contains("8192"),
         "{e}"
     );
     let e = preset_err("mqsim-paper", &["flash.bus.arbitration=fifo"]);

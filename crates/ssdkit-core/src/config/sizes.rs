@@ -52,7 +52,11 @@ impl CmtSettings {
         } else {
             cmt.entry_bytes
         };
-        let entries_per_tpage = (c.flash.page_size_bytes / entry_bytes).max(1);
+        let on_flash = match cmt.translation_entry_bytes {
+            0 => entry_bytes,
+            b => b,
+        };
+        let entries_per_tpage = (c.flash.page_size_bytes / on_flash).max(1);
         let total = cmt.capacity_bytes / entry_bytes as u64;
         let partition_entries = match cmt.mode {
             CmtMode::PerFlow => {

@@ -8,6 +8,12 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
     let page = c.flash.page_size_bytes as u64;
     // At most a page: a translation page holds at least one entry.
     int_range("ftl.cmt.entry_bytes", t.entry_bytes as u64, 0, page)?;
+    int_range(
+        "ftl.cmt.translation_entry_bytes",
+        t.translation_entry_bytes as u64,
+        0,
+        page,
+    )?;
     if t.mode == CmtMode::Ideal {
         if t.gc_updates != crate::config::CmtGcUpdates::Direct {
             return Err(
@@ -147,13 +153,18 @@ fn translation_pages_fit(
     } else {
         format!("allowed 1..={fits}, or raise ftl.spare_factor")
     };
-    let shown = if c.ftl.cmt.entry_bytes == 0 {
-        format!("0 (MQSim's size, {} bytes)", cmt.entry_bytes)
+    // The key that sizes the translation pages: the entry on flash when given apart.
+    let on_flash = c.ftl.cmt.translation_entry_bytes;
+    let (key, shown, bytes) = if on_flash != 0 {
+        ("translation_entry_bytes", on_flash.to_string(), on_flash)
+    } else if c.ftl.cmt.entry_bytes == 0 {
+        let b = cmt.entry_bytes;
+        ("entry_bytes", format!("0 (MQSim's size, {b} bytes)"), b)
     } else {
-        cmt.entry_bytes.to_string()
+        ("entry_bytes", cmt.entry_bytes.to_string(), cmt.entry_bytes)
     };
     Err(format!(
-        "key `ftl.cmt.entry_bytes` = {shown} leaves no room for the mapping table in flash: its {} translation pages ({} entries of {} bytes per {page}-byte page) are stored beside the logical data, so each plane would hold {stored_blocks} blocks and needs {keep} more (GC reserve from `ftl.gc_hard_threshold` + 2 open blocks) out of {}; {allowed}",
-        cmt.translation_pages, cmt.entries_per_tpage, cmt.entry_bytes, f.blocks_per_plane
+        "key `ftl.cmt.{key}` = {shown} leaves no room for the mapping table in flash: its {} translation pages ({} entries of {bytes} bytes per {page}-byte page) are stored beside the logical data, so each plane would hold {stored_blocks} blocks and needs {keep} more (GC reserve from `ftl.gc_hard_threshold` + 2 open blocks) out of {}; {allowed}",
+        cmt.translation_pages, cmt.entries_per_tpage, f.blocks_per_plane
     ))
 }
