@@ -1318,6 +1318,9 @@ def _compat_applies(key: str, doc: dict) -> bool:
         return doc.get("ftl", {}).get("cmt", {}).get("mode", "ideal") != "ideal"
     if key.startswith("cache."):
         return doc.get("cache", {}).get("mode", "off") in ("write", "read_write")
+    if key == "flash.bus.arbitration":
+        # The data-first order is refused with suspension, which MQSim never does.
+        return doc.get("tsu", {}).get("suspension", "none") == "none"
     if key == "tsu.write_offsets":
         flash = doc.get("flash", {})
         return bool(flash.get("multiplane", True)) and flash.get("planes_per_die", 1) > 1

@@ -683,6 +683,19 @@ def test_mqsim_compat_turns_on_each_listed_behaviour_and_overrides_win(tmp_path)
         import_mqsim(
             SSDCONFIG, WORKLOAD, mqsim_compat=True, overrides=["flash.multiplane=false", "tsu.write_offsets=at_queue"]
         )
+    # Suspension turned back on: the data-first channel order, which does not go with it, is
+    # left out; named too, the pair is refused with both keys.
+    back = ["tsu.suspension=erase", "flash.die_interleaving=true"]
+    sc = import_mqsim(SSDCONFIG, WORKLOAD, mqsim_compat=True, overrides=back)[0]
+    assert "arbitration" not in sc.doc["flash"].get("bus", {})
+    mqsim.validate(sc)
+    with pytest.raises(MqsimError, match="data_first"):
+        import_mqsim(
+            SSDCONFIG,
+            WORKLOAD,
+            mqsim_compat=True,
+            overrides=[*back, "flash.bus.arbitration=data_first"],
+        )
     # One plane per die has no multi-plane program for MQSim's page offsets to pair into.
     one = tmp_path / "one-plane.xml"
     one.write_text(re.sub(r"<Plane_No_Per_Die>\d+<", "<Plane_No_Per_Die>1<", pathlib.Path(SSDCONFIG).read_text()))

@@ -717,6 +717,20 @@ fn write_offsets_at_queue_needs_multi_plane_programs() {
         e.contains("ftl.cmt.translation_entry_bytes") && e.contains("8192"),
         "{e}"
     );
+    let e = preset_err(
+        "mqsim-paper",
+        &[
+            "flash.bus.arbitration=\"data_first\"",
+            "tsu.suspension=\"erase\"",
+        ],
+    );
+    assert!(
+        e.contains("tsu.suspension")
+            && e.contains("data_first")
+            && e.contains("first_come")
+            && e.contains("\"none\""),
+        "{e}"
+    );
     let e = preset_err("mqsim-paper", &["flash.bus.arbitration=fifo"]);
     assert!(
         e.contains("arbitration") && e.contains("first_come") && e.contains("data_first"),

@@ -408,7 +408,10 @@ pub struct BusConfig {
     /// "data_first" (MQSim, `NVM_PHY_ONFI_NVDDR2.cpp:463-487`, `TSU_Base.cpp:47-58`: data
     /// waiting in page registers leaves first, a translation page's before user data,
     /// GC's last; a command starts only on an idle channel with no data waiting, the chips
-    /// of the channel offered it in turn).
+    /// of the channel offered it in turn). Simplified: a multi-plane read's pages leave
+    /// together (MQSim queues each page), the die a transfer frees asks for the channel
+    /// before the others are offered it in turn, and the turn moves only when the channel
+    /// goes idle with dies waiting. Refused with `tsu.suspension` (MQSim never suspends).
     // At its default the key is left out of results, which stay as before it existed.
     #[serde(skip_serializing_if = "is_first_come")]
     pub arbitration: BusArbitration,

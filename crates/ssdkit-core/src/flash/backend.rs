@@ -174,14 +174,22 @@ impl Backend {
     /// Moves `sectors` sectors out of the die's registers to the controller. (Always inline:
     /// one caller, on every read's path.)
     #[inline(always)]
-    pub fn transfer_out(&mut self, now: Picoseconds, die: u32, sectors: u32) -> Picoseconds {
+    /// `ready`: when the data reached the registers (`now`, unless it waited for the channel
+    /// under `flash.bus.arbitration = "data_first"`): the wait counts from then.
+    pub fn transfer_out(
+        &mut self,
+        now: Picoseconds,
+        ready: Picoseconds,
+        die: u32,
+        sectors: u32,
+    ) -> Picoseconds {
         self.stats.bus_bytes += self.geo.sector_bytes_of(sectors as u64);
         let dur = self.xfer_ps(sectors);
         let (end, _) = self.bus(die, now, dur);
         if self.record {
             // The wait includes a way switch: nothing but the data moves.
             self.last_xfer = XferSplit {
-                wait: end - dur - now,
+                wait: end - dur - ready,
                 data: dur,
             };
         }

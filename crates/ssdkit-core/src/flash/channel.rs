@@ -24,8 +24,9 @@ pub enum DataClass {
 
 #[derive(Debug, Clone, Default)]
 struct Channel {
-    /// Dies whose read data waits in their registers, by class, oldest first.
-    waiting: [VecDeque<u32>; 3],
+    /// Dies whose read data waits in their registers, by class, oldest first, with when it
+    /// became ready (the wait shows in the latency breakdown).
+    waiting: [VecDeque<(u32, u64)>; 3],
     /// A die found the channel busy with work to start.
     wanted: bool,
     /// A channel-idle event is pending.
@@ -52,13 +53,14 @@ impl ChannelQueues {
         self.ch[ch as usize].waiting.iter().any(|q| !q.is_empty())
     }
 
-    /// The die's read data waits for the channel.
-    pub fn wait(&mut self, ch: u32, die: u32, class: DataClass) {
-        self.ch[ch as usize].waiting[class as usize].push_back(die);
+    /// The die's read data, ready since `since`, waits for the channel.
+    pub fn wait(&mut self, ch: u32, die: u32, class: DataClass, since: u64) {
+        self.ch[ch as usize].waiting[class as usize].push_back((die, since));
     }
 
-    /// The die whose data moves next: the oldest of the first class with any waiting.
-    pub fn next_waiting(&mut self, ch: u32) -> Option<u32> {
+    /// The die whose data moves next, and since when it waited: the oldest of the first
+    /// class with any waiting.
+    pub fn next_waiting(&mut self, ch: u32) -> Option<(u32, u64)> {
         self.ch[ch as usize]
             .waiting
             .iter_mut()
@@ -105,13 +107,13 @@ mod tests {
     #[test]
     fn mapping_data_goes_first_then_user_then_gc_each_oldest_first() {
         let mut q = ChannelQueues::new(2);
-        q.wait(1, 7, DataClass::Gc);
-        q.wait(1, 3, DataClass::User);
-        q.wait(1, 5, DataClass::User);
-        q.wait(1, 6, DataClass::Mapping);
+        q.wait(1, 7, DataClass::Gc, 10);
+        q.wait(1, 3, DataClass::User, 11);
+        q.wait(1, 5, DataClass::User, 12);
+        q.wait(1, 6, DataClass::Mapping, 13);
         assert!(q.has_waiting(1) && !q.has_waiting(0));
-        let order: Vec<u32> = std::iter::from_fn(|| q.next_waiting(1)).collect();
-        assert_eq!(order, [6, 3, 5, 7]);
+        let order: Vec<(u32, u64)> = std::iter::from_fn(|| q.next_waiting(1)).collect();
+        assert_eq!(order, [(6, 13), (3, 11), (5, 12), (7, 10)]);
         assert!(!q.has_waiting(1));
     }
 

@@ -13,10 +13,8 @@ impl Simulator {
         if !self.backend.channel_busy(ch, self.q.now()) {
             return false;
         }
-        if self.tsu.has_work(die) {
-            self.channel_queues().want(ch);
-            self.arm_channel(ch);
-        }
+        self.channel_queues().want(ch);
+        self.arm_channel(ch);
         true
     }
 
@@ -32,7 +30,8 @@ impl Simulator {
             TxKind::GcRead => DataClass::Gc,
             _ => DataClass::User,
         };
-        self.channel_queues().wait(ch, die.0, class);
+        let now = self.q.now();
+        self.channel_queues().wait(ch, die.0, class, now);
         self.arm_channel(ch);
         true
     }
@@ -47,9 +46,9 @@ impl Simulator {
         if self.backend.bus_free(ch) > now {
             return self.arm_channel(ch);
         }
-        if let Some(d) = self.channel_queues().next_waiting(ch) {
+        if let Some((d, ready)) = self.channel_queues().next_waiting(ch) {
             let (batch, n) = self.dies.batch(DieId(d));
-            self.transfer_out(DieId(d), &batch[..n]);
+            self.transfer_out(DieId(d), &batch[..n], ready);
             return self.arm_channel(ch);
         }
         if !self.channel_queues().take_wanted(ch) {

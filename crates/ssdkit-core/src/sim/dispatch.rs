@@ -464,9 +464,6 @@ impl Simulator {
         if self.dies.busy(die) || (self.susp.is_some() && self.schedule_suspended(die)) {
             return;
         }
-        if self.backend.queues.is_some() && self.channel_taken(die) {
-            return;
-        }
         let (ftl, planes) = (&self.ftl, self.settings.geo.planes_of_die(die));
         let Some(plan) = self.tsu.die_steps(die, || ftl.any_at_reserve(planes)) else {
             if self.gc_background {
@@ -474,6 +471,9 @@ impl Simulator {
             }
             return;
         };
+        if self.backend.queues.is_some() && self.channel_taken(die) {
+            return;
+        }
         // Busy before running: allocating a page can start GC, whose enqueue must not
         // re-enter this die's scheduler.
         self.dies.set_busy(die, true);
@@ -627,14 +627,16 @@ impl Simulator {
         if self.backend.queues.is_some() && self.data_waits(die, kind) {
             return;
         }
-        self.transfer_out(die, &batch[..n]);
+        self.transfer_out(die, &batch[..n], self.q.now());
     }
 
     /// Always inline: out of line, the read path pays a call for what it did in place.
     #[inline(always)]
-    pub(super) fn transfer_out(&mut self, die: DieId, batch: &[TxId]) {
+    pub(super) fn transfer_out(&mut self, die: DieId, batch: &[TxId], ready: u64) {
         let sectors = self.tsu.sectors_of(batch);
-        let end = self.backend.transfer_out(self.q.now(), die.0, sectors);
+        let end = self
+            .backend
+            .transfer_out(self.q.now(), ready, die.0, sectors);
         self.bd.die_xfer(die, &self.backend);
         self.at(end, Ev::DieXferDone(die));
     }

@@ -100,12 +100,6 @@ impl Tsu {
         !self.queues[die.idx()].gc_empty()
     }
 
-    /// Whether anything waits at `die`.
-    #[inline]
-    pub fn has_work(&self, die: DieId) -> bool {
-        !self.queues[die.idx()].is_empty()
-    }
-
     /// What a free `die` tries: GC first or user work first (`ftl.gc_preemptible`; `urgent`:
     /// a plane of the die is down to its GC reserve, asked only while GC waits under a
     /// preemptible policy), then the other. None with nothing queued.

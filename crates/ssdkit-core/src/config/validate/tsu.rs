@@ -1,7 +1,9 @@
 //! `[tsu]`: the scheduling policy and program/erase suspension.
 
 use super::unused;
-use crate::config::{Config, Mapping, Medium, SuspensionMode, TsuConfig, WriteOffsets};
+use crate::config::{
+    BusArbitration, Config, Mapping, Medium, SuspensionMode, TsuConfig, WriteOffsets,
+};
 
 pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
     let t = &c.tsu;
@@ -24,6 +26,12 @@ pub(super) fn validate_tsu(c: &Config) -> Result<(), String> {
     // Every key's own range is declared on its field (config/tsu.rs) and checked before
     // this; what is left relates keys to each other.
     let mode = serde_json::to_string(&t.suspension).unwrap_or_default();
+    if c.flash.bus.arbitration == BusArbitration::DataFirst && t.suspension != SuspensionMode::None
+    {
+        return Err(format!(
+            "key `tsu.suspension` = {mode} does not go with `flash.bus.arbitration` = \"data_first\": a suspended program or erase lets reads start on a busy channel, which that order does not model (MQSim, whose order it is, never suspends); allowed: tsu.suspension = \"none\", or flash.bus.arbitration = \"first_come\""
+        ));
+    }
     let program_keys: [(&str, bool, f64); 3] = [
         (
             "tsu.suspend_program_us",
