@@ -718,10 +718,8 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
     if ftl["cmt"]["mode"] != "ideal":
         # A translation page holds MQSim's GTD entries (no logical address): its entry count
         # sets which lookups share a translation page read and how many pages the map takes.
-        physical = math.prod(
-            flash[k] for k in ("channels", "chips_per_channel", "dies_per_chip", "planes_per_die", "pages_per_block")
-        )
-        physical *= blocks
+        geometry = ("channels", "chips_per_channel", "dies_per_chip", "planes_per_die", "blocks_per_plane")
+        physical = math.prod(flash[k] for k in geometry) * flash["pages_per_block"]
         sectors = flash["page_size_bytes"] // SECTOR
         ftl["cmt"]["translation_entry_bytes"] = math.ceil((math.log2(physical) + sectors) / 8)
     p = F("Flash_Technology")

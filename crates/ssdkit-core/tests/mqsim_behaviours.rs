@@ -343,13 +343,18 @@ fn a_free_serial_chip_serves_its_oldest_read_then_its_oldest_write() {
     assert!(t[1] < t[2], "older write on die 1 first");
 }
 
+/// `submits` (start us, logical page) as whole-page reads or writes for `on_one_chip`.
+fn whole_pages(write: bool, submits: &[(u64, u64)]) -> Vec<(u64, bool, u64, u64)> {
+    submits
+        .iter()
+        .map(|&(us, lpn)| (us, write, lpn, PAGE))
+        .collect()
+}
+
 /// One die of two planes; `submits` (start us, logical page) are 8 KiB writes. Returns the
 /// completion times (ps) and the count of multi-plane programs.
 fn writes_on_two_planes(offsets: &str, submits: &[(u64, u64)]) -> (Vec<u64>, u64) {
-    let whole: Vec<_> = submits
-        .iter()
-        .map(|&(us, lpn)| (us, true, lpn, PAGE))
-        .collect();
+    let whole = whole_pages(true, submits);
     let w = format!("tsu.write_offsets=\"{offsets}\"");
     let extra = [
         "flash.planes_per_die=2",
@@ -440,10 +445,7 @@ fn written_sectors_programs_move_only_the_written_half_page() {
 /// channel of three single-die chips, never-written pages read from flash (logical pages
 /// are striped over the chips: page k on chip k), with `flash.bus.arbitration`.
 fn reads_on_one_channel(arbitration: &str, submits: &[(u64, u64)]) -> (Config, Vec<u64>) {
-    let whole: Vec<_> = submits
-        .iter()
-        .map(|&(us, lpn)| (us, false, lpn, PAGE))
-        .collect();
+    let whole = whole_pages(false, submits);
     let a = format!("flash.bus.arbitration=\"{arbitration}\"");
     let extra = [
         "flash.chips_per_channel=3",

@@ -171,11 +171,11 @@ impl Backend {
         self.split(now, t, sw, bus, 0, array)
     }
 
-    /// Moves `sectors` sectors out of the die's registers to the controller. (Always inline:
+    /// Moves `sectors` sectors out of the die's registers to the controller. `ready`: when
+    /// the data reached the registers (`now`, unless it waited for the channel under
+    /// `flash.bus.arbitration = "data_first"`): the wait counts from then. (Always inline:
     /// one caller, on every read's path.)
     #[inline(always)]
-    /// `ready`: when the data reached the registers (`now`, unless it waited for the channel
-    /// under `flash.bus.arbitration = "data_first"`): the wait counts from then.
     pub fn transfer_out(
         &mut self,
         now: Picoseconds,

@@ -21,8 +21,8 @@ impl Simulator {
     /// A read's data is in the die's registers: it waits if the channel is busy.
     #[cold]
     pub(super) fn data_waits(&mut self, die: DieId, kind: TxKind) -> bool {
-        let ch = self.settings.geo.channel_of_die(die.0);
-        if !self.backend.channel_busy(ch, self.q.now()) {
+        let (ch, now) = (self.settings.geo.channel_of_die(die.0), self.q.now());
+        if !self.backend.channel_busy(ch, now) {
             return false;
         }
         let class = match kind {
@@ -30,7 +30,6 @@ impl Simulator {
             TxKind::GcRead => DataClass::Gc,
             _ => DataClass::User,
         };
-        let now = self.q.now();
         self.channel_queues().wait(ch, die.0, class, now);
         self.arm_channel(ch);
         true
