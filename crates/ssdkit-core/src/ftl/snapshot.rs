@@ -318,7 +318,7 @@ fn write_file(
             let n = e.iter().filter(|&&v| v != 0).count();
             w.put(&(n as u32).to_le_bytes()).map_err(io)?;
             if dense(n, e.len()) {
-                w.u32s(e).map_err(io)?;
+                w.u32s(&e).map_err(io)?;
             } else {
                 let (mut at, mut values) = (Vec::with_capacity(n * 2), Vec::with_capacity(n));
                 for (o, &v) in e.iter().enumerate().filter(|e| *e.1 != 0) {

@@ -12,6 +12,7 @@
 //! (fast and write preconditioning) is written entry by entry into the change tables.
 
 use super::NONE;
+use std::borrow::Cow;
 
 /// Entry of a change table for a page that is unmapped whatever the base says.
 const GONE: u32 = u32::MAX;
@@ -623,60 +624,119 @@ pub struct PageMap {
 }
 
 /// A table of changes in chunks of `1 << shift` entries, with a directory entry per chunk (0 =
-/// never written: every entry 0, as the base says).
-///
-/// Chunked (a device of more than `DENSE_LIMIT` pages): the directory holds the chunk's number
-/// in `pool` + 1 and chunks are allocated when first written, so the device reserves no address
-/// space for pages it never changes. Dense (smaller devices): `pool` is the whole table,
-/// allocated zeroed (the system gives it memory where it is written), and the directory only
-/// says which chunks were written; the entry's address does not depend on the directory, so a
-/// lookup does not wait for it (measured: writes with GC 10 % faster than chunked). Either way
-/// a lookup in a chunk never written reads the directory alone, and a snapshot finds the
-/// changes by the directory.
+/// never written: every entry 0, as the base says). A lookup in a chunk never written reads
+/// the directory (or the line's entry) alone, and a snapshot finds the changes by the
+/// directory, in chunks, whatever the layout.
 struct Changes {
     shift: u32,
     len: usize,
-    dense: bool,
+    layout: Layout,
     dir: Vec<u32>,
     pool: Vec<u32>,
+    /// `Layout::Lines`: per line of `LINE` entries, its line in `pool` + 1 (0 = never written).
+    lines: Vec<u32>,
+}
+
+/// How a `Changes` table stores its entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// `pool` is the whole table, allocated zeroed (the system gives it memory where it is
+    /// written), and the directory only says which chunks were written; the entry's address
+    /// does not depend on the directory, so a lookup does not wait for it (measured: writes
+    /// with GC 10 % faster than chunked).
+    Dense,
+    /// Tables of more than `DENSE_LIMIT` entries: the directory holds the chunk's number in
+    /// `pool` + 1 and chunks are allocated when first written, so the device reserves no
+    /// address space for pages it never changes.
+    Chunked,
+    /// The L2P of a table that would be dense, until a quarter of its lines are written:
+    /// `pool` holds the lines written, 64 bytes each, in the order written. Random writes to
+    /// a fresh device touch a new 4 KiB page of a dense L2P with nearly every write (the
+    /// 500 GB device of MQSim's shipped configuration has 61,000 of them), and on a virtual
+    /// machine each first touch costs microseconds (measured: a third of a 300,000-write run
+    /// in page faults); here they touch 64 bytes each, side by side. Becomes `Dense` at the
+    /// quarter, where the dense table's pages would nearly all be touched anyway.
+    Lines,
 }
 
 /// Tables up to this many entries are dense (1 GiB of address space each).
 const DENSE_LIMIT: usize = 1 << 28;
 
+/// Entries per line of `Layout::Lines` (log2): 16 entries of 4 bytes, a cache line.
+const LINE_SHIFT: u32 = 4;
+const LINE: usize = 1 << LINE_SHIFT;
+
 impl Changes {
-    fn new(len: usize, shift: u32) -> Self {
-        let dense = len <= DENSE_LIMIT;
+    /// `lines`: start in `Layout::Lines` when the table would be dense (the L2P).
+    fn new(len: usize, shift: u32, lines: bool) -> Self {
+        let layout = match len <= DENSE_LIMIT {
+            false => Layout::Chunked,
+            true if lines => Layout::Lines,
+            true => Layout::Dense,
+        };
         Self {
             shift,
             len,
-            dense,
+            layout,
             dir: vec![0; len.div_ceil(1 << shift)],
-            pool: if dense { vec![0; len] } else { Vec::new() },
+            pool: if layout == Layout::Dense {
+                vec![0; len]
+            } else {
+                Vec::new()
+            },
+            lines: if layout == Layout::Lines {
+                vec![0; len.div_ceil(LINE)]
+            } else {
+                Vec::new()
+            },
         }
     }
 
     #[inline]
     fn get(&self, i: usize) -> u32 {
-        match self.dir[i >> self.shift] {
-            0 => 0,
-            _ if self.dense => self.pool[i],
-            c => self.pool[((c as usize - 1) << self.shift) | (i & ((1 << self.shift) - 1))],
+        match self.layout {
+            Layout::Dense => match self.dir[i >> self.shift] {
+                0 => 0,
+                _ => self.pool[i],
+            },
+            Layout::Lines => match self.lines[i >> LINE_SHIFT] {
+                0 => 0,
+                l => self.pool[((l as usize - 1) << LINE_SHIFT) | (i & (LINE - 1))],
+            },
+            Layout::Chunked => match self.dir[i >> self.shift] {
+                0 => 0,
+                c => self.pool[((c as usize - 1) << self.shift) | (i & ((1 << self.shift) - 1))],
+            },
         }
     }
 
     #[inline]
     fn slot(&mut self, i: usize) -> &mut u32 {
         let d = i >> self.shift;
-        if self.dense {
-            self.dir[d] = 1;
-            return &mut self.pool[i];
+        match self.layout {
+            Layout::Dense => {
+                self.dir[d] = 1;
+                &mut self.pool[i]
+            }
+            Layout::Lines => {
+                self.dir[d] = 1;
+                let l = match self.lines[i >> LINE_SHIFT] {
+                    0 => match self.allocate_line(i >> LINE_SHIFT) {
+                        Some(l) => l,
+                        None => return self.slot(i),
+                    },
+                    l => l,
+                };
+                &mut self.pool[((l as usize - 1) << LINE_SHIFT) | (i & (LINE - 1))]
+            }
+            Layout::Chunked => {
+                let c = match self.dir[d] {
+                    0 => self.allocate(d),
+                    c => c,
+                };
+                &mut self.pool[((c as usize - 1) << self.shift) | (i & ((1 << self.shift) - 1))]
+            }
         }
-        let c = match self.dir[d] {
-            0 => self.allocate(d),
-            c => c,
-        };
-        &mut self.pool[((c as usize - 1) << self.shift) | (i & ((1 << self.shift) - 1))]
     }
 
     #[cold]
@@ -687,15 +747,45 @@ impl Changes {
         c
     }
 
+    /// A line for line `k` of a `Lines` table, or None when the table became dense instead.
+    #[cold]
+    fn allocate_line(&mut self, k: usize) -> Option<u32> {
+        if (self.pool.len() + LINE) * 4 > self.len {
+            self.densify();
+            return None;
+        }
+        self.pool.resize(self.pool.len() + LINE, 0);
+        let l = (self.pool.len() >> LINE_SHIFT) as u32;
+        self.lines[k] = l;
+        Some(l)
+    }
+
+    /// `Lines` to `Dense`, the directory unchanged.
+    fn densify(&mut self) {
+        let mut dense = vec![0u32; self.len];
+        for (k, &l) in self.lines.iter().enumerate().filter(|e| *e.1 != 0) {
+            let at = k << LINE_SHIFT;
+            let n = (self.len - at).min(LINE);
+            dense[at..at + n].copy_from_slice(&self.pool[(l as usize - 1) << LINE_SHIFT..][..n]);
+        }
+        self.pool = dense;
+        self.lines = Vec::new();
+        self.layout = Layout::Dense;
+    }
+
     /// Entries of chunk d (shorter at the table's end); None if it was never written.
-    fn chunk(&self, d: usize) -> Option<&[u32]> {
+    fn chunk(&self, d: usize) -> Option<Cow<'_, [u32]>> {
         let c = *self.dir.get(d)?;
         if c == 0 {
             return None;
         }
-        let n = (self.len - (d << self.shift)).min(1 << self.shift);
-        let at = if self.dense { d } else { c as usize - 1 };
-        Some(&self.pool[at << self.shift..][..n])
+        let first = d << self.shift;
+        let n = (self.len - first).min(1 << self.shift);
+        Some(match self.layout {
+            Layout::Dense => Cow::Borrowed(&self.pool[first..][..n]),
+            Layout::Chunked => Cow::Borrowed(&self.pool[(c as usize - 1) << self.shift..][..n]),
+            Layout::Lines => Cow::Owned((first..first + n).map(|i| self.get(i)).collect()),
+        })
     }
 
     fn written(&self) -> impl Iterator<Item = usize> + '_ {
@@ -706,15 +796,14 @@ impl Changes {
             .map(|e| e.0)
     }
 
-    /// Bytes held: the directory and the chunks written (a dense table's untouched pages take
-    /// no memory, so they are not counted).
+    /// Bytes held: the directories and the entries written (a dense table's untouched pages
+    /// take no memory, so they are not counted).
     fn bytes(&self) -> u64 {
-        let chunks = if self.dense {
-            self.written().count() << self.shift
-        } else {
-            self.pool.len()
+        let entries = match self.layout {
+            Layout::Dense => self.written().count() << self.shift,
+            Layout::Chunked | Layout::Lines => self.pool.len(),
         };
-        4 * (self.dir.len() + chunks) as u64
+        4 * (self.dir.len() + self.lines.len() + entries) as u64
     }
 }
 
@@ -755,16 +844,16 @@ impl PageMap {
         assert!(physical < GONE as usize && logical < GONE as usize);
         Self {
             base: Base::Empty,
-            l2p: Changes::new(logical, l2p_shift(logical)),
-            p2l: Changes::new(physical, P2L_SHIFT),
+            l2p: Changes::new(logical, l2p_shift(logical), true),
+            p2l: Changes::new(physical, P2L_SHIFT, false),
         }
     }
 
     /// Replaces the whole map by `base`, with no changes.
     pub fn reset(&mut self, base: Base) {
         self.base = base;
-        self.l2p = Changes::new(self.l2p.len, self.l2p.shift);
-        self.p2l = Changes::new(self.p2l.len, self.p2l.shift);
+        self.l2p = Changes::new(self.l2p.len, self.l2p.shift, true);
+        self.p2l = Changes::new(self.p2l.len, self.p2l.shift, false);
     }
 
     pub fn base(&self) -> &Base {
@@ -876,8 +965,8 @@ impl PageMap {
 
     /// The change entries of chunk `i` of `table` (shorter at the table's end; empty if never
     /// written).
-    pub fn chunk(&self, table: Table, i: usize) -> &[u32] {
-        self.table(table).chunk(i).unwrap_or(&[])
+    pub fn chunk(&self, table: Table, i: usize) -> Cow<'_, [u32]> {
+        self.table(table).chunk(i).unwrap_or(Cow::Borrowed(&[]))
     }
 
     /// Loading a snapshot: sets the base the loaded changes (`load_chunk`) apply to, keeping
@@ -939,12 +1028,11 @@ impl PageMap {
         let t = self.table(table);
         t.written().flat_map(move |i| {
             let first = i << t.shift;
-            t.chunk(i)
-                .unwrap_or(&[])
-                .iter()
-                .enumerate()
-                .filter(|e| *e.1 != 0)
-                .map(move |(d, &v)| ((first + d) as u32, v))
+            let n = (t.len - first).min(1 << t.shift);
+            (first..first + n).filter_map(move |k| match t.get(k) {
+                0 => None,
+                v => Some((k as u32, v)),
+            })
         })
     }
 
@@ -1024,7 +1112,7 @@ mod tests {
         copy.load_base(base);
         for t in [Table::L2p, Table::P2l] {
             for i in m.touched_chunks(t) {
-                copy.load_chunk(t, i, None, m.chunk(t, i)).unwrap();
+                copy.load_chunk(t, i, None, &m.chunk(t, i)).unwrap();
             }
         }
         copy.check().unwrap();
@@ -1062,5 +1150,48 @@ mod tests {
         m.load_chunk(Table::L2p, 0, Some(&[2, 5]), &[1, GONE])
             .unwrap();
         assert_eq!((m.ppn(2), m.ppn(5), m.ppn(3)), (0, NONE, NONE));
+    }
+
+    /// A table in `Layout::Lines` answers every lookup, chunk and count of changes as the
+    /// dense table given the same writes, and turns dense when the lines written would pass a
+    /// quarter of its entries: 5,000 entries, so at the 79th line of 16 (78 hold 1,248).
+    #[test]
+    fn lines_layout_answers_as_dense_and_turns_dense_at_a_quarter() {
+        let len = 5000;
+        let mut lines = Changes::new(len, 10, true);
+        let mut dense = Changes::new(len, 10, false);
+        assert_eq!((lines.layout, dense.layout), (Layout::Lines, Layout::Dense));
+        let same = |a: &Changes, b: &Changes| {
+            assert!((0..len).all(|k| a.get(k) == b.get(k)));
+            assert!(a.written().eq(b.written()));
+            for d in 0..len.div_ceil(1024) + 1 {
+                assert_eq!(a.chunk(d), b.chunk(d), "chunk {d}");
+            }
+        };
+        let mut touched = std::collections::BTreeSet::new();
+        let mut x = 12345u64;
+        for step in 0..3000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // The last entry first: the table's last line holds 8 entries.
+            let i = if step == 0 { len - 1 } else { (x >> 33) as usize % len };
+            *lines.slot(i) = step + 1;
+            *dense.slot(i) = step + 1;
+            touched.insert(i >> LINE_SHIFT);
+            let expect = match touched.len() {
+                ..=78 => Layout::Lines,
+                _ => Layout::Dense,
+            };
+            assert_eq!(lines.layout, expect, "{} lines written", touched.len());
+            if lines.layout == Layout::Lines {
+                assert_eq!(lines.bytes(), 4 * (5 + 313 + 16 * touched.len() as u64));
+            }
+            if step < 100 || step % 101 == 0 || touched.len() == 78 {
+                same(&lines, &dense);
+            }
+        }
+        same(&lines, &dense);
+        assert_eq!(lines.bytes(), dense.bytes());
     }
 }
