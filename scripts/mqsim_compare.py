@@ -181,7 +181,10 @@ def _ssdkit(binary: list[str], dev: Path, wl: Path, scenario: int, compat: bool)
         "flash_reads_per_request": d["flash"]["page_reads"] / requests,
         "flash_programs_per_request": d["flash"]["page_programs"] / requests,
         "mapping_reads_per_request": mreads / requests,
-        "mapping_programs_per_request": cmt.get("mapping_page_writes", 0) / requests,
+        # Write-backs made, as MQSim counts its mapping writes when it makes them
+        # (Address_Mapping_Unit_Page_Level.cpp:1622), though its schedulers never issue them;
+        # with `ftl.cmt.writebacks = "held"` ssdkit programs none either.
+        "mapping_programs_per_request": (cmt.get("eviction_writebacks", 0) + cmt.get("gc_writebacks", 0)) / requests,
     }
 
 

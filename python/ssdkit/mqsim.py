@@ -1258,6 +1258,24 @@ MQSIM_COMPAT: tuple[tuple[str, Any, str], ...] = (
         ),
     ),
     (
+        "ftl.cmt.writebacks",
+        "held",
+        (
+            "MQSim's schedulers never issue a mapping write, so a translation page written back never reaches "
+            "flash and its entries stay in DRAM for the rest of the run: later misses on it read nothing "
+            "(a drive programs what it writes back); with a cached map of single entries only"
+        ),
+    ),
+    (
+        "ftl.cmt.writeback_lru",
+        "front",
+        (
+            "MQSim's write-back reads each dirty entry of its translation page through the LRU list, making "
+            "them the most recently used, so the next eviction is often another page's dirty entry "
+            "(a write-back leaves the cache's order as it was); with a cached map of single entries only"
+        ),
+    ),
+    (
         "cache.write_back",
         "mqsim",
         (
@@ -1313,7 +1331,11 @@ def _compat_applies(key: str, doc: dict) -> bool:
     """Whether the device of ``doc`` has what the --mqsim-compat behaviour ``key`` acts on."""
     if key.startswith("ftl.cmt."):
         # An ideal map has no cache and no translation pages.
-        return doc.get("ftl", {}).get("cmt", {}).get("mode", "ideal") != "ideal"
+        cmt = doc.get("ftl", {}).get("cmt", {})
+        if key in ("ftl.cmt.writebacks", "ftl.cmt.writeback_lru") and cmt.get("granularity", "page") != "entry":
+            # Both are behaviours of MQSim's single-entry cache.
+            return False
+        return cmt.get("mode", "ideal") != "ideal"
     if key.startswith("cache."):
         return doc.get("cache", {}).get("mode", "off") in ("write", "read_write")
     if key == "flash.bus.arbitration":

@@ -353,6 +353,10 @@ pub struct FtlSettings {
     pub cmt_entry: bool,
     /// `ftl.cmt.translation_pages_at_start = "all"`: the whole map is on flash at start.
     pub cmt_all_at_start: bool,
+    /// `ftl.cmt.writebacks = "held"`: write-backs are never programmed (MQSim).
+    pub cmt_writebacks_held: bool,
+    /// `ftl.cmt.writeback_lru = "front"`: a write-back refreshes its dirty entries (MQSim).
+    pub cmt_writeback_front: bool,
     /// `ftl.unmapped_reads`: what a read of a never-written page does.
     pub unmapped_reads: crate::config::UnmappedReads,
 }
@@ -376,6 +380,8 @@ impl FtlSettings {
             cmt_gc_batch: f.cmt.gc_updates == crate::config::CmtGcUpdates::Batch,
             cmt_entry: f.cmt.granularity == crate::config::CmtGranularity::Entry,
             cmt_all_at_start: f.cmt.translation_pages_at_start == crate::config::CmtStartPages::All,
+            cmt_writebacks_held: f.cmt.writebacks == crate::config::CmtWritebacks::Held,
+            cmt_writeback_front: f.cmt.writeback_lru == crate::config::CmtWritebackLru::Front,
             unmapped_reads: f.unmapped_reads,
             device_seed: c.precondition_seed(),
         }

@@ -476,3 +476,53 @@ fn reads_of_never_written_pages_dirty_only_mqsims_entries() {
     println!("single entries: write-backs {wb}, expected {expected:.0}");
     assert!(rel(wb, expected) < 0.03, "{wb} vs {expected}");
 }
+
+/// `ftl.cmt.writebacks = "held"` (MQSim's mapping writes, queued but never issued): a page
+/// written back is never programmed and stays in DRAM, so later misses on it read nothing.
+/// 8 KiB reads of an empty device at QD1, MQSim's rules (every translation page on flash at
+/// start, a read of a never-written page dirties its entry), a cache of one entry, each request
+/// 911 pages after the last over 16 translation pages (a new entry of the next page each time,
+/// the pages in turn): each insertion evicts the previous request's dirty entry, so every
+/// request after the first writes its page back. Held, each page is read at its first visit
+/// and never again: 16 reads. Programmed, the write-back has reached flash when the turn comes
+/// back 16 requests later, so nearly every request reads.
+#[test]
+fn held_write_backs_never_reach_flash_and_answer_their_pages() {
+    let (pages, n) = (16u64, 2000u64);
+    let run = |writebacks: &str| {
+        let requests = format!("flow.0.requests={n}");
+        let range = format!("flow.0.range_bytes={}", pages * ENTRIES_PER_PAGE * 8192);
+        let stride = format!("flow.0.stride_bytes={}", (ENTRIES_PER_PAGE + 1) * 8192);
+        let w = format!("ftl.cmt.writebacks={writebacks}");
+        run_cfg(&reads(&[
+            "precondition.mode=empty",
+            "ftl.unmapped_reads=read_flash",
+            "ftl.cmt.translation_pages_at_start=all",
+            "ftl.cmt.granularity=entry",
+            "ftl.cmt.capacity_bytes=9",
+            "flow.0.pattern=sequential",
+            "flow.0.request_bytes=8192",
+            "flow.0.queue_depth=1",
+            requests.as_str(),
+            range.as_str(),
+            stride.as_str(),
+            w.as_str(),
+        ]))
+    };
+    let r = run("held");
+    let m = cmt(&r);
+    assert_eq!(m["lookups"]["read_misses"].as_u64(), Some(n), "{m}");
+    assert_eq!(m["lookup_reads"].as_u64(), Some(pages), "{m}");
+    assert_eq!(m["eviction_writebacks"].as_u64(), Some(n - 1), "{m}");
+    assert_eq!(m["mapping_page_writes"].as_u64(), Some(0), "{m}");
+    assert_eq!(r["device"]["flash"]["page_programs"].as_u64(), Some(0));
+    // Each write-back reads its page's unchanged entries unless a read of it is in flight.
+    let merge = m["writeback_reads"].as_u64().unwrap();
+    assert!(merge > n / 2 && merge < n, "{m}");
+
+    let r = run("programmed");
+    let m = cmt(&r);
+    assert_eq!(m["eviction_writebacks"].as_u64(), Some(n - 1), "{m}");
+    assert_eq!(m["mapping_page_writes"], m["eviction_writebacks"], "{m}");
+    assert!(m["lookup_reads"].as_u64().unwrap() > n * 9 / 10, "{m}");
+}

@@ -712,6 +712,32 @@ fn write_offsets_at_queue_needs_multi_plane_programs() {
         e.contains("program_data") && e.contains("written_sectors"),
         "{e}"
     );
+    let e = preset_err(
+        "mqsim-paper",
+        &["ftl.cmt.mode=shared", "ftl.cmt.writebacks=\"held\""],
+    );
+    assert!(
+        e.contains("ftl.cmt.writebacks") && e.contains("granularity = \"entry\""),
+        "{e}"
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &["ftl.cmt.mode=ideal", "ftl.cmt.writebacks=\"held\""],
+    );
+    assert!(
+        e.contains("ftl.cmt.writebacks") && e.contains("only with a cached map"),
+        "{e}"
+    );
+    let e = preset_err(
+        "mqsim-paper",
+        &["ftl.cmt.mode=shared", "ftl.cmt.writeback_lru=\"front\""],
+    );
+    assert!(
+        e.contains("ftl.cmt.writeback_lru") && e.contains("granularity = \"entry\""),
+        "{e}"
+    );
+    let e = preset_err("mqsim-paper", &["ftl.cmt.writebacks=\"never\""]);
+    assert!(e.contains("writebacks") && e.contains("held"), "{e}");
     let e = preset_err("mqsim-paper", &["ftl.cmt.translation_entry_bytes=8193"]);
     assert!(
         e.contains("ftl.cmt.translation_entry_bytes") && e.contains("8192"),

@@ -67,6 +67,38 @@ pub enum CmtStartPages {
     All,
 }
 
+/// `ftl.cmt.writebacks`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CmtWritebacks {
+    /// A translation page written back is programmed to flash; until the program ends its
+    /// entries are in DRAM, so a miss on it reads nothing.
+    #[default]
+    Programmed,
+    /// A translation page written back is never programmed and its entries stay in DRAM for
+    /// the rest of the run: MQSim queues mapping writes but its schedulers never issue them
+    /// (`TSU_OutofOrder.cpp:334-381` and `TSU_Priority_OutOfOrder.cpp` serve only the user
+    /// and GC write queues), so its `DepartingMappingEntries` only grows and every later miss
+    /// on such a page is answered from DRAM (`Address_Mapping_Unit_Page_Level.cpp:1519-1543`).
+    /// The read of the page's unchanged entries is still made. Needs granularity "entry".
+    Held,
+}
+
+/// `ftl.cmt.writeback_lru`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CmtWritebackLru {
+    /// A write-back cleans the cached entries of its page where they are in the LRU order.
+    #[default]
+    Kept,
+    /// A write-back also makes each dirty entry of its page the most recently used, in
+    /// ascending logical order: MQSim reads them through its LRU list with `Retrieve_ppa`,
+    /// which moves each to the front (`Address_Mapping_Unit_Page_Level.cpp:50`, `1585-1592`),
+    /// so the next eviction is an older entry, often another page's and dirty. Needs
+    /// granularity "entry".
+    Front,
+}
+
 /// `[ftl.cmt]`
 #[ranges]
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -112,6 +144,16 @@ pub struct CmtConfig {
     /// page. Default "written".
     #[serde(skip_serializing_if = "is_written")]
     pub translation_pages_at_start: CmtStartPages,
+    /// What becomes of a translation page written back: "programmed" (to flash) or "held"
+    /// (never programmed, its entries kept in DRAM: MQSim's schedulers never issue a mapping
+    /// write). "held" needs granularity "entry". Default "programmed".
+    #[serde(skip_serializing_if = "is_programmed")]
+    pub writebacks: CmtWritebacks,
+    /// Where a write-back leaves the dirty entries of its page in the LRU order: "kept" or
+    /// "front" (made the most recently used, as MQSim's CMT does). "front" needs granularity
+    /// "entry". Default "kept".
+    #[serde(skip_serializing_if = "is_kept")]
+    pub writeback_lru: CmtWritebackLru,
 }
 
 impl Default for CmtConfig {
@@ -125,8 +167,18 @@ impl Default for CmtConfig {
             gc_updates: CmtGcUpdates::Direct,
             granularity: CmtGranularity::Page,
             translation_pages_at_start: CmtStartPages::Written,
+            writebacks: CmtWritebacks::Programmed,
+            writeback_lru: CmtWritebackLru::Kept,
         }
     }
+}
+
+fn is_kept(w: &CmtWritebackLru) -> bool {
+    *w == CmtWritebackLru::Kept
+}
+
+fn is_programmed(w: &CmtWritebacks) -> bool {
+    *w == CmtWritebacks::Programmed
 }
 
 fn is_zero(n: &u32) -> bool {

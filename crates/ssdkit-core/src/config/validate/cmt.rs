@@ -30,6 +30,12 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
         if t.granularity != CmtGranularity::Page {
             return Err("key `ftl.cmt.granularity` = \"entry\" is taken only with a cached map (ftl.cmt.mode \"shared\" or \"per_flow\"; it is \"ideal\"); remove it".into());
         }
+        if t.writeback_lru != crate::config::CmtWritebackLru::Kept {
+            return Err("key `ftl.cmt.writeback_lru` = \"front\" is taken only with a cached map (ftl.cmt.mode \"shared\" or \"per_flow\"; it is \"ideal\"); remove it".into());
+        }
+        if t.writebacks != crate::config::CmtWritebacks::Programmed {
+            return Err("key `ftl.cmt.writebacks` = \"held\" is taken only with a cached map (ftl.cmt.mode \"shared\" or \"per_flow\"; it is \"ideal\"); remove it".into());
+        }
         if t.translation_pages_at_start != crate::config::CmtStartPages::Written {
             return Err("key `ftl.cmt.translation_pages_at_start` = \"all\" is taken only with a cached map (ftl.cmt.mode \"shared\" or \"per_flow\"; it is \"ideal\"); remove it".into());
         }
@@ -59,6 +65,12 @@ pub(super) fn validate_cmt(c: &Config) -> Result<(), String> {
     let entry = t.granularity == CmtGranularity::Entry;
     if entry && t.gc_updates == crate::config::CmtGcUpdates::Batch {
         return Err("key `ftl.cmt.gc_updates` = \"batch\" (DFTL's batch update of cached translation pages) needs ftl.cmt.granularity = \"page\"; with \"entry\" use \"direct\" (MQSim's)".into());
+    }
+    if !entry && t.writebacks != crate::config::CmtWritebacks::Programmed {
+        return Err("key `ftl.cmt.writebacks` = \"held\" (MQSim's mapping writes, never issued) needs ftl.cmt.granularity = \"entry\" (it is \"page\"); allowed with \"page\": \"programmed\"".into());
+    }
+    if !entry && t.writeback_lru != crate::config::CmtWritebackLru::Kept {
+        return Err("key `ftl.cmt.writeback_lru` = \"front\" (MQSim's LRU order of single entries) needs ftl.cmt.granularity = \"entry\" (it is \"page\"); allowed with \"page\": \"kept\"".into());
     }
     if entry && t.capacity_bytes < cmt.entry_bytes as u64 {
         return Err(format!(

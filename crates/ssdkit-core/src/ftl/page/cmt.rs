@@ -105,6 +105,14 @@ impl Cmt {
         c
     }
 
+    /// `ftl.cmt.writeback_lru = "front"`: a write-back makes the dirty entries of its page
+    /// the most recently used (single entries only).
+    pub fn set_writeback_front(&mut self) {
+        if let Some(e) = self.entry.as_mut() {
+            e.front_on_writeback = true;
+        }
+    }
+
     /// Whether the cache holds single entries (granularity "entry").
     #[inline]
     pub fn by_entry(&self) -> bool {
@@ -364,6 +372,13 @@ pub struct EntryCache {
     /// Per translation page: the first of its dirty cached entries, or NIL.
     dirty_head: Vec<u32>,
     parts: Vec<Part>,
+    /// `ftl.cmt.writeback_lru = "front"`: MQSim's write-back reads each dirty entry of its
+    /// page with `Retrieve_ppa`, which moves it to the front of the LRU list, in ascending
+    /// order (Address_Mapping_Unit_Page_Level.cpp:50, 1585-1592), so the next eviction takes
+    /// an older entry, likely another page's and dirty.
+    front_on_writeback: bool,
+    /// `clean`'s buffer.
+    moved: Vec<u32>,
 }
 
 impl EntryCache {
@@ -391,6 +406,8 @@ impl EntryCache {
                     cap: e,
                 })
                 .collect(),
+            front_on_writeback: false,
+            moved: Vec::new(),
         }
     }
 
@@ -461,12 +478,28 @@ impl EntryCache {
     }
 
     /// Every cached entry of translation page `t` is clean (its write-back carries them).
+    /// With `front_on_writeback`, each dirty one also becomes the most recently used of its
+    /// partition, the highest logical page last.
     fn clean(&mut self, t: u32) {
         let mut s = std::mem::replace(&mut self.dirty_head[t as usize], NIL);
+        let mut moved = std::mem::take(&mut self.moved);
         while s != NIL {
             self.dirty[s as usize] = false;
+            // The entry whose eviction wrote the page back has left its partition.
+            if self.front_on_writeback && self.part[s as usize] != NIL {
+                moved.push(s);
+            }
             s = self.dnext[s as usize];
         }
+        moved.sort_unstable_by_key(|&s| self.lpn[s as usize]);
+        for &s in &moved {
+            if self.parts[self.part[s as usize] as usize].head != s {
+                self.unlink(s);
+                self.push_front(s);
+            }
+        }
+        moved.clear();
+        self.moved = moved;
     }
 
     /// Caches `lpn`'s entry in partition `part` as the most recently used (an entry already
@@ -610,6 +643,18 @@ mod tests {
         assert_eq!(c.insert_entry(22, 0, false), Some(Writeback(5)));
         assert_eq!(c.cached_entries(), 3);
         assert_eq!(c.pages(), vec![vec![(21, false), (9, false), (22, false)]]);
+        // MQSim's LRU (`set_writeback_front`): the two dirty entries of page 0 besides the one
+        // evicted become the most recent, the higher page last, ahead of entry 9 used since.
+        let mut c = Cmt::new_entries(32, 4, 8, &[4]);
+        c.set_writeback_front();
+        for (lpn, dirty) in [(0, true), (3, true), (1, true), (9, false)] {
+            assert_eq!(c.insert_entry(lpn, 0, dirty), None);
+        }
+        assert_eq!(c.insert_entry(20, 0, false), Some(Writeback(0)));
+        assert_eq!(
+            c.pages(),
+            vec![vec![(9, false), (1, false), (3, false), (20, false)]]
+        );
         assert!(
             !c.page_cached(2),
             "a write-back always reads with single entries"

@@ -23,6 +23,8 @@ pub(in crate::ftl) struct CmtConf {
     gc_batch: bool,
     /// `ftl.cmt.granularity = "entry"`: the cache holds single entries (MQSim's).
     entry: bool,
+    /// `ftl.cmt.writebacks = "held"`: write-backs are never programmed (MQSim's).
+    held: bool,
     capacity_entries: u64,
     entry_bytes: u32,
 }
@@ -33,6 +35,7 @@ impl CmtConf {
             per_flow: s.ftl.cmt_per_flow,
             gc_batch: s.ftl.cmt_gc_batch,
             entry: s.ftl.cmt_entry,
+            held: s.ftl.cmt_writebacks_held,
             capacity_entries: s
                 .sizes
                 .cmt
@@ -91,7 +94,8 @@ pub(in crate::ftl) struct CmtPath {
     gc_tpages: Vec<Vec<u32>>,
     /// Granularity "entry": write-backs in flight per translation page. Their content is in
     /// DRAM until the program ends, so a miss on such a page reads nothing (MQSim's
-    /// DepartingMappingEntries, Address_Mapping_Unit_Page_Level.cpp:1519-1543).
+    /// DepartingMappingEntries, Address_Mapping_Unit_Page_Level.cpp:1519-1543); with
+    /// `writebacks = "held"` the program never comes, so the page stays here.
     departing: crate::engine::FastMap<u32, u32>,
 }
 
@@ -291,6 +295,14 @@ impl PageFtl {
         path.gc_pending[t as usize] = false;
         if entry {
             *path.departing.entry(t).or_insert(0) += 1;
+        }
+        if self.cmt_conf.held {
+            // MQSim reads the page's unchanged entries for the write that never comes.
+            if read && !self.path().loading.contains_key(&t) {
+                self.path().writeback_reads += 1;
+                self.read_translation_page(t, false);
+            }
+            return;
         }
         let lpn = self.tpage_lpn(t);
         let plane = self.target_plane(lpn);

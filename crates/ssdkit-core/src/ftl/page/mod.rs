@@ -209,12 +209,16 @@ impl PageFtl {
                 } else {
                     cmt::Cmt::new
                 };
-                new(
+                let mut c = new(
                     s.sizes.logical_pages,
                     m.entries_per_tpage,
                     m.translation_pages,
                     &m.partition_entries,
-                )
+                );
+                if f.cmt_writeback_front {
+                    c.set_writeback_front();
+                }
+                c
             }),
             cmt_path: None,
             cmt_conf: cmt_path::CmtConf::new(s),

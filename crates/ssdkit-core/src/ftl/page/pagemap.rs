@@ -1175,7 +1175,11 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             // The last entry first: the table's last line holds 8 entries.
-            let i = if step == 0 { len - 1 } else { (x >> 33) as usize % len };
+            let i = if step == 0 {
+                len - 1
+            } else {
+                (x >> 33) as usize % len
+            };
             *lines.slot(i) = step + 1;
             *dense.slot(i) = step + 1;
             touched.insert(i >> LINE_SHIFT);
