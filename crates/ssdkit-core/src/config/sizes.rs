@@ -34,6 +34,9 @@ pub struct CmtSettings {
     pub entry_bytes: u32,
     /// Mapping entries in one translation page: page size / entry size.
     pub entries_per_tpage: u32,
+    /// Bytes of one entry in a translation page on flash (`translation_entry_bytes`, or
+    /// `entry_bytes`).
+    pub on_flash_bytes: u32,
     /// Translation pages holding the whole map: ceil(logical pages / entries per page).
     pub translation_pages: u64,
     /// Entries each LRU partition holds: one partition ("shared") or one per flow.
@@ -73,6 +76,7 @@ impl CmtSettings {
         Some(Self {
             entry_bytes,
             entries_per_tpage,
+            on_flash_bytes: on_flash,
             translation_pages: logical_pages.div_ceil(entries_per_tpage as u64),
             partition_entries,
         })

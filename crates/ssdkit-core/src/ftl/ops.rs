@@ -37,10 +37,12 @@ pub enum OpClass {
     User,
     /// The mapping table's own pages (translation pages of the cached map).
     Mapping,
-    /// A read of one entry of a translation page: a cache of single entries
-    /// (`ftl.cmt.granularity = "entry"`) moves only the sector that holds it off the die
-    /// (MQSim reads one sector, Address_Mapping_Unit_Page_Level.cpp:1651-1652).
-    MappingEntry,
+    /// A read of some sectors of a translation page (the mask): a cache of single entries
+    /// (`ftl.cmt.granularity = "entry"`) moves only those off the die. A lookup reads the
+    /// sector holding its entry (MQSim reads one sector, Address_Mapping_Unit_Page_Level.cpp:
+    /// 1651-1652); a write-back reads the sectors holding the page's clean cached entries,
+    /// none if it has none (`1586-1612`).
+    MappingSectors(u64),
     /// Reclaim: GC victims, wear-levelling migrations (and, for block schemes, merges).
     Reclaim,
 }
@@ -103,10 +105,9 @@ impl FlashOp {
                 Tx {
                     lpn,
                     ppn,
-                    sectors: if class == OpClass::MappingEntry {
-                        1
-                    } else {
-                        sectors
+                    sectors: match class {
+                        OpClass::MappingSectors(mask) => mask,
+                        _ => sectors,
                     },
                     ..Tx::new(kind, plane)
                 }

@@ -105,6 +105,29 @@ impl Cmt {
         c
     }
 
+    /// Single entries: where entries sit in the sectors of a translation page on flash
+    /// (`on_flash_bytes` each, `sector_bytes` sectors, `sectors` of them a page), so that a
+    /// write-back can read only the sectors of its page's clean cached entries.
+    pub fn set_sectors(&mut self, on_flash_bytes: u32, sector_bytes: u32, sectors: u32) {
+        if let Some(e) = self.entry.as_mut() {
+            e.on_flash_bytes = on_flash_bytes;
+            e.sector_bytes = sector_bytes.max(1);
+            e.sectors = sectors.clamp(1, 64);
+            e.clean_in = vec![0; e.dirty_head.len() * e.sectors as usize];
+        }
+    }
+
+    /// Single entries: the sectors (a mask) holding the clean cached entries of the page the
+    /// last eviction wrote back, counted before the write-back cleaned its dirty ones: what
+    /// MQSim reads to merge them (`Address_Mapping_Unit_Page_Level.cpp:1586-1612`; 0 when it
+    /// holds none). None without `set_sectors`: the whole page.
+    pub fn writeback_sectors(&self) -> Option<u64> {
+        self.entry
+            .as_ref()
+            .filter(|e| e.sectors > 0)
+            .map(|e| e.last_sectors)
+    }
+
     /// `ftl.cmt.writeback_lru = "front"`: a write-back makes the dirty entries of its page
     /// the most recently used (single entries only).
     pub fn set_writeback_front(&mut self) {
@@ -379,6 +402,14 @@ pub struct EntryCache {
     front_on_writeback: bool,
     /// `clean`'s buffer.
     moved: Vec<u32>,
+    /// `Cmt::set_sectors`: bytes of an entry on flash, of a sector, sectors per page; and per
+    /// translation page and sector, the clean cached entries in it.
+    on_flash_bytes: u32,
+    sector_bytes: u32,
+    sectors: u32,
+    clean_in: Vec<u16>,
+    /// `Cmt::writeback_sectors`.
+    last_sectors: u64,
 }
 
 impl EntryCache {
@@ -408,6 +439,35 @@ impl EntryCache {
                 .collect(),
             front_on_writeback: false,
             moved: Vec::new(),
+            on_flash_bytes: 0,
+            sector_bytes: 1,
+            sectors: 0,
+            clean_in: Vec::new(),
+            last_sectors: 0,
+        }
+    }
+
+    /// Where the clean count of `lpn`'s sector is in `clean_in`, if kept.
+    #[inline]
+    fn sector_slot(&self, lpn: u32) -> Option<usize> {
+        if self.clean_in.is_empty() {
+            return None;
+        }
+        let t = (lpn / self.entries_per_tpage) as usize;
+        let at = (lpn % self.entries_per_tpage) as u64 * self.on_flash_bytes as u64;
+        let k = (at / self.sector_bytes as u64).min(self.sectors as u64 - 1) as usize;
+        Some(t * self.sectors as usize + k)
+    }
+
+    /// Slot `s` (cached) turned clean (+1) or stopped being a clean cached entry (-1).
+    #[inline]
+    fn count_clean(&mut self, s: u32, up: bool) {
+        if let Some(i) = self.sector_slot(self.lpn[s as usize]) {
+            if up {
+                self.clean_in[i] += 1;
+            } else {
+                self.clean_in[i] -= 1;
+            }
         }
     }
 
@@ -455,6 +515,7 @@ impl EntryCache {
         if self.dirty[s as usize] {
             return;
         }
+        self.count_clean(s, false);
         self.dirty[s as usize] = true;
         let t = (self.lpn[s as usize] / self.entries_per_tpage) as usize;
         let head = self.dirty_head[t];
@@ -486,8 +547,11 @@ impl EntryCache {
         while s != NIL {
             self.dirty[s as usize] = false;
             // The entry whose eviction wrote the page back has left its partition.
-            if self.front_on_writeback && self.part[s as usize] != NIL {
-                moved.push(s);
+            if self.part[s as usize] != NIL {
+                self.count_clean(s, true);
+                if self.front_on_writeback {
+                    moved.push(s);
+                }
             }
             s = self.dnext[s as usize];
         }
@@ -526,6 +590,7 @@ impl EntryCache {
         self.lpn[s as usize] = lpn;
         self.part[s as usize] = part as u32;
         self.dirty[s as usize] = false;
+        self.count_clean(s, true);
         self.index.insert(lpn, s);
         self.push_front(s);
         self.parts[part].len += 1;
@@ -544,12 +609,24 @@ impl EntryCache {
         self.parts[part].len -= 1;
         let lpn = self.lpn[s as usize];
         self.index.remove(&lpn);
+        if !self.dirty[s as usize] {
+            self.count_clean(s, false);
+        }
         self.part[s as usize] = NIL;
         self.free.push(s);
         if !self.dirty[s as usize] {
             return None;
         }
         let t = lpn / self.entries_per_tpage;
+        self.last_sectors = match self.sectors {
+            0 => 0,
+            n => {
+                let at = t as usize * n as usize;
+                (0..n as usize)
+                    .filter(|&k| self.clean_in[at + k] > 0)
+                    .fold(0, |m, k| m | 1 << k)
+            }
+        };
         self.clean(t);
         Some(Writeback(t))
     }
@@ -622,6 +699,32 @@ mod tests {
             c.pages(),
             vec![vec![(3, false)], vec![(1, false), (2, false)]]
         );
+    }
+
+    /// A write-back reads the sectors of its page's clean cached entries, counted before it
+    /// cleans the dirty ones (MQSim's merge read): 8 entries of 128 bytes a page, two sectors
+    /// of 512 bytes (entries 0-3, 4-7).
+    #[test]
+    fn a_write_back_reads_the_sectors_of_its_clean_entries() {
+        let mut c = Cmt::new_entries(32, 8, 4, &[4]);
+        assert_eq!(c.writeback_sectors(), None, "the whole page until set");
+        c.set_sectors(128, 512, 2);
+        for (lpn, dirty) in [(0, true), (1, false), (5, false), (9, false)] {
+            assert_eq!(c.insert_entry(lpn, 0, dirty), None);
+        }
+        // 0 leaves dirty: 1 (sector 0) and 5 (sector 1) are clean.
+        assert_eq!(c.insert_entry(10, 0, false), Some(Writeback(0)));
+        assert_eq!(c.writeback_sectors(), Some(0b11));
+        // 1 and 5 dirty: 1 leaves, and the write-back cleans 5: nothing clean to read.
+        assert!(c.mark_dirty(1) && c.mark_dirty(5));
+        assert_eq!(c.insert_entry(11, 0, false), Some(Writeback(0)));
+        assert_eq!(c.writeback_sectors(), Some(0));
+        // 5, clean now, leaves without a write-back; then 9 dirty leaves with 10 and 11
+        // clean in page 1's sector 0 (entries 8-11).
+        assert_eq!(c.insert_entry(16, 0, false), None);
+        assert!(c.mark_dirty(9));
+        assert_eq!(c.insert_entry(20, 0, false), Some(Writeback(1)));
+        assert_eq!(c.writeback_sectors(), Some(0b01));
     }
 
     #[test]

@@ -168,7 +168,8 @@ impl PageFtl {
         let path = self.cmt_path.as_mut().expect("a timed run");
         path.lookup_reads += 1;
         path.flow_reads[flow.idx()] += 1;
-        self.read_translation_page(t, self.cmt_conf.entry);
+        // Single entries: the sector holding the entry (MQSim's one sector).
+        self.read_translation_page(t, self.cmt_conf.entry.then_some(1));
         self.path()
             .loading
             .get_mut(&t)
@@ -200,15 +201,14 @@ impl PageFtl {
     }
 
     /// Asks for a read of translation page `t` and records it as loading: the whole page, or
-    /// with `entry` the sector of the entry a lookup needs.
-    fn read_translation_page(&mut self, t: u32, entry: bool) {
+    /// only the sectors of `sectors` (a mask; single entries).
+    fn read_translation_page(&mut self, t: u32, sectors: Option<u64>) {
         let lpn = self.tpage_lpn(t);
         let ppn = self.translate(lpn).expect("the page is in flash");
         self.ops.push(FlashOp::Read {
-            class: if entry {
-                OpClass::MappingEntry
-            } else {
-                OpClass::Mapping
+            class: match sectors {
+                Some(mask) => OpClass::MappingSectors(mask),
+                None => OpClass::Mapping,
             },
             lpn,
             ppn,
@@ -296,11 +296,17 @@ impl PageFtl {
         if entry {
             *path.departing.entry(t).or_insert(0) += 1;
         }
+        // Single entries: the sectors of the page's clean cached entries (MQSim's merge read).
+        let sectors = if entry {
+            self.cmt.as_ref().expect("cached").writeback_sectors()
+        } else {
+            None
+        };
         if self.cmt_conf.held {
             // MQSim reads the page's unchanged entries for the write that never comes.
             if read && !self.path().loading.contains_key(&t) {
                 self.path().writeback_reads += 1;
-                self.read_translation_page(t, false);
+                self.read_translation_page(t, sectors);
             }
             return;
         }
@@ -317,7 +323,7 @@ impl PageFtl {
         }
         if !self.path().loading.contains_key(&t) {
             self.path().writeback_reads += 1;
-            self.read_translation_page(t, false);
+            self.read_translation_page(t, sectors);
         }
     }
 
@@ -417,7 +423,8 @@ impl PageFtl {
         let path = self.path();
         path.lookup_reads += 1;
         path.flow_reads[flow.idx()] += 1;
-        self.read_translation_page(t, self.cmt_conf.entry);
+        // Single entries: the sector holding the entry (MQSim's one sector).
+        self.read_translation_page(t, self.cmt_conf.entry.then_some(1));
         let l = self.path().loading.get_mut(&t).expect("just added");
         l.trim = Some(flow);
         if entry {

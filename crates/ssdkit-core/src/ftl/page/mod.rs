@@ -218,6 +218,7 @@ impl PageFtl {
                 if f.cmt_writeback_front {
                     c.set_writeback_front();
                 }
+                c.set_sectors(m.on_flash_bytes, geo.sector_bytes, geo.sectors_per_page);
                 c
             }),
             cmt_path: None,
