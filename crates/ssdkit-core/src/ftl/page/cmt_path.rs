@@ -302,26 +302,18 @@ impl PageFtl {
         } else {
             None
         };
-        if self.cmt_conf.held {
-            // MQSim reads the page's unchanged entries for the write that never comes.
-            if read && !self.path().loading.contains_key(&t) {
-                self.path().writeback_reads += 1;
-                self.read_translation_page(t, sectors);
-            }
-            return;
+        // Held: MQSim still reads the page's unchanged entries for the write that never comes.
+        if !self.cmt_conf.held {
+            let lpn = self.tpage_lpn(t);
+            let plane = self.target_plane(lpn);
+            self.ops.push(FlashOp::Program {
+                class: OpClass::Mapping,
+                lpn,
+                plane,
+                after_read: read,
+            });
         }
-        let lpn = self.tpage_lpn(t);
-        let plane = self.target_plane(lpn);
-        self.ops.push(FlashOp::Program {
-            class: OpClass::Mapping,
-            lpn,
-            plane,
-            after_read: read,
-        });
-        if !read {
-            return;
-        }
-        if !self.path().loading.contains_key(&t) {
+        if read && !self.path().loading.contains_key(&t) {
             self.path().writeback_reads += 1;
             self.read_translation_page(t, sectors);
         }
