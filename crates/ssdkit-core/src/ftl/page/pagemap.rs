@@ -982,6 +982,10 @@ impl PageMap {
     /// Loading a snapshot: sets the base the loaded changes (`load_chunk`) apply to, keeping
     /// them; then `check`.
     pub fn load_base(&mut self, base: Base) {
+        // As `reset`: only a map with no base keeps its L2P in lines.
+        if !matches!(base, Base::Empty) && self.l2p.layout == Layout::Lines {
+            self.l2p.densify();
+        }
         self.base = base;
     }
 
@@ -1207,5 +1211,31 @@ mod tests {
         }
         same(&lines, &dense);
         assert_eq!(lines.bytes(), dense.bytes());
+    }
+
+    /// The L2P is in lines only over an empty base: a device that starts full (a base set by
+    /// preconditioning or loaded from a snapshot) changes everywhere, so it starts dense,
+    /// keeping the changes already loaded.
+    #[test]
+    fn l2p_starts_in_lines_only_over_an_empty_base() {
+        let stripe = [0u32, 1];
+        let mut m = PageMap::new(40, 48);
+        assert_eq!(m.l2p.layout, Layout::Lines);
+        m.load_chunk(Table::L2p, 0, Some(&[3, 33]), &[8, GONE])
+            .unwrap();
+        m.load_base(Base::striped(36, 24, &stripe));
+        assert_eq!(m.l2p.layout, Layout::Dense);
+        // Changed entries as loaded, the others as the base says (page l on plane l mod 2).
+        assert_eq!(
+            (m.ppn(3), m.ppn(33), m.ppn(4), m.ppn(37)),
+            (7, NONE, 2, NONE)
+        );
+        m.reset(Base::Empty);
+        assert_eq!(m.l2p.layout, Layout::Lines);
+        m.reset(Base::striped(36, 24, &stripe));
+        assert_eq!(m.l2p.layout, Layout::Dense);
+        let mut e = PageMap::new(40, 48);
+        e.load_base(Base::Empty);
+        assert_eq!(e.l2p.layout, Layout::Lines);
     }
 }
