@@ -3,7 +3,6 @@ TOML literals, and hand strings to the Rust core."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import numbers
 import os
@@ -14,7 +13,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Union
 
-from . import _native, outputs
+from . import _native, _record, outputs
 from ._columns import NATIVE_COLUMNS, _arrays, _breakdown_ns
 from ._lazy import _Lazy
 from ._native import ConfigError, PresetError, SsdkitError, SsdkitIoError
@@ -171,14 +170,14 @@ def run(
                 )
             result = Result.from_json(text)
             if request_log:
-                result = dataclasses.replace(result, request_log=_request_log(_concat_columns(kept)))
+                result = _record.replace(result, request_log=_request_log(_concat_columns(kept)))
             return result
         if not request_log:
             return Result.from_json(
                 _native.run(overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, **src)
             )
         text, cols = _native.run_with_log(overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, **src)
-        return dataclasses.replace(Result.from_json(text), request_log=_request_log(cols))
+        return _record.replace(Result.from_json(text), request_log=_request_log(cols))
     finally:
         arm.restore()
         done()

@@ -50,8 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Ctrl-C raises KeyboardInterrupt there and the latency log being written is removed.
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-    parser = _parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    # Only the command given is built; every one for the top-level help.
+    parser = _parser(None if not words or words[0] in ("-h", "--help") else words[0])
+    args = parser.parse_args(words)
     real_stdout = sys.stdout
     sys.stdout = _Stdout(real_stdout)
     try:
@@ -118,10 +120,38 @@ def _error(msg: str) -> None:
     print(f"{PROG}: error: {flat}", file=sys.stderr)
 
 
-def _parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """The parser of a command this process does not run: every call that would build it is
+    accepted and ignored (argparse takes about 8 ms to build every command's arguments, a tenth
+    of a short `ssdkit run`)."""
+
+    def __getattr__(self, name: str):
+        return self._ignore
+
+    def _ignore(self, *args, **kw) -> _Unbuilt:
+        return self
+
+
+class _Commands:
+    """The command subparsers, with only ``command``'s arguments built (every command's
+    with None, as for ``ssdkit --help``); the others are listed with their help line."""
+
+    def __init__(self, sub, command: str | None):
+        self._sub, self._command = sub, command
+
+    def add_parser(self, name: str, **kw):
+        if self._command in (None, name):
+            return self._sub.add_parser(name, **kw)
+        self._sub.add_parser(name, help=kw.get("help"))
+        return _Unbuilt()
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser, with the arguments of ``command`` only (every command's
+    when None)."""
     p = argparse.ArgumentParser(prog=PROG, description="Discrete-event SSD simulator.")
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = _Commands(p.add_subparsers(dest="command", metavar="COMMAND", required=True), command)
 
     def config_args(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("config", nargs="?", metavar="CONFIG", help="preset name or TOML file")

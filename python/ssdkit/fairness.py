@@ -7,20 +7,19 @@ interferes)."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
-from . import _native
+from . import _native, _record
 from ._native import ConfigError
+from ._record import record
 
 # The figures are part of the result model (``Result.fairness``); this module runs them.
 from .result import Fairness, FlowFairness, Result
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AloneRun:
     """What fairness keeps of flow ``index``'s alone run: its reads and writes completed and
     their mean response time, microseconds (``flows[index].stats.all`` of that run)."""
@@ -101,4 +100,4 @@ def run_fairness(src: dict[str, str], overrides: list[str], snapshot: str | None
     fair = compute(result, runs)
     raw = dict(result.raw)
     raw["fairness"] = fair.to_dict()
-    return dataclasses.replace(result, raw=raw, fairness=fair)
+    return _record.replace(result, raw=raw, fairness=fair)

@@ -25,11 +25,11 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Union
 
 from . import _native, api
 from ._native import ConfigError
+from ._record import field, record
 from ._toml import toml_loads, tomllib
 
 JobArg = Union[str, "os.PathLike[str]"]
@@ -171,7 +171,7 @@ _DIRS = ("read", "write", "trim")
 # Job file parsing
 
 
-@dataclass
+@record
 class _Opt:
     key: str  # canonical name
     written: str  # as written in the file
@@ -180,7 +180,7 @@ class _Opt:
     section: str
 
 
-@dataclass
+@record
 class _Job:
     section: str
     line: int
@@ -371,7 +371,7 @@ def _split_dirs(text: str) -> list[str]:
 # One job -> flows
 
 
-@dataclass
+@record
 class FioConversion:
     """What ``convert_fio`` produced: the TOML text, the flows and the notes it carries."""
 

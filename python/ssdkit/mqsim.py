@@ -25,11 +25,11 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Union
 
 from . import _native, api
 from ._native import ConfigError
+from ._record import field, record
 from .fio import apply_override_list, device_capacity, override_list, toml_dumps
 
 __all__ = [
@@ -69,7 +69,7 @@ CAUSES: dict[str, str] = {
 }
 
 
-@dataclass
+@record
 class Unmapped:
     """One MQSim parameter ssdkit does not reproduce exactly."""
 
@@ -106,7 +106,7 @@ def warning_lines(entries: Sequence[Unmapped]) -> list[str]:
     return out
 
 
-@dataclass
+@record
 class MqsimScenario:
     """One converted configuration: scenario ``index`` (1-based, as MQSim numbers its output
     files; 0 when only the device was converted)."""

@@ -7,17 +7,16 @@ attribute.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._columns import BREAKDOWN_STEPS
 from ._dotted import _flatten, _is_flow_name
 from ._native import SsdkitError
+from ._record import MISSING, Field, asdict, field, fields, record
 from .plot import Plotter
 
 if TYPE_CHECKING:
@@ -42,13 +41,13 @@ class _DictLike:
         return getattr(self, name)
 
     def keys(self) -> list[str]:
-        return [f.name for f in dataclasses.fields(self)]  # type: ignore[arg-type]
+        return [f.name for f in fields(self)]  # type: ignore[arg-type]
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)  # type: ignore[call-overload]
+        return asdict(self)  # type: ignore[call-overload]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LatencyUs(_DictLike):
     """Request latency, submission to completion, in microseconds."""
 
@@ -66,7 +65,7 @@ class LatencyUs(_DictLike):
         return _pick(cls, d)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LatencyHistogram(_DictLike):
     """Every latency of one kind of request, in the non-empty buckets of an HDR histogram
     (3 significant digits), ascending: bucket ``i`` holds ``count[i]`` latencies ``l`` (in
@@ -88,7 +87,7 @@ class LatencyHistogram(_DictLike):
         return sum(self.count)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OpStats(_DictLike):
     """Completed requests of one kind (read, write, trim, or all = read + write)."""
 
@@ -169,10 +168,10 @@ class OpStats(_DictLike):
     @classmethod
     def zero(cls) -> OpStats:
         """No requests (what a document from before TRIM support implies for ``trim``)."""
-        return cls(0, 0, 0.0, 0.0, LatencyUs(*[0.0] * len(dataclasses.fields(LatencyUs))), LatencyHistogram([], [], []))
+        return cls(0, 0, 0.0, 0.0, LatencyUs(*[0.0] * len(fields(LatencyUs))), LatencyHistogram([], [], []))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Stats(_DictLike):
     """Completed requests by kind. ``all`` = reads + writes; TRIM requests are only in
     ``trim`` (they move no data), and NVMe Flush commands (a flow's ``flush_every``, a fio
@@ -195,7 +194,7 @@ class Stats(_DictLike):
         return cls(**{op: OpStats.from_dict(_get(d, op)) for op in _OPS if op != "trim"}, trim=trim, flush=flush)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FlashStats(_DictLike):
     """Operations executed by the flash back end, user and GC traffic together."""
 
@@ -215,7 +214,7 @@ class FlashStats(_DictLike):
         return _pick(cls, d)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class MergeCounts(_DictLike):
     """Merges of block and hybrid mapping (``ftl.mapping``, docs/ftl.md)."""
 
@@ -233,7 +232,7 @@ class MergeCounts(_DictLike):
         return _pick(cls, d)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FtlStats(_DictLike):
     user_page_writes: int
     gc_runs: int
@@ -267,7 +266,7 @@ class FtlStats(_DictLike):
         return _pick(cls, d, write_amplification=wa, merges=None if m is None else MergeCounts.from_dict(m))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CacheCounts(_DictLike):
     """What the DRAM data cache did (docs/cache.md): for a flow, its requests' pages (and the
     write-backs of the data it wrote); for the device, every flow together."""
@@ -306,7 +305,7 @@ class CacheCounts(_DictLike):
         return _pick(cls, d)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CacheResult(_DictLike):
     """The ``device.cache`` part: the data cache of the device (absent with
     ``cache.mode = "off"``)."""
@@ -323,7 +322,7 @@ class CacheResult(_DictLike):
         return _pick(cls, d, totals=CacheCounts.from_dict(_get(d, "totals")))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CmtLookups(_DictLike):
     """Lookups in the cached mapping table (docs/ftl.md), one per user page transaction: for
     a flow, or every flow together."""
@@ -347,7 +346,7 @@ class CmtLookups(_DictLike):
         return _pick(cls, d)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SuspensionResult(_DictLike):
     """The ``device.suspension`` part: program/erase suspensions (``tsu.suspension``;
     docs/tsu.md)."""
@@ -363,7 +362,7 @@ class SuspensionResult(_DictLike):
         return _pick(cls, d)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HostResult(_DictLike):
     """The ``device.host`` part: how the host learned of completions (``host.completion`` =
     ``"interrupt"`` or ``"polled"``; docs/host.md)."""
@@ -390,7 +389,7 @@ class HostResult(_DictLike):
         return _pick(cls, d, core_busy_us=list(_get(d, "core_busy_us")))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CmtResult(_DictLike):
     """The ``device.cmt`` part: the cached mapping table and its flash traffic (absent with
     ``ftl.cmt.mode = "ideal"``; docs/results.md has every field)."""
@@ -421,7 +420,7 @@ class CmtResult(_DictLike):
         return _pick(cls, d, lookups=CmtLookups.from_dict(_get(d, "lookups")))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EraseHistogram(_DictLike):
     """Blocks by erase count: ``count[i]`` blocks have an erase count in
     ``[bin_start[i], bin_start[i] + bin_width)``."""
@@ -435,7 +434,7 @@ class EraseHistogram(_DictLike):
         return cls(bin_start=list(_get(d, "bin_start")), bin_width=_get(d, "bin_width"), count=list(_get(d, "count")))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EraseCounts(_DictLike):
     """Erase counts of every flash block at the end of the run, preconditioning included (a
     measure of wear and of its evenness)."""
@@ -453,7 +452,7 @@ class EraseCounts(_DictLike):
         return _pick(cls, d, histogram=EraseHistogram.from_dict(_get(d, "histogram")))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DeviceResult(_DictLike):
     """The ``device`` part of a :class:`Result`: all flows together, flash and FTL counters,
     wear and the preconditioning record. (Not to be confused with :class:`ssdkit.Device`, the
@@ -516,7 +515,7 @@ class DeviceResult(_DictLike):
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FlowResult(_DictLike):
     index: int
     name: str
@@ -564,7 +563,7 @@ class FlowResult(_DictLike):
         )
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class Precondition:
     """What :func:`ssdkit.precondition` did and wrote. ``raw`` is the whole record (its other
     keys depend on the mode; see docs/results.md), the same object a run from the snapshot
@@ -620,7 +619,7 @@ class Precondition:
         return self.summary()
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class TimeSeries:
     """Figures per window of ``run.timeseries_window_ms`` (docs/results.md, "Time
     series"): window ``i`` covers ``[start_ps[i], start_ps[i+1])``, the last one ends at
@@ -654,7 +653,7 @@ class TimeSeries:
         return len(self.start_ps)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WindowCheck(_DictLike):
     """The steady-state criteria of the SNIA Solid State Storage Performance Test
     Specification over one measurement window (rounds ``first_round`` to ``last_round``) of
@@ -684,7 +683,7 @@ class WindowCheck(_DictLike):
         return _pick(cls, d)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RoundFlow(_DictLike):
     """One flow's requests in one round; latencies None when it completed none."""
 
@@ -699,7 +698,7 @@ class RoundFlow(_DictLike):
         return _pick(cls, d)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SteadyRound(_DictLike):
     """One round, ``[start_ps, end_ps)`` of simulated time, numbered from 1: the requests
     completed in it (all flows; every op), their rates and latencies (None without any), the
@@ -737,7 +736,7 @@ class SteadyRound(_DictLike):
         )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SteadyVerdict(_DictLike):
     """Whether a window met both criteria: ``steady_round`` is the first round whose window
     did (None if none did), ``window`` that window (else the last one judged; None with fewer
@@ -759,7 +758,7 @@ class SteadyVerdict(_DictLike):
         return _pick(cls, d, window=None if w is None else WindowCheck.from_dict(w))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SteadyState(_DictLike):
     """The rounds of ``[steady_state]`` (docs/results.md, "Steady state") and their verdict
     by the steady-state criteria of the SNIA Solid State Storage Performance Test
@@ -902,7 +901,7 @@ class SteadyState(_DictLike):
         return out
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FlowFairness:
     """One flow's response times alone and shared (microseconds, mean over its reads and
     writes) and its slowdown."""
@@ -914,7 +913,7 @@ class FlowFairness:
     slowdown: float
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fairness:
     """Slowdown per flow, fairness F = min S / max S and weighted speedup WS = sum of
     RT_alone / RT_shared. The alone runs' results are not kept (with many flows they would
@@ -959,7 +958,7 @@ class Fairness:
 
 # eq=False: equality of two runs is a question about their JSON (see the tests), and the
 # dict fields would make a generated __hash__ raise anyway.
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class Result:
     """The outcome of one run. Build with :meth:`from_json` or get one from ``ssdkit.run``."""
 
@@ -1615,7 +1614,7 @@ def _pick(cls: Any, d: dict[str, Any], **given: Any) -> Any:
     """``cls`` from the keys of ``d`` that name its fields; keys it does not know are ignored
     so a newer core's extra fields do not break older readers."""
     kw = {}
-    for f in dataclasses.fields(cls):
+    for f in fields(cls):
         if f.name in given:
             kw[f.name] = given[f.name]
         elif isinstance(d, dict) and f.name not in d and _has_default(f):
@@ -1627,11 +1626,11 @@ def _pick(cls: Any, d: dict[str, Any], **given: Any) -> Any:
     return cls(**kw)
 
 
-def _has_default(f: dataclasses.Field) -> bool:
-    return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+def _has_default(f: Field) -> bool:
+    return f.default is not MISSING or f.default_factory is not MISSING
 
 
-def _admits_none(f: dataclasses.Field) -> bool:
+def _admits_none(f: Field) -> bool:
     """Whether the field's annotation (a string: annotations are postponed) allows None."""
     return isinstance(f.type, str) and f.type.replace(" ", "").endswith("|None")
 

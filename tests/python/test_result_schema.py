@@ -15,7 +15,6 @@ current); nothing on the Python side is generated: after ``make schema`` this te
 field the view lacks or reads with the wrong type."""
 
 import copy
-import dataclasses
 import json
 import pathlib
 import sys
@@ -25,6 +24,7 @@ from typing import Any, Union
 
 import pytest
 import ssdkit
+from ssdkit import _record
 from ssdkit.result import Result
 
 SCHEMA = pathlib.Path(__file__).resolve().parents[2] / "docs" / "result.schema.json"
@@ -69,7 +69,7 @@ def _split_none(tp):
 
 
 def _has_default(f):
-    return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+    return f.default is not _record.MISSING or f.default_factory is not _record.MISSING
 
 
 class Walker:
@@ -150,8 +150,8 @@ class Walker:
     def check_object(self, node, tp, origin, where):
         props = node.get("properties", {})
         required = set(node.get("required", []))
-        if dataclasses.is_dataclass(tp):
-            fields = {f.name: f for f in dataclasses.fields(tp)}
+        if _record.is_record(tp):
+            fields = {f.name: f for f in _record.fields(tp)}
             hints = _hints(tp)
             self.views.setdefault(tp, set()).update(RENAMED.get((tp.__name__, n), n) for n in props)
             for name, sub in props.items():
@@ -208,9 +208,7 @@ def _view_only(schema):
     """``(class, field)`` of each view field that no schema object names."""
     w = walk(schema)
     assert len(w.views) > 20
-    return {
-        (cls.__name__, f.name) for cls, keys in w.views.items() for f in dataclasses.fields(cls) if f.name not in keys
-    }
+    return {(cls.__name__, f.name) for cls, keys in w.views.items() for f in _record.fields(cls) if f.name not in keys}
 
 
 def test_every_field_of_the_view_comes_from_the_schema(schema):
