@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ._columns import BREAKDOWN_STEPS
 from ._dotted import _flatten, _is_flow_name
 from ._native import SsdkitError
-from ._record import MISSING, Field, asdict, field, fields, record
+from ._record import MISSING, Field, asdict, field, fields, record, replace  # noqa: F401 (fields, replace: public, docs/results.md)
 from .plot import Plotter
 
 if TYPE_CHECKING:

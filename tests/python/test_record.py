@@ -131,3 +131,21 @@ def test_the_run_command_path_does_not_import_dataclasses():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_result_copies_pickles_and_lists_its_fields():
+    import pickle
+
+    import ssdkit
+    from ssdkit import result as R
+
+    r = ssdkit.run("mqsim-paper", overrides=["flow.0.requests=50"])
+    s = R.replace(r, seed=7)
+    assert (s.seed, r.seed, s.device is r.device) == (7, r.seed, True) and s.seed != r.seed
+    flash = r.device.flash
+    assert list(flash.keys()) == [f.name for f in R.fields(flash)] == list(flash.to_dict())
+    assert flash["page_reads"] == flash.page_reads == r.raw["device"]["flash"]["page_reads"]
+    back = pickle.loads(pickle.dumps(r))
+    assert back.device == r.device and back.summary() == r.summary()
+    with pytest.raises(AttributeError):
+        r.seed = 3
