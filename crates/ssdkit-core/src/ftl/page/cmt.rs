@@ -380,17 +380,10 @@ impl Cmt {
 pub struct EntryCache {
     entries_per_tpage: u32,
     index: crate::engine::FastMap<u32, u32>,
-    /// Per slot: the logical page it caches.
-    lpn: Vec<u32>,
-    /// Per slot: LRU neighbours within its partition.
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    /// Per slot: neighbours in its translation page's dirty list (NIL-terminated), and
-    /// whether it is in that list.
-    dprev: Vec<u32>,
-    dnext: Vec<u32>,
-    dirty: Vec<bool>,
-    part: Vec<u32>,
+    /// Per slot, its entry and links, together: an operation on a slot touches one cache
+    /// line, where an array per field cost a miss per field (measured: 1 M random writes on
+    /// MQSim's device under `--mqsim-compat`, loop 2.5-2.7 s with arrays, 1.9-2.0 s so).
+    slots: Vec<Slot>,
     free: Vec<u32>,
     /// Per translation page: the first of its dirty cached entries, or NIL.
     dirty_head: Vec<u32>,
@@ -412,6 +405,21 @@ pub struct EntryCache {
     last_sectors: u64,
 }
 
+/// One slot of an `EntryCache`: the logical page it caches, its LRU neighbours within its
+/// partition, its neighbours in its translation page's dirty list (NIL-terminated) and whether
+/// it is in that list, its partition (NIL when free).
+#[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
+struct Slot {
+    lpn: u32,
+    prev: u32,
+    next: u32,
+    dprev: u32,
+    dnext: u32,
+    part: u32,
+    dirty: bool,
+}
+
 impl EntryCache {
     fn new(entries_per_tpage: u32, translation_pages: u64, partition_entries: &[u64]) -> Self {
         let n: u64 = partition_entries.iter().sum();
@@ -419,13 +427,18 @@ impl EntryCache {
         Self {
             entries_per_tpage,
             index: crate::engine::FastMap::with_capacity_and_hasher(n, Default::default()),
-            lpn: vec![0; n],
-            prev: vec![NIL; n],
-            next: vec![NIL; n],
-            dprev: vec![NIL; n],
-            dnext: vec![NIL; n],
-            dirty: vec![false; n],
-            part: vec![NIL; n],
+            slots: vec![
+                Slot {
+                    lpn: 0,
+                    prev: NIL,
+                    next: NIL,
+                    dprev: NIL,
+                    dnext: NIL,
+                    part: NIL,
+                    dirty: false,
+                };
+                n
+            ],
             free: (0..n as u32).rev().collect(),
             dirty_head: vec![NIL; translation_pages as usize],
             parts: partition_entries
@@ -462,7 +475,7 @@ impl EntryCache {
     /// Slot `s` (cached) turned clean (+1) or stopped being a clean cached entry (-1).
     #[inline]
     fn count_clean(&mut self, s: u32, up: bool) {
-        if let Some(i) = self.sector_slot(self.lpn[s as usize]) {
+        if let Some(i) = self.sector_slot(self.slots[s as usize].lpn) {
             if up {
                 self.clean_in[i] += 1;
             } else {
@@ -472,29 +485,29 @@ impl EntryCache {
     }
 
     fn unlink(&mut self, s: u32) {
-        let (prev, next) = (self.prev[s as usize], self.next[s as usize]);
-        let p = &mut self.parts[self.part[s as usize] as usize];
+        let (prev, next) = (self.slots[s as usize].prev, self.slots[s as usize].next);
+        let p = &mut self.parts[self.slots[s as usize].part as usize];
         if prev == NIL {
             p.head = next;
         } else {
-            self.next[prev as usize] = next;
+            self.slots[prev as usize].next = next;
         }
         if next == NIL {
             p.tail = prev;
         } else {
-            self.prev[next as usize] = prev;
+            self.slots[next as usize].prev = prev;
         }
     }
 
     fn push_front(&mut self, s: u32) {
-        let p = self.part[s as usize] as usize;
+        let p = self.slots[s as usize].part as usize;
         let head = self.parts[p].head;
-        self.prev[s as usize] = NIL;
-        self.next[s as usize] = head;
+        self.slots[s as usize].prev = NIL;
+        self.slots[s as usize].next = head;
         if head == NIL {
             self.parts[p].tail = s;
         } else {
-            self.prev[head as usize] = s;
+            self.slots[head as usize].prev = s;
         }
         self.parts[p].head = s;
     }
@@ -504,7 +517,7 @@ impl EntryCache {
         let Some(&s) = self.index.get(&lpn) else {
             return false;
         };
-        if self.parts[self.part[s as usize] as usize].head != s {
+        if self.parts[self.slots[s as usize].part as usize].head != s {
             self.unlink(s);
             self.push_front(s);
         }
@@ -512,17 +525,17 @@ impl EntryCache {
     }
 
     fn set_dirty(&mut self, s: u32) {
-        if self.dirty[s as usize] {
+        if self.slots[s as usize].dirty {
             return;
         }
         self.count_clean(s, false);
-        self.dirty[s as usize] = true;
-        let t = (self.lpn[s as usize] / self.entries_per_tpage) as usize;
+        self.slots[s as usize].dirty = true;
+        let t = (self.slots[s as usize].lpn / self.entries_per_tpage) as usize;
         let head = self.dirty_head[t];
-        self.dprev[s as usize] = NIL;
-        self.dnext[s as usize] = head;
+        self.slots[s as usize].dprev = NIL;
+        self.slots[s as usize].dnext = head;
         if head != NIL {
-            self.dprev[head as usize] = s;
+            self.slots[head as usize].dprev = s;
         }
         self.dirty_head[t] = s;
     }
@@ -545,19 +558,19 @@ impl EntryCache {
         let mut s = std::mem::replace(&mut self.dirty_head[t as usize], NIL);
         let mut moved = std::mem::take(&mut self.moved);
         while s != NIL {
-            self.dirty[s as usize] = false;
+            self.slots[s as usize].dirty = false;
             // The entry whose eviction wrote the page back has left its partition.
-            if self.part[s as usize] != NIL {
+            if self.slots[s as usize].part != NIL {
                 self.count_clean(s, true);
                 if self.front_on_writeback {
                     moved.push(s);
                 }
             }
-            s = self.dnext[s as usize];
+            s = self.slots[s as usize].dnext;
         }
-        moved.sort_unstable_by_key(|&s| self.lpn[s as usize]);
+        moved.sort_unstable_by_key(|&s| self.slots[s as usize].lpn);
         for &s in &moved {
-            if self.parts[self.part[s as usize] as usize].head != s {
+            if self.parts[self.slots[s as usize].part as usize].head != s {
                 self.unlink(s);
                 self.push_front(s);
             }
@@ -573,7 +586,7 @@ impl EntryCache {
     /// them back together and updates its on-flash table at once, cpp:1585-1598).
     fn insert(&mut self, lpn: u32, part: usize, dirty: bool) -> Option<Writeback> {
         if let Some(&s) = self.index.get(&lpn) {
-            if self.parts[self.part[s as usize] as usize].head != s {
+            if self.parts[self.slots[s as usize].part as usize].head != s {
                 self.unlink(s);
                 self.push_front(s);
             }
@@ -587,9 +600,9 @@ impl EntryCache {
             out = self.evict(part);
         }
         let s = self.free.pop().expect("a partition full evicts first");
-        self.lpn[s as usize] = lpn;
-        self.part[s as usize] = part as u32;
-        self.dirty[s as usize] = false;
+        self.slots[s as usize].lpn = lpn;
+        self.slots[s as usize].part = part as u32;
+        self.slots[s as usize].dirty = false;
         self.count_clean(s, true);
         self.index.insert(lpn, s);
         self.push_front(s);
@@ -607,14 +620,14 @@ impl EntryCache {
         }
         self.unlink(s);
         self.parts[part].len -= 1;
-        let lpn = self.lpn[s as usize];
+        let lpn = self.slots[s as usize].lpn;
         self.index.remove(&lpn);
-        if !self.dirty[s as usize] {
+        if !self.slots[s as usize].dirty {
             self.count_clean(s, false);
         }
-        self.part[s as usize] = NIL;
+        self.slots[s as usize].part = NIL;
         self.free.push(s);
-        if !self.dirty[s as usize] {
+        if !self.slots[s as usize].dirty {
             return None;
         }
         let t = lpn / self.entries_per_tpage;
@@ -638,8 +651,8 @@ impl EntryCache {
                 let mut v = Vec::with_capacity(p.len as usize);
                 let mut s = p.tail;
                 while s != NIL {
-                    v.push((self.lpn[s as usize], self.dirty[s as usize]));
-                    s = self.prev[s as usize];
+                    v.push((self.slots[s as usize].lpn, self.slots[s as usize].dirty));
+                    s = self.slots[s as usize].prev;
                 }
                 v
             })
