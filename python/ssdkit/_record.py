@@ -37,6 +37,7 @@ class Field:
 
     def __init__(
         self,
+        *,
         default: Any = MISSING,
         default_factory: Any = MISSING,
         repr: bool = True,
@@ -57,16 +58,10 @@ class Field:
         return f"Field(name={self.name!r}, type={self.type!r})"
 
 
-def field(
-    *,
-    default: Any = MISSING,
-    default_factory: Any = MISSING,
-    repr: bool = True,
-    hash: bool | None = None,
-    compare: bool = True,
-) -> Any:
-    """A field with options, as ``dataclasses.field``."""
-    return Field(default, default_factory, repr, hash, compare)
+def field(**options: Any) -> Any:
+    """A field with options (``default``, ``default_factory``, ``repr``, ``hash``,
+    ``compare``), as ``dataclasses.field``."""
+    return Field(**options)
 
 
 def _class_fields(cls: type) -> tuple[Field, ...]:
