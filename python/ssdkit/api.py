@@ -17,16 +17,16 @@ from . import _native, _record, outputs
 from ._columns import NATIVE_COLUMNS, _arrays, _breakdown_ns
 from ._lazy import _Lazy
 from ._native import ConfigError, PresetError, SsdkitError, SsdkitIoError
-from ._toml import toml_loads
 from .result import Precondition, Result
 
 if TYPE_CHECKING:
     import pandas
 
 # Imported by the runs that use them: fairness needs concurrent.futures and tempfile, the
-# latency log pyarrow; a plain run pays for neither.
+# latency log pyarrow, reading TOML tomllib and datetime (4 ms); a plain run pays for none.
 fairness_mod = _Lazy("fairness")
 latency_log_mod = _Lazy("latency_log")
+_toml = _Lazy("_toml")
 
 ConfigArg = Union[str, "os.PathLike[str]", None]
 PathArg = Union[str, "os.PathLike[str]"]
@@ -384,7 +384,7 @@ def input_files(src: Mapping[str, str], overrides: list[str]) -> list[tuple[str,
     found = []
     if src.get("origin", "<string>") != "<string>":
         found.append(("configuration file", src["origin"]))
-    doc = toml_loads(_native.resolve_config(overrides=list(overrides), **src), "resolved configuration")
+    doc = _toml.toml_loads(_native.resolve_config(overrides=list(overrides), **src), "resolved configuration")
     for i, f in enumerate(doc.get("flow", [])):
         if f.get("trace"):
             found.append((f"trace file of flow {i}", f["trace"]))

@@ -919,7 +919,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             **_config_kwargs(args),
         )
     _report_detection(result)
-    text = result.to_json()
+    # The document's text only where it goes: a summary alone does not pay for it.
+    text = result.to_json() if out or args.json else ""
     if out:
         outputs.write(out, text + "\n", "result JSON")
     print(text if args.json else result.summary())

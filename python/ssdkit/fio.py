@@ -28,9 +28,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
 from . import _native, api
+from ._lazy import _Lazy
 from ._native import ConfigError
 from ._record import field, record
-from ._toml import toml_loads, tomllib
+
+# TOML is read only to convert a job onto a base file and to parse --set values: `ssdkit run
+# --mqsim`, which imports this module, does neither and skips tomllib (4 ms).
+_toml = _Lazy("_toml")
 
 JobArg = Union[str, "os.PathLike[str]"]
 DEFAULT_PRESET = "mqsim-paper"
@@ -900,7 +904,7 @@ def convert_fio(
     ctx = _Ctx(origin)
     jobs = _parse_jobs(text, ctx)
     base_text, base_origin = base_source(base, preset)
-    doc = toml_loads(base_text, base_origin)
+    doc = _toml.toml_loads(base_text, base_origin)
     doc.pop("flow", None)
     ov = override_list(overrides)
     capacity = device_capacity(doc, ov, base_origin)
@@ -969,8 +973,8 @@ def device_capacity(doc: Mapping, overrides: Sequence[str], origin: str) -> int:
 
 def _parse_override_value(raw: str) -> Any:
     try:
-        return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+        return _toml.tomllib.loads(f"v = {raw}")["v"]
+    except _toml.tomllib.TOMLDecodeError:
         return raw  # a bare string, as the core takes it
 
 

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from . import _json
 from ._columns import BREAKDOWN_STEPS
 from ._dotted import _flatten, _is_flow_name
 from ._native import SsdkitError
@@ -602,7 +603,7 @@ class Precondition:
         return _pick(cls, d, raw=d)
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.raw, indent=indent)
+        return _json.dumps(self.raw, indent=indent)
 
     def summary(self) -> str:
         """One paragraph: mode, model, predicted or measured WA, time, the file and its size."""
@@ -1044,7 +1045,7 @@ class Result:
 
     def to_json(self, indent: int | None = 2) -> str:
         """The result document as the core wrote it (same keys, order and values)."""
-        return json.dumps(self.raw, indent=indent, sort_keys=False)
+        return _json.dumps(self.raw, indent=indent)
 
     def breakdown(self) -> pandas.DataFrame:
         """The latency breakdown (``run.latency_breakdown``) as a table: one row per flow (the

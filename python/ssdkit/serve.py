@@ -10,7 +10,7 @@ import signal
 import threading
 from typing import Any, Callable
 
-from . import _native, outputs
+from . import _json, _native, outputs
 from ._columns import OPS
 from ._native import ConfigError
 from .api import ConfigArg, Overrides, PathArg, _override_list, _path, _source, input_files
@@ -184,7 +184,7 @@ def serve(
     def on_result(text: str) -> None:
         if out is not None:
             # As `ssdkit run -o` writes it; replaced whole (written beside, then renamed).
-            outputs.write(out, json.dumps(json.loads(text), indent=2) + "\n", "result JSON")
+            outputs.write(out, _json.dumps(json.loads(text), indent=2) + "\n", "result JSON")
 
     writer = _ServeLog(log, clock) if log is not None else None
     try:

@@ -379,7 +379,7 @@ impl Cmt {
 /// memory in proportion to the capacity, not to the device.
 pub struct EntryCache {
     entries_per_tpage: u32,
-    index: crate::engine::FastMap<u32, u32>,
+    index: std::collections::HashMap<u32, u32, RunHash>,
     /// Per slot, its entry and links, together: an operation on a slot touches one cache
     /// line, where an array per field cost a miss per field (measured: 1 M random writes on
     /// MQSim's device under `--mqsim-compat`, loop 2.5-2.7 s with arrays, 1.9-2.0 s so).
@@ -405,6 +405,55 @@ pub struct EntryCache {
     last_sectors: u64,
 }
 
+/// Hashes a logical page so that the eight of an aligned run (`lpn / 8` equal) take eight
+/// neighbouring buckets of the table, in one group of its control bytes and one cache line
+/// of its buckets: a sequential reader misses the cache once per eight lookups instead of
+/// twice per lookup (measured: 128 KiB sequential reads on MQSim's device under
+/// `--mqsim-compat`, the lookups a third of the loop before). The table's bucket is the
+/// hash's low bits and its tag the top seven, so the run's number is mixed into both and
+/// the page within the run fills the low three bits. Lookups alone depend on it: nothing
+/// iterates the table, so the order of results does not.
+#[derive(Debug, Clone, Copy, Default)]
+struct RunHash;
+
+impl std::hash::BuildHasher for RunHash {
+    type Hasher = RunHasher;
+    #[inline]
+    fn build_hasher(&self) -> RunHasher {
+        RunHasher(0)
+    }
+}
+
+struct RunHasher(u64);
+
+impl std::hash::Hasher for RunHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u32` keys reach it (`write_u32`); other bytes are folded in for safety.
+        for &b in bytes {
+            self.0 = (self.0 << 8) | b as u64;
+        }
+    }
+
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.0 = n as u64;
+    }
+
+    /// MurmurHash3's 64-bit finaliser of the run number: every bit of it reaches every
+    /// bit of the hash.
+    #[inline]
+    fn finish(&self) -> u64 {
+        let mut x = self.0 >> 3;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        x ^= x >> 33;
+        (x & !7) | (self.0 & 7)
+    }
+}
+
 /// One slot of an `EntryCache`: the logical page it caches, its LRU neighbours within its
 /// partition, its neighbours in its translation page's dirty list (NIL-terminated) and whether
 /// it is in that list, its partition (NIL when free).
@@ -426,7 +475,7 @@ impl EntryCache {
         let n = n as usize;
         Self {
             entries_per_tpage,
-            index: crate::engine::FastMap::with_capacity_and_hasher(n, Default::default()),
+            index: std::collections::HashMap::with_capacity_and_hasher(n, RunHash),
             slots: vec![
                 Slot {
                     lpn: 0,
