@@ -135,6 +135,15 @@ def resolve_config(
 ) -> str:
     """The validated configuration with every default written out, as TOML."""
 
+def trace_files(
+    toml_text: str | None = None,
+    origin: str = "<string>",
+    preset: str | None = None,
+    overrides: list[str] = ...,
+) -> list[str]:
+    """Each flow's trace file as the run opens it (relative paths resolved from the
+    configuration file's folder), "" for a synthetic flow."""
+
 def presets() -> list[tuple[str, str]]:
     """Built-in presets as (name, description) pairs."""
 

@@ -23,10 +23,9 @@ if TYPE_CHECKING:
     import pandas
 
 # Imported by the runs that use them: fairness needs concurrent.futures and tempfile, the
-# latency log pyarrow, reading TOML tomllib and datetime (4 ms); a plain run pays for none.
+# latency log pyarrow; a plain run pays for neither.
 fairness_mod = _Lazy("fairness")
 latency_log_mod = _Lazy("latency_log")
-_toml = _Lazy("_toml")
 
 ConfigArg = Union[str, "os.PathLike[str]", None]
 PathArg = Union[str, "os.PathLike[str]"]
@@ -384,10 +383,9 @@ def input_files(src: Mapping[str, str], overrides: list[str]) -> list[tuple[str,
     found = []
     if src.get("origin", "<string>") != "<string>":
         found.append(("configuration file", src["origin"]))
-    doc = _toml.toml_loads(_native.resolve_config(overrides=list(overrides), **src), "resolved configuration")
-    for i, f in enumerate(doc.get("flow", [])):
-        if f.get("trace"):
-            found.append((f"trace file of flow {i}", f["trace"]))
+    for i, trace in enumerate(_native.trace_files(overrides=list(overrides), **src)):
+        if trace:
+            found.append((f"trace file of flow {i}", trace))
     return found
 
 

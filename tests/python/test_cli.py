@@ -361,3 +361,20 @@ def test_bench_json():
     assert doc["cases"][4]["precondition_mode"] == "fast" and doc["cases"][0]["precondition_mode"] == "fast"
     # The trace case replays every generated line.
     assert doc["cases"][3]["requests"] == doc["requests"]
+
+
+def test_argparse_strings_are_translated_as_gettext_does():
+    """The parser looks the message catalogue up once (`cli._translate_once`); what argparse
+    says must not change."""
+    import argparse
+    import gettext
+
+    from ssdkit import cli
+
+    cli._parser("run")
+    for s in ("usage: ", "the following arguments are required: %s", "show this help message and exit"):
+        assert argparse._(s) == gettext.gettext(s)
+    for n in (1, 2):
+        assert argparse.ngettext("expected %s argument", "expected %s arguments", n) == gettext.ngettext(
+            "expected %s argument", "expected %s arguments", n
+        )

@@ -382,6 +382,25 @@ fn resolve_config(
     guarded(py, || Ok(api::load(src, &overrides)?.to_toml()))
 }
 
+/// Each flow's trace file as the run opens it (relative paths resolved from the
+/// configuration file's folder), "" for a synthetic flow: the inputs an output must not
+/// overwrite, without the whole resolved configuration as TOML for Python to parse.
+#[pyfunction]
+#[pyo3(signature = (toml_text=None, origin="<string>".to_string(), preset=None, overrides=Vec::new()))]
+fn trace_files(
+    py: Python<'_>,
+    toml_text: Option<String>,
+    origin: String,
+    preset: Option<String>,
+    overrides: Vec<String>,
+) -> PyResult<Vec<String>> {
+    let src = source(&toml_text, &origin, &preset)?;
+    guarded(py, || {
+        let cfg = api::load(src, &overrides)?;
+        Ok(cfg.flows.iter().map(|f| f.trace.clone()).collect())
+    })
+}
+
 /// Geometry and logical capacity of the configured device, as JSON text: what converters
 /// (fio, MQSim import) need to turn percentages into byte ranges.
 #[pyfunction]
@@ -467,6 +486,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(models::nvme_eval, m)?)?;
     m.add_function(wrap_pyfunction!(precondition, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_files, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(device_info, m)?)?;
     m.add_function(wrap_pyfunction!(precondition_key, m)?)?;
