@@ -1302,6 +1302,19 @@ MQSIM_COMPAT: tuple[tuple[str, Any, str], ...] = (
         ),
     ),
     (
+        "ftl.firmware_request_us",
+        0.0,
+        (
+            "MQSim's firmware takes no time: a request is split and its pages translated and queued at the "
+            "instant its command arrives (a controller's cores take about a microsecond a command)"
+        ),
+    ),
+    (
+        "ftl.firmware_transaction_us",
+        0.0,
+        "MQSim's firmware takes no time per page transaction either (a controller's, a quarter microsecond)",
+    ),
+    (
         "tsu.write_offsets",
         "at_queue",
         (

@@ -634,10 +634,14 @@ def test_mqsim_compat_turns_on_each_listed_behaviour_and_overrides_win(tmp_path)
         assert t.get(name) != value, key
         assert f"{key} = {str(value).lower()}" in compat.toml
     # Everything else is the same import, but for the suspension times and thresholds, which
-    # go with suspension.
+    # go with suspension. (A plain import sets some of the keys to ssdkit's own values, e.g.
+    # the firmware times.)
     for key, _v, _w in mqsim.MQSIM_COMPAT:
         t, name = table(compat.doc, key)
         del t[name]
+        if key.startswith("ftl.firmware_"):
+            t, name = table(plain.doc, key)
+            assert t.pop(name) > 0, key
     assert compat.doc["tsu"] == {"policy": plain.doc["tsu"]["policy"]}
     assert plain.doc["tsu"]["suspension"] == "erase" and plain.doc["tsu"]["max_suspensions"] == 255
     del compat.doc["tsu"], plain.doc["tsu"]
@@ -721,3 +725,23 @@ def test_caching_mode_is_the_flows_and_off_drops_the_cache_keys(tmp_path):
     assert sc.doc["cache"]["mode"] == "write"
     (e,) = [e for e in sc.unmapped if "Device_Level_Data_Caching_Mode" in e.path]
     assert e.kind == "approximated" and "write, read" in e.reason, e.line()
+
+
+def test_compat_firmware_takes_no_time():
+    """MQSim splits, translates and queues a request the instant its command arrives
+    (Host_Interface_NVMe.cpp:69-82, Data_Cache_Manager_Flash_Advanced.cpp:187-197): under
+    --mqsim-compat each QD1 read completes exactly the firmware times of a plain import
+    sooner (1 µs a request, 0.25 µs its one page), every request alike."""
+    sc = import_mqsim(SSDCONFIG, mqsim_compat=True)[0]
+    assert sc.doc["ftl"]["firmware_request_us"] == 0 and sc.doc["ftl"]["firmware_transaction_us"] == 0
+    flows = (
+        '\n[[flow]]\npattern = "random"\nread_fraction = 1.0\nrequest_bytes = 4096\nqueue_depth = 1\nrequests = 300\n'
+    )
+    text = sc.toml + flows
+    logs = [
+        ssdkit.run(text, overrides=[*SMALL, *ov], request_log=True).request_log
+        for ov in ([], ["ftl.firmware_request_us=1.0", "ftl.firmware_transaction_us=0.25"])
+    ]
+    zero, plain = (log.sort_index() for log in logs)
+    assert list(zero["offset_bytes"]) == list(plain["offset_bytes"])
+    assert set(plain["latency_ns"] - zero["latency_ns"]) == {1250}
