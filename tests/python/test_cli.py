@@ -378,3 +378,24 @@ def test_argparse_strings_are_translated_as_gettext_does():
         assert argparse.ngettext("expected %s argument", "expected %s arguments", n) == gettext.ngettext(
             "expected %s argument", "expected %s arguments", n
         )
+
+
+def test_building_the_parser_does_not_import_shutil():
+    """argparse's formatter imports shutil for the terminal's width (and with it the
+    compression modules); `cli._Formatter` finds the width by the same rules without it."""
+    code = (
+        "import sys; from ssdkit import cli; cli._parser(); cli._parser('run').parse_args(['run', 'x']); "
+        "print('shutil' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+@pytest.mark.parametrize("env", [{"COLUMNS": "100"}, {"COLUMNS": "61"}, {"COLUMNS": "x"}, {}])
+def test_the_help_width_is_shutils(env, monkeypatch):
+    from ssdkit import cli
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert cli._terminal_columns() == shutil.get_terminal_size().columns
