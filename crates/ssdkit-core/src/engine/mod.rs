@@ -10,6 +10,7 @@ mod slab;
 pub use div::Div;
 pub(crate) use queue::packed_events;
 pub use queue::{EventQueue, Packed, PastEvent, EVENT_BITS};
+pub(crate) use rng::mix64;
 pub use rng::{derive_stream, Stream};
 pub use slab::{Parking, Slab};
 

@@ -5,12 +5,18 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 /// consumer never shifts the numbers another one sees.
 pub type Stream = Xoshiro256PlusPlus;
 
-/// splitmix64 finaliser: decorrelates nearby (seed, stream id) pairs before seeding.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+/// SplitMix64's finaliser: every bit of `z` reaches every bit of the result. Used to
+/// decorrelate nearby inputs: (seed, stream id) pairs, keyed permutations, hash keys.
+#[inline]
+pub(crate) fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// One SplitMix64 step: decorrelates nearby (seed, stream id) pairs before seeding.
+fn mix(z: u64) -> u64 {
+    mix64(z.wrapping_add(0x9E37_79B9_7F4A_7C15))
 }
 
 /// The stream numbered `stream_id` of the run seeded with `seed`.

@@ -440,17 +440,11 @@ impl std::hash::Hasher for RunHasher {
         self.0 = n as u64;
     }
 
-    /// MurmurHash3's 64-bit finaliser of the run number: every bit of it reaches every
-    /// bit of the hash.
+    /// The run number mixed (every bit of it reaches every bit of the hash), the page
+    /// within the run in the low three bits.
     #[inline]
     fn finish(&self) -> u64 {
-        let mut x = self.0 >> 3;
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        x ^= x >> 33;
-        (x & !7) | (self.0 & 7)
+        (crate::engine::mix64(self.0 >> 3) & !7) | (self.0 & 7)
     }
 }
 

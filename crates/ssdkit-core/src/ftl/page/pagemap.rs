@@ -12,6 +12,7 @@
 //! (fast and write preconditioning) is written entry by entry into the change tables.
 
 use super::NONE;
+use crate::engine::mix64 as mix;
 use std::borrow::Cow;
 
 /// Entry of a change table for a page that is unmapped whatever the base says.
@@ -82,14 +83,6 @@ const DIR_STEP: u64 = 256;
 pub struct HotBlocks {
     pub first: u32,
     pub blocks: Vec<(u32, u32)>,
-}
-
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    // SplitMix64's finaliser.
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// A keyed permutation of 0..n (n <= 2^32): Feistel over the smallest even bit width that
