@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any, Union
 
-from . import _native, api
+from . import _mqsim_random, _native, api
 from ._native import ConfigError
 from ._record import field, record
 from .fio import apply_override_list, device_capacity, override_list, toml_dumps
@@ -998,11 +998,6 @@ def _flow(
         f["pattern"] = "sequential"
         if sizes == "FIXED" and aligned and avg % align_s:
             f["stride_bytes"] = -(-avg // align_s) * align_s * SECTOR  # MQSim rounds the next start up
-        conv.approx(
-            p_dist[1],
-            p_dist[0],
-            "MQSim starts a STREAMING flow at a random address of its working set; ssdkit starts at its beginning",
-        )
     elif dist == "RANDOM_UNIFORM":
         f["pattern"] = "random"
     else:
@@ -1034,12 +1029,17 @@ def _flow(
         conv.src(f"{key}.rate_iops", p)
 
     p = sec.get("Seed", None)
+    seed = conv.int(p) if p[2] else None
+    if dist == "STREAMING":
+        # Where MQSim begins the stream: set by _streaming_starts once every flow's share of
+        # the logical space is known.
+        f["_streaming"] = (seed, p, p_dist, align_s if aligned else None, wsp, avg)
     if p[2]:
-        conv.int(p)
         conv.unmapped(
             p[1],
             p[0],
-            "ssdkit derives every flow's random stream from run.seed and the flow index",
+            "ssdkit derives every flow's random stream from run.seed and the flow index"
+            + ("; MQSim's first STREAMING address is reproduced from it" if dist == "STREAMING" else ""),
             cause="random_seed",
         )
 
@@ -1073,6 +1073,60 @@ def _flow(
         )
     conv.sources[f"{key}.range_bytes"] = f"<{path}/Working_Set_Percentage> = {wsp}"
     return f, prio
+
+
+def _streaming_starts(conv: _Conv, device: dict, facts: dict, flows: list[dict]) -> None:
+    """Begins each STREAMING flow where MQSim begins it: at the address its seed draws in its
+    working set (IO_Flow_Synthetic.cpp, `Start_simulation`), reproduced by `_mqsim_random`."""
+    if not any("_streaming" in f for f in flows):
+        return
+    fl = device["flash"]
+    ranges = _mqsim_random.flow_lha_ranges(
+        facts["geometry"],
+        [[f.get(k) for k in ("channels", "chips", "dies", "planes")] for f in flows],
+        fl["blocks_per_plane"],
+        fl["pages_per_block"],
+        fl["page_size_bytes"] // SECTOR,
+        device["ftl"]["spare_factor"],
+    )
+    for i, (f, (first, last)) in enumerate(zip(flows, ranges)):
+        if "_streaming" not in f:
+            continue
+        seed, p_seed, p_dist, align, wsp, avg = f.pop("_streaming")
+        why = None
+        if seed is None:
+            why = "MQSim leaves the seed of a flow without <Seed> uninitialised"
+        elif not 0 <= seed < 2**31 - 1:
+            why = f"MQSim's seed is a C int; its draw is reproduced for seeds 0..{2**31 - 2}"
+        if why is not None:
+            conv.approx(
+                p_dist[1],
+                p_dist[0],
+                f"MQSim starts a STREAMING flow at a random address of its working set; {why}, so ssdkit "
+                "starts at its beginning",
+            )
+            continue
+        at = _mqsim_random.streaming_start(seed, first, last, wsp / 100.0, align)
+        start_s, range_s = f["start_bytes"] // SECTOR, f["range_bytes"] // SECTOR
+        off = at - start_s
+        if not 0 <= off <= range_s - avg:
+            # Pinned flows: MQSim sizes each flow's space by its planes, ssdkit splits it
+            # equally, so the address can fall outside the flow here; keep its offset into
+            # the working set.
+            off = at - first
+            conv.approx(
+                p_dist[1],
+                p_dist[0],
+                f"MQSim begins this STREAMING flow at sector {at}, outside ssdkit's equal split of the logical "
+                f"space; ssdkit begins it as far into its working set ({off} sectors)",
+            )
+        if off > range_s - avg:
+            off = 0  # MQSim wraps a first request that would pass the working set's end
+        if off:
+            f["first_offset_bytes"] = off * SECTOR
+        conv.sources[f"flow.{i}.first_offset_bytes"] = (
+            f"<{p_seed[1]}> = {seed}: MQSim's first STREAMING address, sector {at}"
+        )
 
 
 def _resolve_trace(conv: _Conv, p: tuple, ctx: dict) -> str:
@@ -1191,6 +1245,7 @@ def import_mqsim(
             fl, prio = _flow(conv, fe, fpath, i, len(flows_xml), cap, facts, tctx)
             flows.append(fl)
             prios.append((prio, fpath))
+        _streaming_starts(conv, device, facts, flows)
         doc = {kk: (dict(v) if isinstance(v, dict) else v) for kk, v in device.items()}
         doc["interface"] = dict(device["interface"])
         _occupancy(conv, doc, flows)

@@ -25,8 +25,8 @@ LAYERS = (
     # Leaves: safe output files, the request log's native columns, TOML reading, a
     # configuration as dotted keys, the C API's files, the NBD server's option values,
     # modules imported on first use, the record classes that stand in for dataclasses,
-    # indented JSON written fast.
-    ("outputs", "_columns", "_toml", "_dotted", "c", "serve_options", "_lazy", "_record", "_json"),
+    # indented JSON written fast, MQSim's random draws an import reproduces.
+    ("outputs", "_columns", "_toml", "_dotted", "c", "serve_options", "_lazy", "_record", "_json", "_mqsim_random"),
     # Plots read a result document (a mapping), not the Result class.
     ("plot",),
     # The result model: the typed view of the result document.

@@ -142,9 +142,11 @@ pub enum SizeSettings {
 #[derive(Debug, Clone, PartialEq)]
 pub enum PatternSettings {
     Uniform,
-    /// `stride` sectors apart; a `random` fraction of requests go to a uniform slot.
+    /// `stride` sectors apart from `first` (sectors into the range); a `random` fraction of
+    /// requests go to a uniform slot.
     Sequential {
         stride: u64,
+        first: u64,
         random: f64,
     },
     /// The first `hot` slots take a `hot_access` fraction of the requests.
@@ -252,6 +254,7 @@ impl SyntheticSettings {
             AddressPattern::Random => PatternSettings::Uniform,
             AddressPattern::Sequential => PatternSettings::Sequential {
                 stride: f.stride_bytes / sector,
+                first: f.first_offset_bytes / sector,
                 random: f.random_fraction,
             },
             AddressPattern::Hotcold => PatternSettings::HotCold {

@@ -340,6 +340,52 @@ requests = 0
     assert_eq!(r["flows"][0]["completed"].as_u64(), Some(100));
 }
 
+/// `first_offset_bytes` begins a sequential run inside its range (MQSim's STREAMING flows
+/// begin at a drawn address); the run wraps to the range's start where the next request would
+/// pass its end, then goes on from there.
+#[test]
+fn sequential_first_offset_begins_inside_the_range_and_wraps() {
+    let c = cfg(r#"
+[[flow]]
+queue_depth = 1
+pattern = "sequential"
+request_bytes = 8192
+start_bytes = 1048576
+range_bytes = 65536
+first_offset_bytes = 40960
+requests = 12
+"#);
+    let (_, log) = run_log(&c);
+    let starts: Vec<u64> = log
+        .iter()
+        .map(|x| (x.offset_bytes - 1_048_576) / 1024)
+        .collect();
+    // 40, 48, 56 KiB; 64 KiB would pass the 64 KiB range: back to 0, then on by 8 KiB.
+    assert_eq!(starts, [40, 48, 56, 0, 8, 16, 24, 32, 40, 48, 56, 0]);
+
+    let bad = |flow: &str| {
+        let text = format!(
+            "[flash]\nchannels = 2\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 2\nblocks_per_plane = 256\npages_per_block = 128\npage_size_bytes = 4096\n[[flow]]\n{flow}\n"
+        );
+        match Config::load(&text, "test", &[]) {
+            Ok(_) => panic!("accepted: {flow}"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let e = bad("pattern = \"sequential\"\nrange_bytes = 65536\nfirst_offset_bytes = 65536");
+    assert!(
+        e.contains("flow.0.first_offset_bytes") && e.contains("allowed 0..65536"),
+        "{e}"
+    );
+    let e = bad("pattern = \"random\"\nfirst_offset_bytes = 4096");
+    assert!(
+        e.contains("first_offset_bytes") && e.contains("does not apply to this `pattern`"),
+        "{e}"
+    );
+    let e = bad("pattern = \"sequential\"\nfirst_offset_bytes = 1000");
+    assert!(e.contains("first_offset_bytes") && e.contains("512"), "{e}");
+}
+
 #[test]
 fn pinned_flow_writes_only_to_its_planes() {
     let c = cfg(r#"

@@ -49,8 +49,12 @@ impl SyntheticGen {
         let n_slots = s.n_slots;
         let slots = match s.pattern {
             PatternSettings::Uniform => Slots::Uniform,
-            PatternSettings::Sequential { stride, random } => Slots::Sequential {
-                next: 0,
+            PatternSettings::Sequential {
+                stride,
+                first,
+                random,
+            } => Slots::Sequential {
+                next: first,
                 stride,
                 random,
             },

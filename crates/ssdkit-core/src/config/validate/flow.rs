@@ -152,6 +152,7 @@ fn validate_flow(
         stray("pattern", fl.pattern != d.pattern, why)?;
         stray("stride_bytes", fl.stride_bytes != 0, why)?;
         stray("random_fraction", fl.random_fraction != 0.0, why)?;
+        stray("first_offset_bytes", fl.first_offset_bytes != 0, why)?;
         stray("hot_space_fraction", fl.hot_space_fraction != 0.0, why)?;
         stray("hot_access_fraction", fl.hot_access_fraction != 0.0, why)?;
         stray("zipf_theta", fl.zipf_theta != 0.0, why)?;
@@ -221,6 +222,7 @@ fn validate_flow(
     mult_sector("request_bytes", fl.request_bytes, true)?;
     mult_sector("align_bytes", fl.align_bytes, false)?;
     mult_sector("stride_bytes", fl.stride_bytes, false)?;
+    mult_sector("first_offset_bytes", fl.first_offset_bytes, false)?;
     // Keys whose 0 means unset (their declared range allows it), needed by this flow's
     // arrival or pattern.
     let needed = |name: &str, v: f64, by: &str| -> Result<(), String> {
@@ -309,6 +311,14 @@ fn validate_flow(
         fl.size != SizeDist::List && !fl.size_list.is_empty(),
         why,
     )?;
+    if fl.first_offset_bytes >= range {
+        return Err(format!(
+            "key `{}` = {} is not inside the flow's range of {range} bytes (`{}`); allowed 0..{range}",
+            key("first_offset_bytes"),
+            fl.first_offset_bytes,
+            key("range_bytes")
+        ));
+    }
     if range < largest {
         return Err(format!(
             "key `{}` = {range} is smaller than the largest request of {largest} bytes",
@@ -332,6 +342,11 @@ fn validate_flow(
     stray(
         "random_fraction",
         p != AddressPattern::Sequential && fl.random_fraction != 0.0,
+        why,
+    )?;
+    stray(
+        "first_offset_bytes",
+        p != AddressPattern::Sequential && fl.first_offset_bytes != 0,
         why,
     )?;
     stray(

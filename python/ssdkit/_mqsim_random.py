@@ -1,0 +1,153 @@
+"""MQSim's random draws that an import must reproduce to run the same workload.
+
+MQSim (CMU-SAFARI/MQSim at 7ec40e3) begins a STREAMING flow at an address drawn from the
+flow's seed (`IO_Flow_Synthetic::Start_simulation`). Where a sequential stream begins decides
+which of its requests share a translation page and which pages of the stream pair in
+multi-plane reads, so an import that began elsewhere simulated another run (MQSim's shipped
+128 KiB sequential reads: 2.2 % more mapping reads per request when begun at 0).
+
+The generator is `Utils::RandomGenerator` over `Utils::CMRRandomGenerator`: L'Ecuyer's
+MRG32k3a (Operations Research 47(1), 1999), started from the state (1, 1, 1; 1, 1, 1) and
+moved to its substream with `Advance(seed / 200 + 1, seed % 200)`. MQSim computes that jump's
+matrix products in signed 64-bit integers, which overflow (entries near 2^32), so the state it
+reaches is not the true MRG32k3a substream; `_i64` and `_c_rem` repeat the overflow and C's
+remainder exactly. The recurrence itself runs in doubles whose operands stay below 2^53, so
+Python's floats give the same bits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+_M1, _M2 = 4294967087, 4294944443
+_A12, _A13, _A21, _A23 = 1403580.0, -810728.0, 527612.0, -1370589.0
+_NORM = 2.328306549295728e-10
+# The recurrences as companion matrices (CMRRandomGenerator.cpp, `a`).
+_A = (
+    ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (_A13, _A12, 0.0)),
+    ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (_A23, 0.0, _A21)),
+)
+_INT_MAX = 2**31 - 1
+
+
+def _i64(x: int) -> int:
+    """`x` wrapped to a signed 64-bit integer, as x86-64 arithmetic leaves it."""
+    x &= (1 << 64) - 1
+    return x - (1 << 64) if x >> 63 else x
+
+
+def _c_rem(x: int, m: int) -> int:
+    """C's `x % m` (the sign of `x`), where Python's follows `m`."""
+    r = abs(x) % m
+    return -r if x < 0 else r
+
+
+def _to_int(x: float, m: int) -> int:
+    """CMRRandomGenerator's `ftoi`."""
+    return int(x) if x >= 0.0 else int(x + m)
+
+
+def _mat_mul(a: list[list[int]], b: list[list[int]], m: int) -> list[list[int]]:
+    return [[_dot(row, (b[0][j], b[1][j], b[2][j]), m) for j in range(3)] for row in a]
+
+
+def _mat_vec(a: list[list[int]], u: list[int], m: int) -> list[int]:
+    return [_dot(row, u, m) for row in a]
+
+
+def _dot(r: Sequence[int], c: Sequence[int], m: int) -> int:
+    """CMRRandomGenerator's `mm_mul` / `mv_mul` step, `acc = (a * b + acc) % m` over three
+    terms, in int64_t."""
+    acc = 0
+    for k in range(3):
+        acc = _c_rem(_i64(_i64(r[k] * c[k]) + acc), m)
+    return acc
+
+
+def _mod(x: float, m: float) -> float:
+    k = int(x / m)
+    x -= float(k) * m
+    return x + m if x < 0.0 else x
+
+
+class MqsimRandom:
+    """`Utils::RandomGenerator(seed)`: the doubles in (0, 1) it returns, in order."""
+
+    def __init__(self, seed: int) -> None:
+        if not 0 <= seed <= _INT_MAX:
+            raise ValueError(f"seed {seed}: MQSim's seeds are C ints; reproduced for 0..{_INT_MAX}")
+        n, e = seed // 200 + 1, seed % 200
+        ms = (_M1, _M2)
+        b = [[[_to_int(x, ms[g]) for x in row] for row in _A[g]] for g in (0, 1)]
+        s = [[1, 1, 1], [1, 1, 1]]
+        for _ in range(e):
+            b = [_mat_mul(b[g], b[g], ms[g]) for g in (0, 1)]
+        while n:
+            if n & 1:
+                s = [_mat_vec(b[g], s[g], ms[g]) for g in (0, 1)]
+            n >>= 1
+            if n:
+                b = [_mat_mul(b[g], b[g], ms[g]) for g in (0, 1)]
+        self._s = [[float(x) for x in s[0]], [float(x) for x in s[1]]]
+
+    def next_double(self) -> float:
+        """CMRRandomGenerator::NextDouble."""
+        s1, s2 = self._s
+        p1 = _mod(_A12 * s1[1] + _A13 * s1[0], float(_M1))
+        s1[0], s1[1], s1[2] = s1[1], s1[2], p1
+        p2 = _mod(_A21 * s2[2] + _A23 * s2[0], float(_M2))
+        s2[0], s2[1], s2[2] = s2[1], s2[2], p2
+        p = p1 - p2
+        if p < 0.0:
+            p += _M1
+        return (p + 1) * _NORM
+
+    def uniform_ulong(self, lo: int, hi: int) -> int:
+        """RandomGenerator::Uniform_ulong: an integer in lo..hi."""
+        return lo + int(float(hi - lo + 1) * self.next_double())
+
+
+def flow_lha_ranges(
+    geometry: Sequence[int],
+    pinned: Sequence[Sequence[Sequence[int] | None]],
+    blocks_per_plane: int,
+    pages_per_block: int,
+    sectors_per_page: int,
+    overprovisioning: float,
+) -> list[tuple[int, int]]:
+    """Each flow's first and last logical sector, as MQSim's
+    `Logical_Address_Partitioning_Unit::Allocate_logical_address_for_flows` gives them: a plane
+    shared by k flows gives each the k-th part of its sectors after over-provisioning.
+
+    `pinned[f]` holds flow f's channel, chip, die and plane indices (None: all)."""
+    ids = [[list(range(count)) if sel is None else list(sel) for sel, count in zip(f, geometry)] for f in pinned]
+    share: dict[tuple[int, int, int, int], int] = {}
+    for chans, chips, dies, planes in ids:
+        for c in chans:
+            for w in chips:
+                for d in dies:
+                    for p in planes:
+                        share[c, w, d, p] = share.get((c, w, d, p), 0) + 1
+    # unsigned int in MQSim: the product wraps at 2^32.
+    per_plane = float((blocks_per_plane * pages_per_block * sectors_per_page) & 0xFFFFFFFF) * (1.0 - overprovisioning)
+    out, start = [], 0
+    for chans, chips, dies, planes in ids:
+        count = sum(
+            int(per_plane * 1.0 / float(share[c, w, d, p])) for c in chans for w in chips for d in dies for p in planes
+        )
+        out.append((start, start + count - 1))
+        start += count
+    return out
+
+
+def streaming_start(seed: int, first: int, last: int, working_set: float, align: int | None) -> int:
+    """The logical sector where MQSim's STREAMING flow of `seed` begins, in a flow whose
+    space is first..last (`flow_lha_ranges`) and working set the fraction `working_set`
+    of it; `align`: Address_Alignment_Unit when addresses are aligned, else None."""
+    end = int(first + float(last - first) * working_set)
+    # IO_Flow_Synthetic's constructor: the request-type generator takes the seed, the
+    # address generator the next.
+    addr = MqsimRandom(seed + 1).uniform_ulong(first, end)
+    if align:
+        addr -= addr % align
+    return addr
