@@ -1039,7 +1039,11 @@ def _flow(
             p[1],
             p[0],
             "ssdkit derives every flow's random stream from run.seed and the flow index"
-            + ("; MQSim's first STREAMING address is reproduced from it" if dist == "STREAMING" else ""),
+            + (
+                "; MQSim's first STREAMING address is reproduced from it"
+                if dist == "STREAMING" and _mqsim_random.streaming_seed_reproduced(seed)
+                else ""
+            ),
             cause="random_seed",
         )
 
@@ -1081,9 +1085,12 @@ def _streaming_starts(conv: _Conv, device: dict, facts: dict, flows: list[dict])
     if not any("_streaming" in f for f in flows):
         return
     fl = device["flash"]
+    pins = ("channels", "chips", "dies", "planes")
     ranges = _mqsim_random.flow_lha_ranges(
         facts["geometry"],
-        [[f.get(k) for k in ("channels", "chips", "dies", "planes")] for f in flows],
+        # SATA: MQSim gives every flow the whole device when it splits the logical space
+        # (SSD_Device.cpp, the HostInterface_Types::SATA case), whatever its *_IDs say.
+        [[None if facts["kind"] == "SATA" else f.get(k) for k in pins] for f in flows],
         fl["blocks_per_plane"],
         fl["pages_per_block"],
         fl["page_size_bytes"] // SECTOR,
@@ -1093,12 +1100,12 @@ def _streaming_starts(conv: _Conv, device: dict, facts: dict, flows: list[dict])
         if "_streaming" not in f:
             continue
         seed, p_seed, p_dist, align, wsp, avg = f.pop("_streaming")
-        why = None
-        if seed is None:
-            why = "MQSim leaves the seed of a flow without <Seed> uninitialised"
-        elif not 0 <= seed < 2**31 - 1:
-            why = f"MQSim's seed is a C int; its draw is reproduced for seeds 0..{2**31 - 2}"
-        if why is not None:
+        if not _mqsim_random.streaming_seed_reproduced(seed):
+            why = (
+                "MQSim leaves the seed of a flow without <Seed> uninitialised"
+                if seed is None
+                else f"MQSim's draw is reproduced for seeds {_mqsim_random.SEEDS}"
+            )
             conv.approx(
                 p_dist[1],
                 p_dist[0],
@@ -1106,27 +1113,34 @@ def _streaming_starts(conv: _Conv, device: dict, facts: dict, flows: list[dict])
                 "starts at its beginning",
             )
             continue
-        at = _mqsim_random.streaming_start(seed, first, last, wsp / 100.0, align)
+        ws = wsp / 100.0
+        at = _mqsim_random.streaming_start(seed, first, last, ws, align)
         start_s, range_s = f["start_bytes"] // SECTOR, f["range_bytes"] // SECTOR
-        off = at - start_s
-        if not 0 <= off <= range_s - avg:
+        # The first request's size is drawn in MQSim for NORMAL sizes; the mean stands in.
+        if at + avg > _mqsim_random.working_set_end(first, last, ws):
+            off = 0  # MQSim begins at the flow's start when the first request would pass the end
+        elif start_s <= at and at - start_s + avg <= range_s:
+            off = at - start_s
+        else:
             # Pinned flows: MQSim sizes each flow's space by its planes, ssdkit splits it
-            # equally, so the address can fall outside the flow here; keep its offset into
-            # the working set.
-            off = at - first
+            # equally; an unaligned flow start: MQSim's address, aligned down, lies before
+            # it. Keep the offset into the working set, on the alignment.
+            off = max(0, at - first)
+            if align:
+                off -= off % align
+            if off + avg > range_s:
+                off = 0
             conv.approx(
                 p_dist[1],
                 p_dist[0],
-                f"MQSim begins this STREAMING flow at sector {at}, outside ssdkit's equal split of the logical "
-                f"space; ssdkit begins it as far into its working set ({off} sectors)",
+                f"MQSim begins this STREAMING flow at sector {at}, outside its range here (ssdkit splits the "
+                f"logical space equally and aligns each flow's start); ssdkit begins {off} sectors into it",
             )
-        if off > range_s - avg:
-            off = 0  # MQSim wraps a first request that would pass the working set's end
         if off:
             f["first_offset_bytes"] = off * SECTOR
-        conv.sources[f"flow.{i}.first_offset_bytes"] = (
-            f"<{p_seed[1]}> = {seed}: MQSim's first STREAMING address, sector {at}"
-        )
+            conv.sources[f"flow.{i}.first_offset_bytes"] = (
+                f"<{p_seed[1]}> = {seed}: MQSim's first STREAMING address, sector {at}"
+            )
 
 
 def _resolve_trace(conv: _Conv, p: tuple, ctx: dict) -> str:

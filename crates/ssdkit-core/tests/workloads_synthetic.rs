@@ -362,6 +362,19 @@ requests = 12
         .collect();
     // 40, 48, 56 KiB; 64 KiB would pass the 64 KiB range: back to 0, then on by 8 KiB.
     assert_eq!(starts, [40, 48, 56, 0, 8, 16, 24, 32, 40, 48, 56, 0]);
+    // A first request that would pass the range's end begins at its start, as MQSim's.
+    let c = cfg(r#"
+[[flow]]
+queue_depth = 1
+pattern = "sequential"
+request_bytes = 8192
+range_bytes = 65536
+first_offset_bytes = 61440
+requests = 3
+"#);
+    let (_, log) = run_log(&c);
+    let starts: Vec<u64> = log.iter().map(|x| x.offset_bytes / 1024).collect();
+    assert_eq!(starts, [0, 8, 16]);
 
     let bad = |flow: &str| {
         let text = format!(

@@ -311,14 +311,6 @@ fn validate_flow(
         fl.size != SizeDist::List && !fl.size_list.is_empty(),
         why,
     )?;
-    if fl.first_offset_bytes >= range {
-        return Err(format!(
-            "key `{}` = {} is not inside the flow's range of {range} bytes (`{}`); allowed 0..{range}",
-            key("first_offset_bytes"),
-            fl.first_offset_bytes,
-            key("range_bytes")
-        ));
-    }
     if range < largest {
         return Err(format!(
             "key `{}` = {range} is smaller than the largest request of {largest} bytes",
@@ -349,6 +341,14 @@ fn validate_flow(
         p != AddressPattern::Sequential && fl.first_offset_bytes != 0,
         why,
     )?;
+    if fl.first_offset_bytes >= range {
+        return Err(format!(
+            "key `{}` = {} is not inside the flow's range of {range} bytes (`{}`); allowed 0..{range}",
+            key("first_offset_bytes"),
+            fl.first_offset_bytes,
+            key("range_bytes")
+        ));
+    }
     stray(
         "hot_space_fraction",
         p != AddressPattern::Hotcold && fl.hot_space_fraction != 0.0,
