@@ -14,8 +14,9 @@ reaches is not the true MRG32k3a substream (its values can be negative); `_i64` 
 repeat the overflow and C's remainder exactly. The recurrence runs in doubles, one IEEE
 operation at a time in both, so Python's floats give the same bits (MQSim built with
 `-march=native` on a machine with FMA could fuse `mod`'s multiply and subtract; its Makefile
-does not ask for it). Checked against MQSim's own generator, compiled, on 3,013 seeds and
-ranges, and against MQSim's runs (tests/python/test_mqsim_random.py).
+does not ask for it). Checked once, when written, against MQSim's generator compiled from its
+sources (3,013 seeds and ranges, equal bit for bit); tests/python/test_mqsim_random.py holds
+the first addresses of MQSim's own runs.
 """
 
 from __future__ import annotations
