@@ -9,7 +9,7 @@ use ssdkit_core::internals::sim::CompletionRecord;
 
 /// A small device (4 planes, 4 KiB pages, 512 KiB blocks) so runs are quick, with `flows`
 /// appended as TOML.
-fn cfg(flows: &str) -> Config {
+fn load(flows: &str) -> Result<Config, ssdkit_core::error::Error> {
     let text = format!(
         r#"
 [flash]
@@ -23,7 +23,11 @@ page_size_bytes = 4096
 {flows}
 "#
     );
-    Config::load(&text, "test", &[]).unwrap_or_else(|e| panic!("{e}"))
+    Config::load(&text, "test", &[])
+}
+
+fn cfg(flows: &str) -> Config {
+    load(flows).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn run_log(c: &Config) -> (Value, Vec<CompletionRecord>) {
@@ -376,14 +380,9 @@ requests = 3
     let starts: Vec<u64> = log.iter().map(|x| x.offset_bytes / 1024).collect();
     assert_eq!(starts, [0, 8, 16]);
 
-    let bad = |flow: &str| {
-        let text = format!(
-            "[flash]\nchannels = 2\nchips_per_channel = 1\ndies_per_chip = 1\nplanes_per_die = 2\nblocks_per_plane = 256\npages_per_block = 128\npage_size_bytes = 4096\n[[flow]]\n{flow}\n"
-        );
-        match Config::load(&text, "test", &[]) {
-            Ok(_) => panic!("accepted: {flow}"),
-            Err(e) => e.to_string(),
-        }
+    let bad = |flow: &str| match load(&format!("[[flow]]\n{flow}")) {
+        Ok(_) => panic!("accepted: {flow}"),
+        Err(e) => e.to_string(),
     };
     let e = bad("pattern = \"sequential\"\nrange_bytes = 65536\nfirst_offset_bytes = 65536");
     assert!(
