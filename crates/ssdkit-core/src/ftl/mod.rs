@@ -136,6 +136,14 @@ impl Ftl {
             Scheme::Block(_) => None,
         }
     }
+    /// Starts loading the map entry of `lpn` a request will look up later: on a large
+    /// device the entry is a miss to memory, which overlaps the events before the lookup.
+    #[inline]
+    pub fn prefetch_mapping(&self, lpn: Lpn) {
+        if let Scheme::Page(f) = &self.scheme {
+            f.prefetch_mapping(lpn);
+        }
+    }
     pub(crate) fn page_mut(&mut self) -> Option<&mut PageFtl> {
         match &mut self.scheme {
             Scheme::Page(f) => Some(f),

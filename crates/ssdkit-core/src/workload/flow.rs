@@ -74,6 +74,9 @@ pub struct Flow {
     flushes: u64,
     /// A flush was issued: the next request waits until it has completed.
     after_flush: bool,
+    /// Start sector of a request the flow will submit soon (drawn ahead), for the simulator
+    /// to start loading its map entry; None for sources that do not draw ahead.
+    pub soon: Option<u64>,
 }
 
 impl Flow {
@@ -144,6 +147,7 @@ impl Flow {
             since_flush: 0,
             flushes: 0,
             after_flush: false,
+            soon: None,
         })
     }
 
@@ -175,6 +179,7 @@ impl Flow {
             since_flush: 0,
             flushes: 0,
             after_flush: false,
+            soon: None,
         }
     }
 
@@ -338,7 +343,9 @@ impl Flow {
                             return self.next(now);
                         }
                     };
-                    Some((at, gen.next_request()))
+                    let (r, far) = gen.next_request();
+                    self.soon = Some(far);
+                    Some((at, r))
                 }
                 Source::Trace(t) => t.next_request()?,
                 Source::Off => None,

@@ -41,7 +41,15 @@ pub struct SyntheticGen {
     n_slots: u64,
     scramble: Option<Feistel>,
     rng: Stream,
+    /// Requests drawn ahead of the one handed out, oldest at `head`: the simulator starts
+    /// loading the map entries of the furthest while the nearer ones run (draws stay in
+    /// order, so results are as if drawn one at a time).
+    ahead: [HostRequest; AHEAD],
+    head: usize,
 }
+
+/// Requests a synthetic flow draws ahead.
+const AHEAD: usize = 8;
 
 impl SyntheticGen {
     /// The generators `s` describes, drawing from `rng`.
@@ -79,11 +87,35 @@ impl SyntheticGen {
             n_slots,
             scramble,
             rng,
+            ahead: [HostRequest {
+                op: Op::Read,
+                start_sector: 0,
+                sectors: 0,
+            }; AHEAD],
+            head: 0,
         }
+        .primed()
+    }
+
+    fn primed(mut self) -> Self {
+        for i in 0..AHEAD {
+            self.ahead[i] = self.draw();
+        }
+        self
+    }
+
+    /// The next request, and the start sector of the furthest one drawn ahead.
+    #[inline]
+    pub fn next_request(&mut self) -> (HostRequest, u64) {
+        let r = self.ahead[self.head];
+        let far = self.draw();
+        self.ahead[self.head] = far;
+        self.head = (self.head + 1) % AHEAD;
+        (r, far.start_sector)
     }
 
     #[inline]
-    pub fn next_request(&mut self) -> HostRequest {
+    fn draw(&mut self) -> HostRequest {
         // Pure read or write flows draw no op number, so their address streams do not
         // depend on the mix code path.
         let op = if self.read_fraction >= 1.0 {

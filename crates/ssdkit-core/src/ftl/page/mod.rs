@@ -140,7 +140,7 @@ pub struct PageFtl {
     /// Valid sectors of mapped pages that do not hold a whole page of data (written by
     /// sub-page writes only), by logical page; a mapped page absent here is fully valid.
     /// Sparse: such pages are rare, and the common full-page path only checks emptiness.
-    pub(in crate::ftl) partial: crate::engine::FastMap<u32, u64>,
+    pub(in crate::ftl) partial: crate::engine::KeyMap,
     /// `flash.medium = "in_place"`: logical page l lives at `home(l)` and writes overwrite it.
     /// Every block stays closed and fully written (no erase, nothing free): the valid counts
     /// still say which pages hold data, and GC never starts.
@@ -324,7 +324,7 @@ impl PageFtl {
         } else if self.partial.is_empty() {
             full
         } else {
-            self.partial.get(&lpn.0).copied().unwrap_or(full)
+            self.partial.get(lpn.0).unwrap_or(full)
         }
     }
 
@@ -335,18 +335,18 @@ impl PageFtl {
     pub fn note_write(&mut self, lpn: Lpn, sectors: u64, full: u64) {
         if sectors == full {
             if !self.partial.is_empty() {
-                self.partial.remove(&lpn.0);
+                self.partial.remove(lpn.0);
             }
             return;
         }
         let held = if self.map.ppn(lpn.0) == NONE {
-            self.partial.get(&lpn.0).copied().unwrap_or(0)
+            self.partial.get(lpn.0).unwrap_or(0)
         } else {
-            self.partial.get(&lpn.0).copied().unwrap_or(full)
+            self.partial.get(lpn.0).unwrap_or(full)
         };
         let now = held | sectors;
         if now == full {
-            self.partial.remove(&lpn.0);
+            self.partial.remove(lpn.0);
         } else {
             self.partial.insert(lpn.0, now);
         }
@@ -366,6 +366,13 @@ impl PageFtl {
         };
         self.note_write(lpn, sectors, full);
         keep
+    }
+
+    /// Starts loading `lpn`'s map entry (see `Ftl::prefetch_mapping`).
+    #[inline]
+    pub fn prefetch_mapping(&self, lpn: Lpn) {
+        self.map.prefetch_ppn(lpn.0);
+        self.partial.prefetch(lpn.0);
     }
 
     /// Where `lpn` lives now, if it is mapped.

@@ -709,6 +709,19 @@ impl Changes {
         }
     }
 
+    /// Asks the CPU to bring the cache lines a later `get(i)` or `slot(i)` misses on.
+    #[inline]
+    fn prefetch(&self, i: usize) {
+        match self.layout {
+            Layout::Dense => crate::engine::prefetch(&self.pool, i),
+            Layout::Lines => {
+                crate::engine::prefetch(&self.dir, i >> self.shift);
+                crate::engine::prefetch(&self.lines, i >> LINE_SHIFT);
+            }
+            Layout::Chunked => crate::engine::prefetch(&self.dir, i >> self.shift),
+        }
+    }
+
     #[inline]
     fn slot(&mut self, i: usize) -> &mut u32 {
         let d = i >> self.shift;
@@ -867,6 +880,12 @@ impl PageMap {
     #[inline]
     pub fn ppn(&self, l: u32) -> u32 {
         resolve(self.l2p.get(l as usize), || self.base.ppn(l))
+    }
+
+    /// Starts loading what `ppn(l)` will read, so that the miss overlaps other work.
+    #[inline]
+    pub fn prefetch_ppn(&self, l: u32) {
+        self.l2p.prefetch(l as usize);
     }
 
     /// The logical page physical page `p` holds, NONE if it holds none (free or invalid).
