@@ -1,6 +1,7 @@
 //! Generic discrete-event engine: integer time, a priority queue whose ties break by insertion
-//! order, slabs for plain-data records, and random streams derived from one
-//! run seed. It knows nothing about SSDs; the simulator that owns it defines the event type.
+//! order, slabs for plain-data records, random streams derived from one run seed, and for
+//! tables too large for the CPU's caches a prefetch hint and a map that can take one. It knows
+//! nothing about SSDs; the simulator that owns it defines the event type.
 
 mod div;
 mod keymap;

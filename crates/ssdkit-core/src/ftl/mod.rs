@@ -136,12 +136,14 @@ impl Ftl {
             Scheme::Block(_) => None,
         }
     }
-    /// Starts loading the map entry of `lpn` a request will look up later: on a large
-    /// device the entry is a miss to memory, which overlaps the events before the lookup.
+    /// Starts loading the map entries a request from `sector` (drawn ahead by its flow) will
+    /// look up later: on a large device each is a miss to memory, which then overlaps the
+    /// requests before it. Nothing for None.
     #[inline]
-    pub fn prefetch_mapping(&self, lpn: Lpn) {
-        if let Scheme::Page(f) = &self.scheme {
-            f.prefetch_mapping(lpn);
+    pub fn prefetch_mapping(&self, sector: Option<u64>, sectors_per_page: u32) {
+        if let (Some(sector), Scheme::Page(f)) = (sector, &self.scheme) {
+            let (lpn, _) = crate::frontend::page_span(sector, 1, sectors_per_page);
+            f.prefetch_mapping(Lpn(lpn as u32));
         }
     }
     pub(crate) fn page_mut(&mut self) -> Option<&mut PageFtl> {

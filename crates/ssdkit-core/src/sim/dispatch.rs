@@ -79,14 +79,10 @@ impl Simulator {
             }
             match flow.next(now) {
                 Ok(Next::Due(at, req)) => {
-                    if let Some(soon) = flow.soon {
-                        let spp = self.settings.geo.sectors_per_page;
-                        let (first, _) = crate::frontend::page_span(soon, 1, spp);
-                        self.ftl.prefetch_mapping(Lpn(first as u32));
-                    }
-                    let flow = &mut self.flows[f.idx()];
                     // A host program's request keeps the id it was given.
-                    let tag = flow.submitting();
+                    let (tag, soon) = (flow.submitting(), flow.soon);
+                    self.ftl
+                        .prefetch_mapping(soon, self.settings.geo.sectors_per_page);
                     self.submit(f, at, req, tag);
                 }
                 Ok(Next::Later(t)) => {

@@ -74,8 +74,8 @@ pub struct Flow {
     flushes: u64,
     /// A flush was issued: the next request waits until it has completed.
     after_flush: bool,
-    /// Start sector of a request the flow will submit soon (drawn ahead), for the simulator
-    /// to start loading its map entry; None for sources that do not draw ahead.
+    /// Where a request the flow will submit soon (drawn ahead) starts, for the simulator to
+    /// start loading its map entries; None for sources that do not draw ahead.
     pub soon: Option<u64>,
 }
 
@@ -344,7 +344,7 @@ impl Flow {
                         }
                     };
                     let (r, far) = gen.next_request();
-                    self.soon = Some(far);
+                    self.soon = far;
                     Some((at, r))
                 }
                 Source::Trace(t) => t.next_request()?,
