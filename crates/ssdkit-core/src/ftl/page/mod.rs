@@ -139,7 +139,9 @@ pub struct PageFtl {
     pub(in crate::ftl) cmt_conf: cmt_path::CmtConf,
     /// Valid sectors of mapped pages that do not hold a whole page of data (written by
     /// sub-page writes only), by logical page; a mapped page absent here is fully valid.
-    /// Sparse: such pages are rare, and the common full-page path only checks emptiness.
+    /// Sparse: the full-page path only checks emptiness. Sub-page writes can leave every
+    /// written page here (MQSim's 4 KiB writes on 8 KiB pages), so its slot for a page is
+    /// known before the lookup and is prefetched with the page's map entry.
     pub(in crate::ftl) partial: crate::engine::KeyMap,
     /// `flash.medium = "in_place"`: logical page l lives at `home(l)` and writes overwrite it.
     /// Every block stays closed and fully written (no erase, nothing free): the valid counts
