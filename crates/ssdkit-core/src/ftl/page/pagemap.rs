@@ -712,13 +712,16 @@ impl Changes {
     /// Asks the CPU to bring the cache lines a later `get(i)` or `slot(i)` misses on.
     #[inline]
     fn prefetch(&self, i: usize) {
+        // Only where the chunk was written: elsewhere `get` reads the directory alone (small,
+        // in cache), and a prefetch would only evict lines in use (measured: GC steady-state
+        // writes from fast preconditioning, whose map answers from its formula, 5 % slower).
+        if self.dir.get(i >> self.shift).is_none_or(|d| *d == 0) {
+            return;
+        }
         match self.layout {
             Layout::Dense => crate::engine::prefetch(&self.pool, i),
-            Layout::Lines => {
-                crate::engine::prefetch(&self.dir, i >> self.shift);
-                crate::engine::prefetch(&self.lines, i >> LINE_SHIFT);
-            }
-            Layout::Chunked => crate::engine::prefetch(&self.dir, i >> self.shift),
+            Layout::Lines => crate::engine::prefetch(&self.lines, i >> LINE_SHIFT),
+            Layout::Chunked => {}
         }
     }
 
