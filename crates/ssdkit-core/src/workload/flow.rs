@@ -90,14 +90,15 @@ impl Flow {
     }
 
     /// The flow `f` resolved; `index` is its position in the configuration (its random
-    /// stream and error keys). `trace_flushes`: a trace's fio `sync`/`datasync` lines are
-    /// Flush requests.
+    /// stream and error keys). `caches_writes`: a data cache takes writes, so a trace's fio
+    /// `sync`/`datasync` lines are Flush requests, and a synthetic flow draws no requests
+    /// ahead (see `synthetic::AHEAD`).
     pub fn new(
         f: &FlowSettings,
         index: usize,
         sector_bytes: u32,
         seed: u64,
-        trace_flushes: bool,
+        caches_writes: bool,
     ) -> Result<Self, Error> {
         let (start_ps, stop_ps) = f.window_ps.clone().map_err(Error::Config)?;
         let source = if let Some(t) = f.trace.as_ref() {
@@ -106,14 +107,18 @@ impl Flow {
                 t,
                 index,
                 sector_bytes,
-                trace_flushes,
+                caches_writes,
             )?))
         } else if let Some(s) = f.synthetic.as_ref() {
             // Two streams per flow: arrival times must not shift when the size or address
             // draws change, so each process has its own.
             let id = 1 + index as u64;
             Source::Synthetic {
-                gen: Box::new(SyntheticGen::new(s, derive_stream(seed, id))),
+                gen: Box::new(SyntheticGen::new(
+                    s,
+                    derive_stream(seed, id),
+                    !caches_writes,
+                )),
                 arrivals: s.arrival.as_ref().map(|a| {
                     let rng = derive_stream(seed, id | 1 << 40);
                     ArrivalGen::new(a, &f.name, index, start_ps, rng)
