@@ -149,11 +149,6 @@ impl KeyMap {
             self.slots[i] = s;
         }
     }
-
-    /// Bytes the table holds.
-    pub fn bytes(&self) -> u64 {
-        (self.slots.len() * std::mem::size_of::<Slot>()) as u64
-    }
 }
 
 #[cfg(test)]

@@ -721,6 +721,7 @@ impl Changes {
         match self.layout {
             Layout::Dense => crate::engine::prefetch(&self.pool, i),
             Layout::Lines => crate::engine::prefetch(&self.lines, i >> LINE_SHIFT),
+            // Only tables past `DENSE_LIMIT` entries are chunked; not measured, left alone.
             Layout::Chunked => {}
         }
     }
