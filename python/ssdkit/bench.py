@@ -176,13 +176,14 @@ print(json.dumps({**fig, "peak_rss_mib": peak_rss_mib()}))
 # figures and its peak RSS as JSON.
 _MQSIM_CHILD = """
 import json, sys
-from ssdkit.cli import main
+from ssdkit.cli import main, exit_now
 from ssdkit.bench import peak_rss_mib
 a = json.loads(sys.argv[1])
 rc = main(["run", "--mqsim", a["ssdconfig"], a["workload"], "-o", a["output"], *a["args"]])
 if rc:
     sys.exit(rc)
 print(json.dumps({"peak_rss_mib": peak_rss_mib()}))
+exit_now(0)
 """
 
 #: One IO flow of MQSim's workload.xml, on every resource of the shipped device.

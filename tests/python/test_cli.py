@@ -141,6 +141,48 @@ def test_console_script_entry_point():
     assert p.returncode == 0 and "mqsim-paper" in p.stdout
 
 
+def test_run_leaves_at_once_with_everything_written(tmp_path):
+    """`ssdkit run` ends its process without the interpreter's teardown (`cli.entry`): what
+    it printed to a pipe (block-buffered) and the result file must be whole all the same, and
+    its status kept, for a success, a failed run and a reader that leaves early."""
+    # Output to a pipe buffered, as outside this test run (PYTHONUNBUFFERED would hide a lost
+    # buffer).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "ssdkit", "run", "mqsim-paper", *args],
+            check=False,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+
+    out = tmp_path / "out.json"
+    p = run(*sets(TINY_SET), "--seed", "3", "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    # The summary's last line: everything buffered reached the pipe.
+    assert p.stdout.rstrip().splitlines()[-1].startswith("events/s"), p.stdout
+    assert json.loads(out.read_text())["seed"] == 3
+    p = run(*sets(TINY_SET), "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["device"]["stats"]["all"]["count"] > 0
+    # A run whose configuration the core refuses: the one error line, status 2.
+    one_error_line(run("--set", "flash.page_bytes=-1"))
+    # The reader has left before the first line: status 1 (cli.main), nothing on stderr.
+    r, w = os.pipe()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ssdkit", "run", "mqsim-paper", *sets(TINY_SET), "--json"],
+        stdout=w,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(w)
+    os.close(r)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1 and err == b"", err
+
+
 def test_precondition_then_run_from_snapshot(tmp_path):
     snap = tmp_path / "device.snap"
     p = ssdkit("precondition", "mqsim-paper", *TINY_WRITE_SETS, "--seed", "4", "-o", str(snap))
