@@ -156,6 +156,7 @@ impl PageFtl {
         if let Some(l) = path.loading.get_mut(&t) {
             l.waiters.push((waiter, flow, write, lpn));
             path.coalesced += 1;
+            self.prefetch_mapping(Lpn(lpn));
             return false;
         }
         let departing = self.cmt_conf.entry && path.departing.contains_key(&t);
@@ -176,6 +177,10 @@ impl PageFtl {
             .expect("just added")
             .waiters
             .push((waiter, flow, write, lpn));
+        // The page's own entry is read when the translation page is in, a flash read later:
+        // started now, its miss overlaps the events in between (a write cache's write-back
+        // reaches here long after the host wrote, so nothing drew it ahead).
+        self.prefetch_mapping(Lpn(lpn));
         false
     }
 
