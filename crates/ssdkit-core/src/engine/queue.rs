@@ -1,6 +1,6 @@
 use super::Picoseconds;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 /// An event type the queue can store inside its key: at most `EVENT_BITS` bits of plain data.
 /// Holding the event in the key makes a heap entry one 16-byte integer, so a sift moves half
@@ -83,11 +83,6 @@ impl std::fmt::Display for PastEvent {
 /// integer. The heap's storage is reused, so steady-state scheduling allocates nothing.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<u128>>,
-    /// Events scheduled in increasing key order, each later than the one before it when it
-    /// was scheduled: a queue whose front is its earliest, so they skip the heap. Most events
-    /// are the clock plus a delay; those with the longest delay (a die's array time) arrive
-    /// in order and go here, the shorter ones, earlier than this queue's last, to the heap.
-    lane: VecDeque<u128>,
     /// An event scheduled earlier than everything in the heap, kept out of it (NONE when
     /// there is none): a step whose next event fires before any other event pending skips the
     /// heap's push and pop.
@@ -113,7 +108,6 @@ impl<E: Packed> EventQueue<E> {
     pub fn new() -> Self {
         Self {
             heap: BinaryHeap::with_capacity(1024),
-            lane: VecDeque::with_capacity(1024),
             next: NONE,
             advanced_from: None,
             now: 0,
@@ -135,7 +129,7 @@ impl<E: Packed> EventQueue<E> {
 
     /// Events pending.
     pub fn len(&self) -> usize {
-        self.heap.len() + self.lane.len() + (self.next != NONE) as usize
+        self.heap.len() + (self.next != NONE) as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -158,36 +152,18 @@ impl<E: Packed> EventQueue<E> {
         let key = ((at as u128) << 64) | ((seq as u128) << EVENT_BITS) | bits as u128;
         if self.next != NONE {
             if key < self.next {
-                // Earlier than the held event, which is earlier than the rest: next now.
-                let held = std::mem::replace(&mut self.next, key);
-                self.store(held);
+                // Earlier than the held event, which is earlier than the heap: next now.
+                self.heap.push(Reverse(self.next));
+                self.next = key;
             } else {
-                self.store(key);
+                self.heap.push(Reverse(key));
             }
-        } else if key < self.earliest_stored() {
+        } else if self.heap.peek().is_none_or(|k| key < k.0) {
             self.next = key;
-        } else {
-            self.store(key);
-        }
-        Ok(())
-    }
-
-    /// Keeps `key` in the lane when it comes after the lane's last, else in the heap.
-    #[inline]
-    fn store(&mut self, key: u128) {
-        if self.lane.back().is_none_or(|&b| b < key) {
-            self.lane.push_back(key);
         } else {
             self.heap.push(Reverse(key));
         }
-    }
-
-    /// The earliest key in the heap and the lane (NONE when both are empty).
-    #[inline]
-    fn earliest_stored(&self) -> u128 {
-        let h = self.heap.peek().map_or(NONE, |k| k.0);
-        let l = self.lane.front().copied().unwrap_or(NONE);
-        h.min(l)
+        Ok(())
     }
 
     /// Numbers the pending events 0, 1, .. in the order they will fire (when the numbers run
@@ -200,7 +176,6 @@ impl<E: Packed> EventQueue<E> {
         let mut keys: Vec<u128> = std::mem::take(&mut self.heap)
             .into_iter()
             .map(|Reverse(k)| k)
-            .chain(self.lane.drain(..))
             .collect();
         if self.next != NONE {
             keys.push(self.next);
@@ -230,22 +205,14 @@ impl<E: Packed> EventQueue<E> {
     /// per event: a peek and a pop in one.
     #[inline]
     pub fn pop_through(&mut self, limit: Picoseconds) -> Option<(Picoseconds, E)> {
-        let key = if self.next != NONE {
-            self.next
-        } else {
-            self.earliest_stored()
-        };
-        if key == NONE {
-            return None;
-        }
+        let held = self.next != NONE;
+        let key = if held { self.next } else { self.heap.peek()?.0 };
         let t = key_time(key);
         if t > limit {
             return None;
         }
-        if self.next != NONE {
+        if held {
             self.next = NONE;
-        } else if self.lane.front() == Some(&key) {
-            self.lane.pop_front();
         } else {
             self.heap.pop();
         }
@@ -256,8 +223,10 @@ impl<E: Packed> EventQueue<E> {
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Picoseconds> {
-        let key = self.next.min(self.earliest_stored());
-        (key != NONE).then(|| key_time(key))
+        if self.next != NONE {
+            return Some(key_time(self.next));
+        }
+        self.heap.peek().map(|k| key_time(k.0))
     }
 
     /// Moves the clock forward to `t` when no event is pending before it (a step-by-step
