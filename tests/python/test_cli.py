@@ -9,9 +9,15 @@ import pytest
 from conftest import SMALL_SET, TINY_SET
 
 
-def ssdkit(*args, cwd=None):
+def ssdkit(*args, cwd=None, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "ssdkit", *args], check=False, capture_output=True, text=True, cwd=cwd, timeout=300
+        [sys.executable, "-m", "ssdkit", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
     )
 
 
@@ -150,14 +156,7 @@ def test_run_leaves_at_once_with_everything_written(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 
     def run(*args):
-        return subprocess.run(
-            [sys.executable, "-m", "ssdkit", "run", "mqsim-paper", *args],
-            check=False,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
+        return ssdkit("run", "mqsim-paper", *args, env=env)
 
     out = tmp_path / "out.json"
     p = run(*sets(TINY_SET), "--seed", "3", "-o", str(out))
