@@ -1,7 +1,8 @@
-//! The simulator's two shortcuts give what the plain path gives: booking the firmware when a
-//! command's fetch is booked (not when it arrives), and starting a read on an idle die without
-//! the die queue. Each is switched off through the simulator's hidden switches and the results
-//! compared. And the event enum packs into the queue's keys and back.
+//! The simulator's shortcuts give what the plain path gives: booking the firmware when a
+//! command's fetch is booked (not when it arrives), starting a read on an idle die without
+//! the die queue, and priority classes of one class on one queue. Each is switched off
+//! through the simulator's hidden switches and the results compared. And the event enum
+//! packs into the queue's keys and back.
 
 use ssdkit_core::config::Config;
 use ssdkit_core::internals::engine::Packed;
@@ -181,6 +182,88 @@ fn direct_reads_as_through_the_queue() {
     .collect();
     let c = Config::load_preset("mqsim-paper", &o).unwrap();
     assert!(!Simulator::new(&c).unwrap().direct_reads());
+}
+
+/// Priority classes (MQSim's PRIORITY_OUT_OF_ORDER) with one class in the user queues run as
+/// out of order on one queue, as on the classes' own queues: every flow medium with the map
+/// in DRAM (GC, suspension, a die of a chip at a time as `--mqsim-compat` runs), and every
+/// flow high with MQSim's cached map, whose translation-page write-backs are high too. Flows
+/// of medium with write-backs (two classes) keep the classes.
+#[test]
+fn one_class_on_one_queue_as_on_its_own() {
+    let two_flows = [
+        "tsu.policy=\"priority_out_of_order\"",
+        "flash.blocks_per_plane=128",
+        "flow.0.queue_depth=16",
+        "flow.0.read_fraction=0.7",
+        "flow.0.requests=6000",
+        "flow.1.queue_depth=4",
+        "flow.1.read_fraction=0.9",
+        "flow.1.requests=3000",
+    ];
+    let ideal = ["ftl.cmt.mode=\"ideal\"", "cache.mode=\"off\""];
+    let cases: [Vec<&str>; 5] = [
+        [&two_flows[..], &ideal[..]].concat(),
+        [
+            &two_flows[..],
+            &ideal[..],
+            &["tsu.suspension=\"program_erase\""][..],
+        ]
+        .concat(),
+        [
+            &two_flows[..],
+            &ideal[..],
+            &["flash.die_interleaving=false"][..],
+        ]
+        .concat(),
+        [
+            &two_flows[..],
+            &[
+                "flow.0.priority=\"high\"",
+                "flow.1.priority=\"high\"",
+                "cache.mode=\"off\"",
+            ][..],
+        ]
+        .concat(),
+        [
+            &two_flows[..],
+            &[
+                "flow.0.priority=\"high\"",
+                "flow.1.priority=\"high\"",
+                "cache.mode=\"off\"",
+                "ftl.cmt.granularity=\"entry\"",
+                "flash.die_interleaving=false",
+            ][..],
+        ]
+        .concat(),
+    ];
+    for keys in &cases {
+        let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
+        let c = Config::load_preset("mqsim-paper", &o).unwrap();
+        let run = |one: bool| {
+            let mut sim = Simulator::new(&c).unwrap();
+            assert!(sim.one_queue(), "one class: {keys:?}");
+            sim.set_one_queue(one);
+            let (out, _) = sim.run(&c, false, false).unwrap();
+            (results_only(&out.result), out.events)
+        };
+        let (a, b) = (run(true), run(false));
+        assert_eq!(a, b, "{keys:?}");
+        assert!(
+            a.0["device"]["ftl"]["gc_runs"].as_u64().unwrap() > 0,
+            "GC ran: {keys:?}"
+        );
+        if !keys.contains(&"ftl.cmt.mode=\"ideal\"") {
+            let wb = a.0["flows"][0]["cmt"]["eviction_writebacks"]
+                .as_u64()
+                .unwrap();
+            assert!(wb > 0, "write-backs were queued: {keys:?}");
+        }
+    }
+    // Write-backs (high) beside flows of medium: two classes, their own queues.
+    let o: Vec<String> = two_flows.iter().map(|s| s.to_string()).collect();
+    let c = Config::load_preset("mqsim-paper", &o).unwrap();
+    assert!(!Simulator::new(&c).unwrap().one_queue());
 }
 
 /// Every event survives the queue's packing, with the largest and smallest indices.

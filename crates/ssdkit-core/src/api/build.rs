@@ -77,6 +77,7 @@ impl Simulator {
                 SchedulingPolicy::for_ftl(&c.ftl),
                 c.tsu.policy,
                 c.flows.iter().map(|f| f.priority.class()).collect(),
+                cmt_on,
             ),
             owners: GcOwners::for_flows(n, s.sizes.logical_pages),
             cache: s.cache.as_ref().map(crate::cache::DataCache::new),
@@ -140,6 +141,18 @@ impl Simulator {
     #[doc(hidden)]
     pub fn set_direct_reads(&mut self, on: bool) {
         self.tsu.set_direct_reads(on);
+    }
+
+    /// Whether priority classes of one class run on one queue (`Tsu::set_one_queue`).
+    #[doc(hidden)]
+    pub fn one_queue(&self) -> bool {
+        self.tsu.one_queue()
+    }
+
+    /// Runs priority classes on one queue or on their own (tests compare the two).
+    #[doc(hidden)]
+    pub fn set_one_queue(&mut self, on: bool) {
+        self.tsu.set_one_queue(on);
     }
 
     /// Switches the firmware's booking at fetch (tests compare it with booking at arrival).

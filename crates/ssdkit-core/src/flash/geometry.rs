@@ -30,6 +30,7 @@ struct Divisors {
     dies_per_chip: Div,
     dies_per_channel: Div,
     sectors_per_page: Div,
+    planes: Div,
 }
 
 impl Geometry {
@@ -52,6 +53,9 @@ impl Geometry {
                 dies_per_chip: Div::new(f.dies_per_chip),
                 dies_per_channel: Div::new(f.dies_per_chip * f.chips_per_channel),
                 sectors_per_page: Div::new(f.page_size_bytes / c.interface.sector_bytes),
+                planes: Div::new(
+                    f.channels * f.chips_per_channel * f.dies_per_chip * f.planes_per_die,
+                ),
             },
         }
     }
@@ -111,6 +115,11 @@ impl Geometry {
     #[inline]
     pub fn page_in_block(&self, ppa: u32) -> u32 {
         self.div.pages_per_block.modulo(ppa)
+    }
+    /// `n` modulo the number of planes: a logical page's place in the static stripe.
+    #[inline]
+    pub fn modulo_planes(&self, n: u32) -> u32 {
+        self.div.planes.modulo(n)
     }
     #[inline]
     pub fn die_of_plane(&self, plane: u32) -> u32 {

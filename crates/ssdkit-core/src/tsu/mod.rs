@@ -136,8 +136,11 @@ pub struct Tsu {
     queues: Vec<DieQueues>,
     /// Where GC goes among user work (`ftl.gc_preemptible`).
     policy: SchedulingPolicy,
-    /// `tsu.policy`, with its parameters.
+    /// The policy the scheduler runs: `tsu.policy`, or out of order for priority classes of
+    /// one class (`set_one_queue`).
     user: TsuPolicy,
+    /// `tsu.policy`, with its parameters.
+    configured: TsuPolicy,
     /// The policy queues user transactions per NVMe priority class.
     classes: bool,
     geo: Geometry,
@@ -167,8 +170,57 @@ pub struct Tsu {
 
 impl Tsu {
     /// The scheduling unit of device `s` running `user` for flows of priority classes
-    /// `flow_class` (one per flow), GC placed by `policy`.
+    /// `flow_class` (one per flow), GC placed by `policy`; `mapping_writes`: translation-page
+    /// write-backs, which belong to no flow, may be queued with user work (a cached map).
     pub fn new(
+        s: &Settings,
+        multiplane: bool,
+        policy: SchedulingPolicy,
+        user: TsuPolicy,
+        flow_class: Vec<u8>,
+        mapping_writes: bool,
+    ) -> Self {
+        // Priority classes with one class in the user queues (every flow's, and high for
+        // write-backs if there are any) schedule as out of order on one queue: `pick` only
+        // ever finds that class waiting, and its turns decide nothing.
+        let one_class = matches!(user, TsuPolicy::PriorityOutOfOrder(_))
+            && flow_class.windows(2).all(|w| w[0] == w[1])
+            && (!mapping_writes || flow_class.first().is_none_or(|&c| c == 1));
+        let mut tsu = Self::with_policy(s, multiplane, policy, user, flow_class);
+        if one_class {
+            tsu.set_one_queue(true);
+        }
+        tsu
+    }
+
+    /// Priority classes of one class (see `new`) run on one queue without turns (`on`), as
+    /// out of order, or on the classes' own queues: the same results (a test runs both),
+    /// but the queues and turns per class cost 5 % of the loop of MQSim's files, whose flows
+    /// are all of one class (docs/performance.md). Only before the run, with nothing queued.
+    pub fn set_one_queue(&mut self, on: bool) {
+        debug_assert_eq!(self.txs.live(), 0, "switched with transactions queued");
+        let (user, classes) = match on {
+            true => (TsuPolicy::OutOfOrder {}, false),
+            false => (self.configured, self.configured.class_weights().is_some()),
+        };
+        let n = if classes { 4 } else { 1 };
+        self.user = user;
+        self.classes = classes;
+        self.queues = (0..self.geo.dies())
+            .map(|_| DieQueues::new(self.geo.planes_per_die, n))
+            .collect();
+        self.turns = match classes {
+            true => vec![Default::default(); self.geo.dies() as usize],
+            false => Vec::new(),
+        };
+    }
+
+    /// Whether the user queues are one queue (`set_one_queue`).
+    pub fn one_queue(&self) -> bool {
+        !self.classes && self.configured.class_weights().is_some()
+    }
+
+    fn with_policy(
         s: &Settings,
         multiplane: bool,
         policy: SchedulingPolicy,
@@ -196,6 +248,7 @@ impl Tsu {
                 .collect(),
             policy,
             user,
+            configured: user,
             classes,
             geo,
             ppd: crate::engine::Div::new(geo.planes_per_die),

@@ -436,7 +436,7 @@ mod die_steps_tests {
     fn tsu(starvation_limit: u32) -> Tsu {
         let s = Settings::resolve(&Config::default());
         let policy = SchedulingPolicy::PreemptibleGc { starvation_limit };
-        Tsu::new(&s, false, policy, TsuPolicy::OutOfOrder {}, vec![0])
+        Tsu::new(&s, false, policy, TsuPolicy::OutOfOrder {}, vec![0], false)
     }
 
     fn queue(t: &mut Tsu, kind: TxKind) -> TxId {

@@ -10,10 +10,11 @@ impl PageFtl {
     /// Plane of a logical page under static striping.
     #[inline]
     pub fn static_plane(&self, lpn: Lpn) -> PlaneId {
-        PlaneId(self.stripe[(lpn.0 % self.geo.planes()) as usize])
+        PlaneId(self.stripe[self.geo.modulo_planes(lpn.0) as usize])
     }
 
     /// Plane a new user write of `lpn` goes to.
+    #[inline]
     pub fn target_plane(&mut self, lpn: Lpn) -> PlaneId {
         match self.placement {
             Placement::Static => self.static_plane(lpn),
