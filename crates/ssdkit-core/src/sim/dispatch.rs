@@ -463,7 +463,10 @@ impl Simulator {
     }
 
     pub(super) fn schedule_die(&mut self, die: DieId) {
-        if self.dies.busy(die) || (self.susp.is_some() && self.schedule_suspended(die)) {
+        if self.dies.busy(die)
+            || (self.susp.as_ref().is_some_and(|su| su.suspended(die))
+                && self.schedule_suspended(die))
+        {
             return;
         }
         let (ftl, planes) = (&self.ftl, self.settings.geo.planes_of_die(die));
@@ -594,8 +597,10 @@ impl Simulator {
         self.bd.die_began(die, self.q.now(), &self.backend);
         self.dies.begin(die, batch);
         self.at(array_end, Ev::DieArrayDone(die));
-        if self.susp.is_some() {
-            self.began_for_suspension(die, batch[0], array_end);
+        if let Some(su) = self.susp.as_ref() {
+            if !su.begins_quietly(die, self.tsu.get(batch[0]).kind) {
+                self.began_for_suspension(die, batch[0], array_end);
+            }
         }
         self.tsu.began(die, batch, self.q.now());
     }

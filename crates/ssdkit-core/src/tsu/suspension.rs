@@ -189,6 +189,21 @@ impl SuspensionUnit {
         kind.is_some()
     }
 
+    /// Whether `began(die, first, ..)` would change nothing and answer false: a read (or
+    /// anything not suspendable) beginning on a die with nothing running to suspend and
+    /// nothing suspended. Inline, so reads on a device that suspends pay one test.
+    #[inline]
+    pub fn begins_quietly(&self, die: DieId, first: crate::tsu::TxKind) -> bool {
+        let d = &self.dies[die.idx()];
+        d.running.is_none() && d.suspended.is_none() && Suspendable::of(first).is_none()
+    }
+
+    /// Whether an operation of `die` is suspended (`while_suspended` has an answer).
+    #[inline]
+    pub fn suspended(&self, die: DieId) -> bool {
+        self.dies[die.idx()].suspended.is_some()
+    }
+
     /// Whether `die` runs an operation this configuration may suspend (a program with
     /// program suspension, an erase with erase suspension) not suspended already: the cheap
     /// part of `suspend_if`, tested first on every transaction queued at a busy die.
@@ -312,10 +327,16 @@ impl SuspensionUnit {
 
     /// A DieArrayDone event of `die` fired at `now`: true if it is the stale end of an
     /// operation that was suspended (ignore it). Two identical events at one time stand for
-    /// the same thing, so dropping either is right. Out of line: runs only with suspension.
-    #[inline(never)]
+    /// the same thing, so dropping either is right. Inline, the search out of line: most dies
+    /// have no stale end.
+    #[inline]
     pub fn is_stale(&mut self, die: DieId, now: Picoseconds) -> bool {
         let stale = &mut self.dies[die.idx()].stale;
+        !stale.is_empty() && Self::drop_stale(stale, now)
+    }
+
+    #[inline(never)]
+    fn drop_stale(stale: &mut Vec<Picoseconds>, now: Picoseconds) -> bool {
         if let Some(i) = stale.iter().position(|&t| t == now) {
             stale.swap_remove(i);
             return true;
