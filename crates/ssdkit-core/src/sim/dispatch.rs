@@ -463,10 +463,8 @@ impl Simulator {
     }
 
     pub(super) fn schedule_die(&mut self, die: DieId) {
-        if self.dies.busy(die)
-            || (self.susp.as_ref().is_some_and(|su| su.suspended(die))
-                && self.schedule_suspended(die))
-        {
+        let suspended = self.susp.as_ref().is_some_and(|su| su.suspended(die));
+        if self.dies.busy(die) || (suspended && self.schedule_suspended(die)) {
             return;
         }
         let (ftl, planes) = (&self.ftl, self.settings.geo.planes_of_die(die));
@@ -597,10 +595,9 @@ impl Simulator {
         self.bd.die_began(die, self.q.now(), &self.backend);
         self.dies.begin(die, batch);
         self.at(array_end, Ev::DieArrayDone(die));
-        if let Some(su) = self.susp.as_ref() {
-            if !su.begins_quietly(die, self.tsu.get(batch[0]).kind) {
-                self.began_for_suspension(die, batch[0], array_end);
-            }
+        let (kind, su) = (self.tsu.get(batch[0]).kind, self.susp.as_ref());
+        if su.is_some_and(|su| !su.begins_quietly(die, kind)) {
+            self.began_for_suspension(die, kind, array_end);
         }
         self.tsu.began(die, batch, self.q.now());
     }
@@ -609,15 +606,10 @@ impl Simulator {
     /// whether what is queued there suspends it now. Out of line: the plain path keeps only
     /// the test in `begin`.
     #[inline(never)]
-    fn began_for_suspension(&mut self, die: DieId, first: TxId, array_end: u64) {
+    fn began_for_suspension(&mut self, die: DieId, kind: TxKind, array_end: u64) {
         let start = array_end - self.backend.last_array.min(array_end);
-        let kind = self.tsu.get(first).kind;
-        if self
-            .susp
-            .as_mut()
-            .expect("checked")
-            .began(die, kind, start, array_end)
-        {
+        let su = self.susp.as_mut().expect("checked");
+        if su.began(die, kind, start, array_end) {
             self.suspend_die(die, self.tsu.queued_suspender(die));
         }
     }
