@@ -108,56 +108,67 @@ fn firmware_booked_at_fetch_as_at_arrival() {
     }
 }
 
+/// Two flows of 4 KiB requests on a small device, 70 % and 90 % reads: GC under way.
+const MIXED_FLOWS: [&str; 7] = [
+    "flash.blocks_per_plane=128",
+    "flow.0.queue_depth=16",
+    "flow.0.read_fraction=0.7",
+    "flow.0.requests=6000",
+    "flow.1.queue_depth=4",
+    "flow.1.read_fraction=0.9",
+    "flow.1.requests=3000",
+];
+const IDEAL: [&str; 2] = ["ftl.cmt.mode=\"ideal\"", "cache.mode=\"off\""];
+
+/// The `mqsim-paper` preset with `keys`, run on a simulator `switch` set first: its result
+/// without the fields that measure the machine, and its events.
+fn run_switched(keys: &[&str], switch: impl FnOnce(&mut Simulator)) -> (serde_json::Value, u64) {
+    let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
+    let c = Config::load_preset("mqsim-paper", &o).unwrap();
+    let mut sim = Simulator::new(&c).unwrap();
+    switch(&mut sim);
+    let (out, _) = sim.run(&c, false, false).unwrap();
+    (results_only(&out.result), out.events)
+}
+
 /// A read to an idle die with nothing queued, started without the die queue, runs as the
 /// scheduler would run it: the same results and the same events, over random reads and
 /// a 70/30 mix on two flows (GC under way), with multi-plane reads. The map in DRAM and
 /// no data cache: the cached paths queue their reads through `enqueue`.
 #[test]
 fn direct_reads_as_through_the_queue() {
-    for keys in [
-        &[
+    let cases: [Vec<&str>; 3] = [
+        vec![
             "ftl.cmt.mode=\"ideal\"",
             "cache.mode=\"off\"",
             "flash.blocks_per_plane=128",
             "flow.0.queue_depth=8",
             "flow.0.requests=8000",
-        ][..],
-        &[
-            "ftl.cmt.mode=\"ideal\"",
-            "cache.mode=\"off\"",
-            "flash.blocks_per_plane=128",
-            "flow.0.queue_depth=16",
-            "flow.0.read_fraction=0.7",
-            "flow.0.requests=6000",
-            "flow.1.queue_depth=4",
-            "flow.1.read_fraction=0.9",
-            "flow.1.requests=3000",
-            "flow.1.request_bytes=32768",
-        ][..],
+        ],
+        [
+            &IDEAL[..],
+            &MIXED_FLOWS[..],
+            &["flow.1.request_bytes=32768"][..],
+        ]
+        .concat(),
         // MQSim's import: priority classes (every flow of one class) and suspension of
         // programs and erases, which GC's erases and the writes give reads to suspend.
-        &[
-            "ftl.cmt.mode=\"ideal\"",
-            "cache.mode=\"off\"",
-            "flash.blocks_per_plane=128",
-            "tsu.policy=\"priority_out_of_order\"",
-            "tsu.suspension=\"program_erase\"",
-            "flow.0.queue_depth=16",
-            "flow.0.read_fraction=0.7",
-            "flow.0.requests=6000",
-            "flow.1.queue_depth=4",
-            "flow.1.read_fraction=0.9",
-            "flow.1.requests=3000",
-        ][..],
-    ] {
-        let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-        let c = Config::load_preset("mqsim-paper", &o).unwrap();
+        [
+            &IDEAL[..],
+            &MIXED_FLOWS[..],
+            &[
+                "tsu.policy=\"priority_out_of_order\"",
+                "tsu.suspension=\"program_erase\"",
+            ][..],
+        ]
+        .concat(),
+    ];
+    for keys in &cases {
         let run = |direct: bool| {
-            let mut sim = Simulator::new(&c).unwrap();
-            assert!(sim.direct_reads(), "one class of flows: {keys:?}");
-            sim.set_direct_reads(direct);
-            let (out, _) = sim.run(&c, false, false).unwrap();
-            (results_only(&out.result), out.events)
+            run_switched(keys, |sim| {
+                assert!(sim.direct_reads(), "one class of flows: {keys:?}");
+                sim.set_direct_reads(direct);
+            })
         };
         let (a, b) = (run(true), run(false));
         assert_eq!(a, b, "{keys:?}");
@@ -191,46 +202,35 @@ fn direct_reads_as_through_the_queue() {
 /// of medium with write-backs (two classes) keep the classes.
 #[test]
 fn one_class_on_one_queue_as_on_its_own() {
-    let two_flows = [
-        "tsu.policy=\"priority_out_of_order\"",
-        "flash.blocks_per_plane=128",
-        "flow.0.queue_depth=16",
-        "flow.0.read_fraction=0.7",
-        "flow.0.requests=6000",
-        "flow.1.queue_depth=4",
-        "flow.1.read_fraction=0.9",
-        "flow.1.requests=3000",
+    let flows = [
+        &MIXED_FLOWS[..],
+        &["tsu.policy=\"priority_out_of_order\""][..],
+    ]
+    .concat();
+    let high = [
+        "flow.0.priority=\"high\"",
+        "flow.1.priority=\"high\"",
+        "cache.mode=\"off\"",
     ];
-    let ideal = ["ftl.cmt.mode=\"ideal\"", "cache.mode=\"off\""];
     let cases: [Vec<&str>; 5] = [
-        [&two_flows[..], &ideal[..]].concat(),
+        [&flows[..], &IDEAL[..]].concat(),
         [
-            &two_flows[..],
-            &ideal[..],
+            &flows[..],
+            &IDEAL[..],
             &["tsu.suspension=\"program_erase\""][..],
         ]
         .concat(),
         [
-            &two_flows[..],
-            &ideal[..],
+            &flows[..],
+            &IDEAL[..],
             &["flash.die_interleaving=false"][..],
         ]
         .concat(),
+        [&flows[..], &high[..]].concat(),
         [
-            &two_flows[..],
+            &flows[..],
+            &high[..],
             &[
-                "flow.0.priority=\"high\"",
-                "flow.1.priority=\"high\"",
-                "cache.mode=\"off\"",
-            ][..],
-        ]
-        .concat(),
-        [
-            &two_flows[..],
-            &[
-                "flow.0.priority=\"high\"",
-                "flow.1.priority=\"high\"",
-                "cache.mode=\"off\"",
                 "ftl.cmt.granularity=\"entry\"",
                 "flash.die_interleaving=false",
             ][..],
@@ -238,14 +238,11 @@ fn one_class_on_one_queue_as_on_its_own() {
         .concat(),
     ];
     for keys in &cases {
-        let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
-        let c = Config::load_preset("mqsim-paper", &o).unwrap();
         let run = |one: bool| {
-            let mut sim = Simulator::new(&c).unwrap();
-            assert!(sim.one_queue(), "one class: {keys:?}");
-            sim.set_one_queue(one);
-            let (out, _) = sim.run(&c, false, false).unwrap();
-            (results_only(&out.result), out.events)
+            run_switched(keys, |sim| {
+                assert!(sim.one_queue(), "one class: {keys:?}");
+                sim.set_one_queue(one);
+            })
         };
         let (a, b) = (run(true), run(false));
         assert_eq!(a, b, "{keys:?}");
@@ -261,7 +258,7 @@ fn one_class_on_one_queue_as_on_its_own() {
         }
     }
     // Write-backs (high) beside flows of medium: two classes, their own queues.
-    let o: Vec<String> = two_flows.iter().map(|s| s.to_string()).collect();
+    let o: Vec<String> = flows.iter().map(|s| s.to_string()).collect();
     let c = Config::load_preset("mqsim-paper", &o).unwrap();
     assert!(!Simulator::new(&c).unwrap().one_queue());
 }

@@ -595,9 +595,9 @@ impl Simulator {
         self.bd.die_began(die, self.q.now(), &self.backend);
         self.dies.begin(die, batch);
         self.at(array_end, Ev::DieArrayDone(die));
-        let (kind, su) = (self.tsu.get(batch[0]).kind, self.susp.as_ref());
-        if su.is_some_and(|su| !su.begins_quietly(die, kind)) {
-            self.began_for_suspension(die, kind, array_end);
+        let (su, tsu) = (self.susp.as_ref(), &self.tsu);
+        if su.is_some_and(|su| !su.begins_quietly(die, tsu.get(batch[0]).kind)) {
+            self.began_for_suspension(die, self.tsu.get(batch[0]).kind, array_end);
         }
         self.tsu.began(die, batch, self.q.now());
     }
