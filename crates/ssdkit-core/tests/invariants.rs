@@ -550,3 +550,38 @@ fn every_second_flow_shape_keeps_invariants() {
         check(&config(8, 0.3, 8, false, true, 3000, 1, &f));
     }
 }
+
+/// Found by the property above (CI, random seed): dynamic placement filled both planes of one
+/// die with valid data (reads of 98 % keep the other die busy, so writes went here), GC had
+/// nothing to collect there, and the die's two queued writes found no room on the one plane
+/// their flow's turn gave. Kept on a die that could not take them, they stalled the run: they
+/// must move to a plane with room or one that is collecting.
+#[test]
+fn writes_stuck_on_a_full_die_move_to_one_that_can_take_them() {
+    let f = Features {
+        policy: "fifo",
+        precondition: "fast",
+        copyback: false,
+        preemptible: false,
+        background: false,
+        wl_static: false,
+        wl_dynamic: false,
+        trim_fraction: 0.2,
+        second: 0,
+        cmt: 2,
+        host: 0,
+        fifo: true,
+        classes: false,
+        suspension: false,
+    };
+    check(&config(
+        5,
+        0.9837148176627951,
+        8,
+        true,
+        false,
+        3000,
+        578,
+        &f,
+    ));
+}

@@ -57,19 +57,32 @@ impl PageFtl {
         }
     }
 
-    /// A plane with room for a user page now, for a write stuck on a plane that cannot free
-    /// space: the next one in the flow's pinned set (or in the whole stripe order), if any.
+    /// Where a write stuck on a plane that cannot free space goes: the plane the flow's turn
+    /// gives (inside its pinned set, or the whole stripe order) if it has room for a user
+    /// page now; else the first plane after it with room; else the first that is collecting,
+    /// whose die takes the write once GC has freed a block. None when every candidate is
+    /// stuck too. (Only the turn's plane with room is not enough: a die left holding writes
+    /// no plane takes now is never scheduled again when room appears on another die.)
     pub fn plane_with_room(
         &mut self,
         lpn: Lpn,
         pinned: Option<(&[u32], &mut u32)>,
     ) -> Option<PlaneId> {
-        let p = match pinned {
-            Some((set, cursor)) => self.target_plane_in(lpn, set, cursor),
-            None => self.target_plane(lpn),
+        use crate::ftl::ops::StreamId;
+        let (p, set) = match pinned {
+            Some((set, cursor)) => (self.target_plane_in(lpn, set, cursor), Some(set)),
+            None => (self.target_plane(lpn), None),
         };
-        self.next_page_offset(p, crate::ftl::ops::StreamId::USER)
-            .is_some()
-            .then_some(p)
+        if self.next_page_offset(p, StreamId::USER).is_some() {
+            return Some(p);
+        }
+        let candidates: &[u32] = set.unwrap_or(&self.stripe);
+        let at = candidates.iter().position(|&c| c == p.0).unwrap_or(0);
+        let order = || {
+            (1..=candidates.len()).map(move |i| PlaneId(candidates[(at + i) % candidates.len()]))
+        };
+        order()
+            .find(|&c| self.next_page_offset(c, StreamId::USER).is_some())
+            .or_else(|| order().find(|&c| self.reclaiming(c)))
     }
 }
