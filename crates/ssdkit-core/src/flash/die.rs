@@ -72,7 +72,7 @@ impl Dies {
     /// operation at a time (none when dies interleave): a die ending its operation frees the
     /// chip, which they are offered first.
     #[inline]
-    pub fn chip_mates(&self, d: DieId) -> impl Iterator<Item = DieId> + use<> {
+    pub fn chip_mates(&self, d: DieId) -> impl Iterator<Item = DieId> + Clone + use<> {
         let dpc = self.dies_per_chip;
         let first = d.0.checked_div(dpc).unwrap_or(0) * dpc;
         (1..dpc).map(move |k| DieId(first + (d.0 - first + k) % dpc))

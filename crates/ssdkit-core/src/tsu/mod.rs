@@ -451,13 +451,29 @@ impl Tsu {
     /// else write), ties in round-robin order, so that a read waiting on one die goes before
     /// a program on another. Returns how many; `chip_die(i)` gives the i-th.
     #[cold]
-    pub fn chip_order(&mut self, mates: impl Iterator<Item = DieId>, freed: DieId) -> usize {
-        let dies = mates.chain(std::iter::once(freed)).enumerate();
-        let rank = |(k, d): (usize, DieId)| (self.queues[d.idx()].chip_rank(), k as u32, d);
+    pub fn chip_order(
+        &mut self,
+        mates: impl Iterator<Item = DieId> + Clone,
+        freed: DieId,
+    ) -> usize {
         let mut buf = std::mem::take(&mut self.chip_buf);
         buf.clear();
-        buf.extend(dies.map(rank));
-        buf.sort_unstable();
+        let idle = |d: DieId| !self.queues[d.idx()].has_user_work();
+        if mates.clone().all(idle) {
+            // Every mate ranks last, (3, 0), in its own order: only the freed die's rank
+            // places it, first with user work, else last. (The usual case: a chip's mates
+            // hold nothing.)
+            let none = ((3, 0), 0, freed);
+            let first = !idle(freed);
+            buf.extend(first.then_some(none));
+            buf.extend(mates.map(|d| ((3, 0), 0, d)));
+            buf.extend((!first).then_some(none));
+        } else {
+            let dies = mates.chain(std::iter::once(freed)).enumerate();
+            let rank = |(k, d): (usize, DieId)| (self.queues[d.idx()].chip_rank(), k as u32, d);
+            buf.extend(dies.map(rank));
+            buf.sort_unstable();
+        }
         self.chip_buf = buf;
         self.chip_buf.len()
     }
@@ -493,5 +509,62 @@ impl Tsu {
     /// Transactions in flight (queued or on a die).
     pub fn live(&self) -> usize {
         self.txs.live()
+    }
+}
+
+#[cfg(test)]
+mod chip_order_tests {
+    use super::{SchedulingPolicy, Tsu, Tx, TxKind};
+    use crate::config::{Config, TsuPolicy};
+    use crate::ids::{DieId, PlaneId};
+    use crate::settings::Settings;
+
+    /// A chip's dies in MQSim's order, as the plain sort gives it, for every queue state of
+    /// a four-die chip (each die holds nothing, a user read, a write, a translation-page read
+    /// or GC work alone) and each die freed: the shortcut for chips whose other dies hold no
+    /// user work must place the freed die as the sort does.
+    #[test]
+    fn shortcut_orders_as_the_sort() {
+        let c = Config::load("[flash]\ndies_per_chip = 4\n[[flow]]\n", "t.toml", &[]).unwrap();
+        let s = Settings::resolve(&c);
+        let (dpc, ppd) = (s.geo.dies_per_chip, s.geo.planes_per_die);
+        let kinds = [
+            None,
+            Some(TxKind::UserRead),
+            Some(TxKind::UserWrite),
+            Some(TxKind::MappingRead),
+            Some(TxKind::GcErase),
+        ];
+        let mut shortcuts = 0;
+        for state in 0..kinds.len().pow(dpc) {
+            let policy = SchedulingPolicy::PreemptibleGc {
+                starvation_limit: 8,
+            };
+            let mut t = Tsu::new(&s, false, policy, TsuPolicy::OutOfOrder {}, vec![0], false);
+            let mut code = state;
+            for d in 0..dpc {
+                if let Some(kind) = kinds[code % kinds.len()] {
+                    let id = t.insert(Tx::new(kind, PlaneId(d * ppd)));
+                    t.enqueue(id, 0);
+                }
+                code /= kinds.len();
+            }
+            for freed in 0..dpc {
+                let mates = (1..dpc).map(move |k| DieId((freed + k) % dpc));
+                let mut want: Vec<_> = mates
+                    .clone()
+                    .chain([DieId(freed)])
+                    .enumerate()
+                    .map(|(k, d)| (t.queues(d).chip_rank(), k, d))
+                    .collect();
+                want.sort_unstable();
+                shortcuts += mates.clone().all(|d| !t.queues(d).has_user_work()) as u32;
+                let n = t.chip_order(mates, DieId(freed));
+                let got: Vec<DieId> = (0..n).map(|i| t.chip_die(i)).collect();
+                let want: Vec<DieId> = want.into_iter().map(|x| x.2).collect();
+                assert_eq!(got, want, "state {state}, die {freed} freed");
+            }
+        }
+        assert!(shortcuts > 100, "the shortcut ran: {shortcuts}");
     }
 }

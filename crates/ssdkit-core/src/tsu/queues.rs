@@ -140,6 +140,13 @@ impl DieQueues {
         (3, 0)
     }
 
+    /// Translation-page reads, user reads or writes queued: the die ranks before (3, 0) in
+    /// `chip_rank`.
+    #[inline]
+    pub fn has_user_work(&self) -> bool {
+        self.read_count > 0 || self.write_count > 0 || !self.mapping_reads.is_empty()
+    }
+
     #[inline]
     pub fn gc_empty(&self) -> bool {
         self.gc_reads.is_empty() && self.gc_writes.is_empty() && self.gc_erases.is_empty()
