@@ -24,21 +24,25 @@ struct ClassQueues {
 /// A write taken out of its queue, with what puts it back in place.
 pub type TakenWrite = (u64, u8, TxId);
 
+/// Laid out from a cache line's start, the counts and the translation-page reads first: the
+/// questions asked of another die (`has_user_work`, `chip_rank`) and a read's queueing then
+/// read one line.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct DieQueues {
-    /// Class 0 (the only one without priority classes) inline, so that the common case
-    /// reaches its queues without following a pointer; classes 1.. in `more`.
-    first: ClassQueues,
-    more: Vec<ClassQueues>,
     read_count: usize,
     write_count: usize,
-    pub gc_reads: VecDeque<TxId>,
-    pub gc_writes: VecDeque<TxId>,
-    pub gc_erases: VecDeque<TxId>,
     /// Reads of translation pages (cached mapping table): (arrival sequence, transaction).
     pub mapping_reads: VecDeque<(u64, TxId)>,
     /// User operations started in a row while GC transactions waited.
     pub user_streak: u32,
+    /// Class 0 (the only one without priority classes) inline, so that the common case
+    /// reaches its queues without following a pointer; classes 1.. in `more`.
+    first: ClassQueues,
+    more: Vec<ClassQueues>,
+    pub gc_reads: VecDeque<TxId>,
+    pub gc_writes: VecDeque<TxId>,
+    pub gc_erases: VecDeque<TxId>,
 }
 
 impl DieQueues {
