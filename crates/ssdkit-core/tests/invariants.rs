@@ -551,9 +551,9 @@ fn every_second_flow_shape_keeps_invariants() {
     }
 }
 
-/// Found by the property above (CI, random seed): dynamic placement filled both planes of one
-/// die with valid data (reads of 98 % keep the other die busy, so writes went here), GC had
-/// nothing to collect there, and the die's two queued writes found no room on the one plane
+/// Found by the property above (CI, random seed): dynamic placement had filled both planes of
+/// one die with valid data (the stall's report: every closed block fully valid, GC idle, the
+/// user stream at the reserve), and the die's two queued writes found no room on the one plane
 /// their flow's turn gave. Kept on a die that could not take them, they stalled the run: they
 /// must move to a plane with room or one that is collecting.
 #[test]
