@@ -463,11 +463,12 @@ impl Tsu {
             // Every mate ranks last, (3, 0), in its own order: only the freed die's rank
             // places it, first with user work, else last. (The usual case: a chip's mates
             // hold nothing.)
-            let none = ((3, 0), 0, freed);
+            // Only the dies are read back (`chip_die`): the ranks here are placeholders.
+            let freed_entry = ((3, 0), 0, freed);
             let first = !idle(freed);
-            buf.extend(first.then_some(none));
+            buf.extend(first.then_some(freed_entry));
             buf.extend(mates.map(|d| ((3, 0), 0, d)));
-            buf.extend((!first).then_some(none));
+            buf.extend((!first).then_some(freed_entry));
         } else {
             let dies = mates.chain(std::iter::once(freed)).enumerate();
             let rank = |(k, d): (usize, DieId)| (self.queues[d.idx()].chip_rank(), k as u32, d);
