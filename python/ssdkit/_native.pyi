@@ -36,7 +36,8 @@ def run(
     on_progress: Callable[[float | None, int, int, float], object] | None = None,
     log_sink: Callable[[dict[str, bytearray]], object] | None = None,
 ) -> str:
-    """Loads, validates and runs a configuration; returns the result document as JSON.
+    """Loads, validates and runs a configuration; returns the result document as JSON text,
+    indented as `json.dumps(doc, indent=2)` writes it.
 
     Exactly one of `toml_text` and `preset` must be given. With `snapshot`, the device starts
     from that saved state instead of preconditioning. The GIL is released while the
@@ -45,6 +46,10 @@ def run(
     elapsed_s)`. `log_sink` receives the request log in batches of at most 65,536 (the
     columns of `run_with_log`) as the run goes. An exception from either stops the run and
     propagates."""
+
+def json_dumps_indent2(text: str) -> str:
+    """`text` (JSON) written as `run` writes its documents: as `json.dumps(json.loads(text),
+    indent=2)` would. Raises ValueError when `text` is not JSON."""
 
 def precondition(
     output: str | os.PathLike[str],

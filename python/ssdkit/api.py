@@ -167,12 +167,12 @@ def run(
                 text = _native.run(
                     overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, log_sink=sink, **src
                 )
-            result = Result.from_json(text)
+            result = Result._from_core(text)
             if request_log:
                 result = _record.replace(result, request_log=_request_log(_concat_columns(kept)))
             return result
         if not request_log:
-            return Result.from_json(
+            return Result._from_core(
                 _native.run(overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, **src)
             )
         text, cols = _native.run_with_log(overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, **src)

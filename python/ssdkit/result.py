@@ -1021,6 +1021,14 @@ class Result:
         return cls.from_dict(json.loads(text))
 
     @classmethod
+    def _from_core(cls, text: str) -> Result:
+        """The result of the core's document ``text`` (``_native.run``), which the core writes
+        as ``json.dumps(doc, indent=2)`` would: :meth:`to_json` then returns it as it is."""
+        r = cls.from_json(text)
+        object.__setattr__(r, "_core_text", (r.raw, text))
+        return r
+
+    @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Result:
         version = d.get("schema_version")
         if version != SCHEMA_VERSION:
@@ -1044,7 +1052,13 @@ class Result:
         return sum(f.completed for f in self.flows)
 
     def to_json(self, indent: int | None = 2) -> str:
-        """The result document as the core wrote it (same keys, order and values)."""
+        """The result document as the core wrote it (same keys, order and values), as
+        ``json.dumps(raw, indent=indent)`` writes it. For a result from ``ssdkit.run`` with the
+        default indent that is the core's own text, returned without encoding ``raw`` again
+        (``raw`` is the document it was read into; a result holds it unchanged)."""
+        core = self.__dict__.get("_core_text")
+        if indent == 2 and core is not None and core[0] is self.raw:
+            return core[1]
         return _json.dumps(self.raw, indent=indent)
 
     def breakdown(self) -> pandas.DataFrame:

@@ -1,15 +1,19 @@
-"""`ssdkit._json.dumps` writes the same text as `json.dumps(obj, indent=n)`: every result file
-goes through it, so a byte of difference would change what users diff and digest."""
+"""`ssdkit._json.dumps` writes the same text as `json.dumps(obj, indent=n)`, and so does the
+core when it hands a run's document to Python (`_native.run`, kept by `Result.to_json`): every
+result file goes through one or the other, so a byte of difference would change what users
+diff and digest."""
 
 from __future__ import annotations
 
 import json
 import math
+import random
+import struct
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ssdkit import _json
+from ssdkit import _json, _native
 from ssdkit.result import Result
 
 # JSON's own values and the extras the standard encoder accepts: non-finite floats, big
@@ -77,3 +81,57 @@ def test_a_run_result_writes_as_before():
     assert r.to_json() == json.dumps(r.raw, indent=2)
     assert r.to_json(indent=None) == json.dumps(r.raw)
     assert json.loads(r.to_json()) == r.raw
+
+
+# What a result document can hold: serde_json has no NaN or infinity, integers within i64 and
+# u64, and strings of Unicode scalar values (no lone surrogates).
+_core_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)))
+_core_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _core_text,
+    lambda kids: st.lists(kids, max_size=6) | st.dictionaries(_core_text, kids, max_size=6),
+    max_leaves=40,
+)
+
+
+def _core(obj) -> str:
+    return _native.json_dumps_indent2(json.dumps(obj))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_core_values)
+def test_the_core_writes_what_the_standard_encoder_writes(obj):
+    assert _core(obj) == json.dumps(obj, indent=2)
+
+
+def test_the_core_writes_floats_as_repr_does():
+    # Every exponent and sign, from random bit patterns (seeded), and the edges of repr's
+    # switch between positional and exponent notation.
+    rng = random.Random(20261128)
+    xs = [struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0] for _ in range(50_000)]
+    xs = [x for x in xs if math.isfinite(x)]
+    for e in range(-8, 20):
+        for m in (1.0, 9.999999999999999, 1.5, 2.0 / 3.0):
+            xs += [m * 10.0**e, -m * 10.0**e, math.nextafter(m * 10.0**e, 0.0)]
+    xs += [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 9007199254740993.0]
+    assert _core(xs) == json.dumps(xs, indent=2)
+
+
+def test_the_core_refuses_text_that_is_not_json():
+    with pytest.raises(ValueError, match="not JSON"):
+        _native.json_dumps_indent2("{")
+
+
+def test_a_run_result_is_the_cores_text_until_its_document_changes():
+    import ssdkit
+    from ssdkit import _record
+
+    r = ssdkit.run("mqsim-paper", overrides={"flow.0.requests": 300})
+    assert r.to_json() == json.dumps(r.raw, indent=2)
+    assert r.to_json() is r.to_json()  # the core's text, not encoded again
+    # A result made with another document (as fairness runs add theirs) encodes that one.
+    raw = dict(r.raw, extra=1)
+    assert _record.replace(r, raw=raw).to_json() == json.dumps(raw, indent=2)

@@ -110,8 +110,8 @@ pub(crate) fn guarded<T: Send>(
     }
 }
 
-/// Loads, validates and runs a configuration; returns the result document as JSON text.
-/// With `snapshot`, the device starts from that saved state instead of preconditioning.
+/// Loads, validates and runs a configuration; returns the result document as JSON text,
+/// indented as `json.dumps(doc, indent=2)` writes it (`ssdkit run -o` writes it as it is). With `snapshot`, the device starts from that saved state instead of preconditioning.
 /// `on_progress(fraction, requests, simulated_ns, elapsed_s)` is called every 100 ms of wall
 /// time (`fraction` None where the workload has no known end); `log_sink(columns)` receives
 /// the request log in batches as the run goes (the columns of `run_with_log`). Every 100 ms
@@ -168,6 +168,16 @@ fn run_with_log<'py>(
     };
     let (text, log) = run_hooked(py, src, overrides, snapshot, opts)?;
     Ok((text, device::columns(py, &log)?))
+}
+
+/// The JSON text `text` (a document serde_json reads) written as the result documents of `run`
+/// are: as `json.dumps(json.loads(text), indent=2)` would write it. For the tests that hold the
+/// two encoders to the same bytes.
+#[pyfunction]
+fn json_dumps_indent2(text: &str) -> PyResult<String> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("not JSON: {e}")))?;
+    Ok(api::json_text::dumps_indent2(&v))
 }
 
 /// The Python side of a batch run's hooks.
@@ -236,8 +246,7 @@ fn run_hooked(
         let run = (|| {
             let cfg = api::load(src, &overrides)?;
             let out = api::run_with(&cfg, snapshot.as_deref(), hooks)?;
-            let text = serde_json::to_string(&out.result)
-                .map_err(|e| Error::Simulation(format!("result serialisation: {e}")))?;
+            let text = api::json_text::dumps_indent2(&out.result);
             Ok((text, out.log.unwrap_or_default()))
         })();
         drop(building);
@@ -474,6 +483,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RequestError", py.get_type::<RequestError>())?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_with_log, m)?)?;
+    m.add_function(wrap_pyfunction!(json_dumps_indent2, m)?)?;
     m.add_function(wrap_pyfunction!(run_alone, m)?)?;
     m.add_function(wrap_pyfunction!(flows_enabled, m)?)?;
     m.add_class::<device::PyDevice>()?;

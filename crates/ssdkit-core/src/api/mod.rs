@@ -4,6 +4,7 @@
 
 mod batch;
 mod build;
+pub mod json_text;
 mod report;
 
 use crate::config::{describes_no_device, Config, FLOWS_ONLY_PRESET};
