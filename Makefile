@@ -7,7 +7,7 @@ TEST_EXTRAS := [test,dask]
 # bash: PIP_INSTALL below reads pip's exit status from PIPESTATUS.
 SHELL := /bin/bash
 
-.PHONY: help setup demo test test-rust test-c header examples test-env test-python lint bench bench-core schema
+.PHONY: help setup demo test test-rust test-c header examples test-env test-python lint bench bench-core pgo schema
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -119,6 +119,9 @@ lint: $(TEST_PYTHON) ## rustfmt, clippy (warnings are errors), ruff check and ru
 bench: ## simulator speed on mqsim-paper, 1M requests per case: requests/s, events/s, peak memory
 	$(call PIP_INSTALL,.)
 	ssdkit bench
+
+pgo: ## record the profile that guides the optimised build (build_backend/pgo/; needs rustup's llvm-tools)
+	$(PYTHON) scripts/pgo.py
 
 bench-core: ## the same cases timed in Rust alone (no Python)
 	cargo run --release -p ssdkit-core --example bench_core

@@ -1,0 +1,74 @@
+"""The profile the optimised build is guided by (see ssdkit_build.py's docstring): whether a
+build uses it, and the rustc flags that do. Apart from ssdkit_build.py so that the tests can
+import it without maturin."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PGO_DIR = ROOT / "build_backend" / "pgo"
+PGO_PROFILE = PGO_DIR / "ssdkit.profdata.gz"
+PGO_META = PGO_DIR / "profile.json"
+
+
+def _llvm_major(rustc_vv: str) -> int | None:
+    """The LLVM major version in `rustc -vV`'s output."""
+    m = re.search(r"^LLVM version: (\d+)", rustc_vv, re.MULTILINE)
+    return int(m.group(1)) if m else None
+
+
+def pgo_decision(env: dict[str, str], meta: dict | None, rustc_vv: str | None) -> tuple[bool, str]:
+    """Whether this build uses the committed profile, and why (the line the build prints)."""
+    if env.get("SSDKIT_PGO", "1") == "0":
+        return False, "profile-guided optimisation off (SSDKIT_PGO=0)"
+    flags = env.get("RUSTFLAGS", "") + " " + env.get("CARGO_ENCODED_RUSTFLAGS", "")
+    if "profile-generate" in flags or "profile-use" in flags:
+        return False, "RUSTFLAGS already set a profile; the committed one is not added"
+    if meta is None:
+        return False, f"no profile ({PGO_META.relative_to(ROOT)} missing)"
+    if rustc_vv is None:
+        return False, "rustc -vV failed; building without the profile"
+    have, want = _llvm_major(rustc_vv), meta.get("llvm_major")
+    if have != want:
+        return False, (
+            f"the committed profile was recorded with LLVM {want}; this rustc has LLVM {have}: building "
+            "without it (`make pgo` records one for this compiler)"
+        )
+    return True, f"profile-guided optimisation with {PGO_PROFILE.relative_to(ROOT)} (recorded at {meta.get('source')})"
+
+
+def pgo_environment() -> None:
+    """Adds ``-Cprofile-use`` to the cargo build maturin is about to run, when the committed
+    profile fits (see the module's docstring); prints what it decided."""
+    meta = json.loads(PGO_META.read_text()) if PGO_META.is_file() and PGO_PROFILE.is_file() else None
+    try:
+        rustc = subprocess.run(["rustc", "-vV"], cwd=ROOT, stdout=subprocess.PIPE, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        rustc = None
+    use, why = pgo_decision(dict(os.environ), meta, rustc)
+    print(f"ssdkit build: {why}", flush=True)
+    if not use:
+        return
+    # Unpacked beside the build (rustc reads the raw file), once per profile.
+    digest = hashlib.sha256(PGO_PROFILE.read_bytes()).hexdigest()[:16]
+    raw = ROOT / "target" / "pgo" / f"ssdkit-{digest}.profdata"
+    if not raw.is_file():
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        tmp = raw.with_name(raw.name + ".tmp")
+        tmp.write_bytes(gzip.decompress(PGO_PROFILE.read_bytes()))
+        os.replace(tmp, raw)
+    # A function changed since the profile was recorded gets no profile (rustc's default);
+    # the warning LLVM gives for each is left out of the build's output.
+    flags = [f"-Cprofile-use={raw}", "-Cllvm-args=-pgo-warn-mismatch=false"]
+    encoded = os.environ.get("CARGO_ENCODED_RUSTFLAGS")
+    if encoded is not None:
+        os.environ["CARGO_ENCODED_RUSTFLAGS"] = "\x1f".join([encoded, *flags] if encoded else flags)
+    else:
+        os.environ["RUSTFLAGS"] = " ".join([os.environ.get("RUSTFLAGS", ""), *flags]).strip()

@@ -1,0 +1,50 @@
+"""The build backend's use of the committed profile (build_backend/ssdkit_pgo.py): a build
+takes it only where the compiler can read it and nobody asked otherwise, and says why."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "build_backend"))
+import ssdkit_pgo
+
+RUSTC = "rustc 1.95.0 (59807616e 2026-04-14)\nhost: x86_64-unknown-linux-gnu\nLLVM version: {}\n"
+META = {"llvm_major": 22, "source": "abc1234"}
+
+
+def test_the_profile_is_used_by_the_compiler_that_can_read_it():
+    use, why = ssdkit_pgo.pgo_decision({}, META, RUSTC.format("22.1.2"))
+    assert use and "abc1234" in why
+
+
+@pytest.mark.parametrize(
+    ("env", "meta", "rustc", "said"),
+    [
+        ({"SSDKIT_PGO": "0"}, META, RUSTC.format("22.1.2"), "SSDKIT_PGO=0"),
+        ({"RUSTFLAGS": "-Cprofile-generate=/tmp/x"}, META, RUSTC.format("22.1.2"), "already set a profile"),
+        ({"CARGO_ENCODED_RUSTFLAGS": "-Cprofile-use=/p"}, META, RUSTC.format("22.1.2"), "already set a profile"),
+        ({}, None, RUSTC.format("22.1.2"), "no profile"),
+        ({}, META, None, "rustc -vV failed"),
+        ({}, META, RUSTC.format("21.1.0"), "recorded with LLVM 22; this rustc has LLVM 21"),
+        ({}, META, "rustc 1.95.0\n", "this rustc has LLVM None"),
+    ],
+)
+def test_a_build_goes_without_it_and_says_why(env, meta, rustc, said):
+    use, why = ssdkit_pgo.pgo_decision(env, meta, rustc)
+    assert not use
+    assert said in why
+
+
+def test_the_committed_profile_is_whole_and_described():
+    # The file rustc reads: LLVM's indexed profile (its magic number), whole (gzip checks its
+    # CRC), with what recorded it in profile.json.
+    meta = json.loads(ssdkit_pgo.PGO_META.read_text())
+    assert isinstance(meta["llvm_major"], int) and meta["source"] and meta["workloads"]
+    data = gzip.decompress(ssdkit_pgo.PGO_PROFILE.read_bytes())
+    assert data[:8] == b"\xfflprofi\x81"
