@@ -66,7 +66,7 @@ def pgo_environment() -> None:
         os.replace(tmp, raw)
     # A function changed since the profile was recorded gets no profile (rustc's default);
     # the warning LLVM gives for each is left out of the build's output.
-    flags = [f"-Cprofile-use={raw}", "-Cllvm-args=-pgo-warn-mismatch=false"]
+    flags = [f"-Cprofile-use={raw}", "-Cllvm-args=-no-pgo-warn-mismatch"]
     encoded = os.environ.get("CARGO_ENCODED_RUSTFLAGS")
     if encoded is not None:
         os.environ["CARGO_ENCODED_RUSTFLAGS"] = "\x1f".join([encoded, *flags] if encoded else flags)
