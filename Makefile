@@ -23,7 +23,7 @@ QUICK_BUILD = CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=
 # PIP_LOG and its end is printed if the install fails. The exit status is pip's.
 # PIP_RUN's arguments: pip's arguments, the environment, and pip with its subcommand last.
 PIP_LOG = target/pip-install.log
-PIP_SHOW = 'Processing |Collecting |Downloading |Updating crates|Compiling |Finished |Built wheel|Building wheel|C API |Installing collected|Successfully|^ *(error|warning)(\[|:)'
+PIP_SHOW = 'Processing |Collecting |Downloading |Updating crates|Compiling |Finished |Built wheel|Building wheel|C API |ssdkit build: |Installing collected|Successfully|^ *(error|warning)(\[|:)'
 define PIP_RUN
 	@mkdir -p $(dir $(PIP_LOG))
 	@echo "pip $(lastword $(3)) $(1) (building the Rust core: cargo lists each crate it compiles; full log in $(PIP_LOG))"
