@@ -1002,7 +1002,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     global _exit_at_once
     _exit_at_once = not args.fairness
     # The document's text only where it goes: a summary alone does not pay for it.
-    text = result.to_json() if out or args.json else ""
+    text = result._document_text() if out or args.json else ""
     if out:
         outputs.write(out, text + "\n", "result JSON")
     print(text if args.json else result.summary())

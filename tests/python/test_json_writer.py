@@ -125,13 +125,16 @@ def test_the_core_refuses_text_that_is_not_json():
         _native.json_dumps_indent2("{")
 
 
-def test_a_run_result_is_the_cores_text_until_its_document_changes():
+def test_the_written_text_is_the_cores_until_the_document_changes():
     import ssdkit
     from ssdkit import _record
 
     r = ssdkit.run("mqsim-paper", overrides={"flow.0.requests": 300})
-    assert r.to_json() == json.dumps(r.raw, indent=2)
-    assert r.to_json() is r.to_json()  # the core's text, not encoded again
-    # A result made with another document (as fairness runs add theirs) encodes that one.
+    assert r._document_text() == r.to_json() == json.dumps(r.raw, indent=2)
+    assert r._document_text() is r._document_text()  # the core's text, not encoded again
+    # A result made with another document (as fairness runs add theirs) writes that one,
     raw = dict(r.raw, extra=1)
-    assert _record.replace(r, raw=raw).to_json() == json.dumps(raw, indent=2)
+    assert _record.replace(r, raw=raw)._document_text() == json.dumps(raw, indent=2)
+    # and to_json writes the document as it is, changed in place or not.
+    r.raw["device"]["extra"] = 2
+    assert json.loads(r.to_json())["device"]["extra"] == 2

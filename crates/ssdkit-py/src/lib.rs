@@ -111,7 +111,8 @@ pub(crate) fn guarded<T: Send>(
 }
 
 /// Loads, validates and runs a configuration; returns the result document as JSON text,
-/// indented as `json.dumps(doc, indent=2)` writes it (`ssdkit run -o` writes it as it is). With `snapshot`, the device starts from that saved state instead of preconditioning.
+/// indented as `json.dumps(doc, indent=2)` writes it (`ssdkit run -o` writes it as it is).
+/// With `snapshot`, the device starts from that saved state instead of preconditioning.
 /// `on_progress(fraction, requests, simulated_ns, elapsed_s)` is called every 100 ms of wall
 /// time (`fraction` None where the workload has no known end); `log_sink(columns)` receives
 /// the request log in batches as the run goes (the columns of `run_with_log`). Every 100 ms
