@@ -17,8 +17,12 @@ out as if it never ran: `ssdkit bench` (its 15 cases: random and sequential read
 with GC from a snapshot, the mapping and data caches, a trace replay, MQSim imports, the DRAM-
 like NVM), the MQSim comparison's twelve inputs (scripts/mqsim_compare.py) with and without
 --mqsim-compat, each preset's demo flow, and runs with the latency breakdown, time series,
-steady-state rounds and fairness. A profile recorded before a change still guides the
-functions that did not change; record it again after changing the simulation loop.
+steady-state rounds and fairness, and a Python host program stepping a Device
+(examples/python/closed_loop.py), and `ssdkit serve` answering fio's reads where fio is
+installed (examples/python/serve_bench.py). The C API is not trained: its own code is laid
+out as code that never ran (the simulator under it as trained). A
+profile recorded before a change still guides the functions that did not change; record it
+again after changing the simulation loop.
 """
 
 from __future__ import annotations
@@ -102,6 +106,21 @@ def _training(py: Path, folder: Path) -> list[str]:
         "[[flow]]\nqueue_depth = 8\nread_fraction = 0.0\nrequests = 20000\n"
     )
     run(str(two_flows), "--fairness")
+    # A host program stepping a Device (the step-by-step API, as the C API's users step it).
+    for extra in ([], ["--read-fraction", "0.7", "--compare"]):
+        args = [str(REPO / "examples" / "python" / "closed_loop.py"), "--requests", "50000", "--qd", "16", *extra]
+        print("+ python", *args, flush=True)
+        subprocess.run([str(py), *args], check=True, stdout=subprocess.DEVNULL)
+        done.append(" ".join(["python examples/python/closed_loop.py", *args[1:]]))
+    # `ssdkit serve` answering fio's NBD reads, where fio is installed (Debian's fio).
+    if shutil.which("fio"):
+        args = [str(REPO / "examples" / "python" / "serve_bench.py"), "--servers", "ssdkit-fast", "--seconds", "5"]
+        print("+ python", *args, flush=True)
+        env = dict(os.environ, PATH=f"{py.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        subprocess.run([str(py), *args], check=True, stdout=subprocess.DEVNULL, env=env)
+        done.append(" ".join(["python examples/python/serve_bench.py", *args[1:]]))
+    else:
+        print("fio is not installed: `ssdkit serve` is left out of the training", flush=True)
     return done
 
 
