@@ -31,6 +31,12 @@ def pgo_decision(env: dict[str, str], meta: dict | None, rustc_vv: str | None) -
     flags = env.get("RUSTFLAGS", "") + " " + env.get("CARGO_ENCODED_RUSTFLAGS", "")
     if "profile-generate" in flags or "profile-use" in flags:
         return False, "RUSTFLAGS already set a profile; the committed one is not added"
+    # The profile names functions as the release profile's build does (fat LTO, one codegen
+    # unit: Cargo.toml); a build that overrides those (`make test`'s quick wheel) names them
+    # otherwise, and the profile would match nothing.
+    changed = sorted(k for k in env if k.startswith("CARGO_PROFILE_RELEASE_"))
+    if changed:
+        return False, f"{', '.join(changed)} set: the profile fits only the release profile's own build"
     if meta is None:
         return False, f"no profile ({PGO_META.relative_to(ROOT)} missing)"
     if rustc_vv is None:

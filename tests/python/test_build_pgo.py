@@ -29,6 +29,7 @@ def test_the_profile_is_used_by_the_compiler_that_can_read_it():
         ({"SSDKIT_PGO": "0"}, META, RUSTC.format("22.1.2"), "SSDKIT_PGO=0"),
         ({"RUSTFLAGS": "-Cprofile-generate=/tmp/x"}, META, RUSTC.format("22.1.2"), "already set a profile"),
         ({"CARGO_ENCODED_RUSTFLAGS": "-Cprofile-use=/p"}, META, RUSTC.format("22.1.2"), "already set a profile"),
+        ({"CARGO_PROFILE_RELEASE_LTO": "off"}, META, RUSTC.format("22.1.2"), "CARGO_PROFILE_RELEASE_LTO set"),
         ({}, None, RUSTC.format("22.1.2"), "no profile"),
         ({}, META, None, "rustc -vV failed"),
         ({}, META, RUSTC.format("21.1.0"), "recorded with LLVM 22; this rustc has LLVM 21"),
