@@ -50,6 +50,20 @@ def pgo_decision(env: dict[str, str], meta: dict | None, rustc_vv: str | None) -
     return True, f"profile-guided optimisation with {PGO_PROFILE.relative_to(ROOT)} (recorded at {meta.get('source')})"
 
 
+def encoded_rustflags(env: dict[str, str] | os._Environ, profile: Path) -> str:
+    """`CARGO_ENCODED_RUSTFLAGS` for a build with `profile`: the flags the user gave first
+    (`CARGO_ENCODED_RUSTFLAGS`, else `RUSTFLAGS`, as cargo reads them), then the profile's.
+    Cargo's encoded form (flags separated by 0x1f) keeps a folder with a space in its name one
+    argument, and cargo reads it ahead of `RUSTFLAGS`."""
+    if "CARGO_ENCODED_RUSTFLAGS" in env:
+        given = [f for f in env["CARGO_ENCODED_RUSTFLAGS"].split("\x1f") if f]
+    else:
+        given = env.get("RUSTFLAGS", "").split()
+    # A function changed since the profile was recorded gets no profile (rustc's default);
+    # the warning LLVM gives for each is left out of the build's output.
+    return "\x1f".join([*given, f"-Cprofile-use={profile}", "-Cllvm-args=-no-pgo-warn-mismatch"])
+
+
 def pgo_environment() -> None:
     """Adds ``-Cprofile-use`` to the cargo build maturin is about to run, when the committed
     profile fits (see the module's docstring); prints what it decided."""
@@ -70,11 +84,4 @@ def pgo_environment() -> None:
         tmp = raw.with_name(raw.name + ".tmp")
         tmp.write_bytes(gzip.decompress(PGO_PROFILE.read_bytes()))
         os.replace(tmp, raw)
-    # A function changed since the profile was recorded gets no profile (rustc's default);
-    # the warning LLVM gives for each is left out of the build's output.
-    flags = [f"-Cprofile-use={raw}", "-Cllvm-args=-no-pgo-warn-mismatch"]
-    encoded = os.environ.get("CARGO_ENCODED_RUSTFLAGS")
-    if encoded is not None:
-        os.environ["CARGO_ENCODED_RUSTFLAGS"] = "\x1f".join([encoded, *flags] if encoded else flags)
-    else:
-        os.environ["RUSTFLAGS"] = " ".join([os.environ.get("RUSTFLAGS", ""), *flags]).strip()
+    os.environ["CARGO_ENCODED_RUSTFLAGS"] = encoded_rustflags(os.environ, raw)

@@ -154,10 +154,14 @@ def main(argv: list[str] | None = None) -> int:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, stdout=subprocess.PIPE, text=True, check=False
     )
+    # What the profile describes: the Rust sources (the rest of the tree does not change it).
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, stdout=subprocess.PIPE, check=False
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", "crates", "Cargo.toml", "Cargo.lock"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        check=False,
     )
-    source = commit.stdout.strip() + (" with uncommitted changes" if dirty.stdout.strip() else "")
+    source = commit.stdout.strip() + (" with uncommitted changes to the Rust sources" if dirty.stdout.strip() else "")
     OUT_DIR.mkdir(exist_ok=True)
     tmp_out = OUT_DIR / "ssdkit.profdata.gz.tmp"
     # mtime 0: the same counts give the same bytes.

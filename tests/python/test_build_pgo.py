@@ -42,6 +42,21 @@ def test_a_build_goes_without_it_and_says_why(env, meta, rustc, said):
     assert said in why
 
 
+@pytest.mark.parametrize(
+    ("env", "given"),
+    [
+        ({}, []),
+        ({"RUSTFLAGS": " -Ctarget-cpu=native  -g "}, ["-Ctarget-cpu=native", "-g"]),
+        ({"CARGO_ENCODED_RUSTFLAGS": "-Cfoo=a b\x1f-g", "RUSTFLAGS": "-Cignored"}, ["-Cfoo=a b", "-g"]),
+        ({"CARGO_ENCODED_RUSTFLAGS": ""}, []),
+    ],
+)
+def test_the_users_flags_stay_first_and_a_path_with_a_space_stays_one_argument(env, given):
+    profile = Path("/a folder/ssdkit.profdata")
+    flags = ssdkit_pgo.encoded_rustflags(env, profile).split("\x1f")
+    assert flags == [*given, "-Cprofile-use=/a folder/ssdkit.profdata", "-Cllvm-args=-no-pgo-warn-mismatch"]
+
+
 def test_the_committed_profile_is_whole_and_described():
     # The file rustc reads: LLVM's indexed profile (its magic number), whole (gzip checks its
     # CRC), with what recorded it in profile.json.
