@@ -67,7 +67,11 @@ def encoded_rustflags(env: dict[str, str] | os._Environ, profile: Path) -> str:
 def pgo_environment() -> None:
     """Adds ``-Cprofile-use`` to the cargo build maturin is about to run, when the committed
     profile fits (see the module's docstring); prints what it decided."""
-    meta = json.loads(PGO_META.read_text()) if PGO_META.is_file() and PGO_PROFILE.is_file() else None
+    try:
+        meta = json.loads(PGO_META.read_text()) if PGO_META.is_file() and PGO_PROFILE.is_file() else None
+    except (OSError, ValueError) as e:
+        print(f"ssdkit build: {PGO_META.relative_to(ROOT)} unreadable ({e}); building without the profile", flush=True)
+        return
     try:
         rustc = subprocess.run(["rustc", "-vV"], cwd=ROOT, stdout=subprocess.PIPE, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
@@ -80,8 +84,13 @@ def pgo_environment() -> None:
     digest = hashlib.sha256(PGO_PROFILE.read_bytes()).hexdigest()[:16]
     raw = ROOT / "target" / "pgo" / f"ssdkit-{digest}.profdata"
     if not raw.is_file():
+        try:
+            data = gzip.decompress(PGO_PROFILE.read_bytes())
+        except (OSError, EOFError) as e:
+            print(f"ssdkit build: {PGO_PROFILE.relative_to(ROOT)} is damaged ({e}); building without it", flush=True)
+            return
         raw.parent.mkdir(parents=True, exist_ok=True)
         tmp = raw.with_name(raw.name + ".tmp")
-        tmp.write_bytes(gzip.decompress(PGO_PROFILE.read_bytes()))
+        tmp.write_bytes(data)
         os.replace(tmp, raw)
     os.environ["CARGO_ENCODED_RUSTFLAGS"] = encoded_rustflags(os.environ, raw)

@@ -40,10 +40,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "build_backend"))
 import mqsim_compare
+import ssdkit_pgo  # where the build reads the profile, and how it reads rustc's LLVM version
 
 WORK = REPO / "target" / "pgo"
-OUT_DIR = REPO / "build_backend" / "pgo"
+OUT_DIR = ssdkit_pgo.PGO_DIR
 
 
 def _run(cmd: list[str], **kw) -> None:
@@ -150,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     merged = WORK / "ssdkit.profdata"
     _run([str(profdata), "merge", "-o", str(merged), str(raw)])
     rustc = subprocess.run(["rustc", "-vV"], stdout=subprocess.PIPE, text=True, check=True).stdout
-    llvm = int(next(ln for ln in rustc.splitlines() if ln.startswith("LLVM version: ")).split()[2].split(".")[0])
+    llvm = ssdkit_pgo._llvm_major(rustc)
+    if llvm is None:
+        raise SystemExit(f"`rustc -vV` names no LLVM version:\n{rustc}")
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, stdout=subprocess.PIPE, text=True, check=False
     )
@@ -163,17 +167,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     source = commit.stdout.strip() + (" with uncommitted changes to the Rust sources" if dirty.stdout.strip() else "")
     OUT_DIR.mkdir(exist_ok=True)
-    tmp_out = OUT_DIR / "ssdkit.profdata.gz.tmp"
-    # mtime 0: the same counts give the same bytes.
-    tmp_out.write_bytes(gzip.compress(merged.read_bytes(), compresslevel=9, mtime=0))
-    os.replace(tmp_out, OUT_DIR / "ssdkit.profdata.gz")
     meta = {
         "llvm_major": llvm,
         "rustc": rustc.splitlines()[0],
         "source": source,
         "workloads": workloads,
     }
-    (OUT_DIR / "profile.json").write_text(json.dumps(meta, indent=2) + "\n")
+    # Both written whole beside the old ones, then put in place one after the other.
+    # mtime 0: the same counts give the same bytes.
+    tmp_profile = ssdkit_pgo.PGO_PROFILE.with_name(ssdkit_pgo.PGO_PROFILE.name + ".tmp")
+    tmp_profile.write_bytes(gzip.compress(merged.read_bytes(), compresslevel=9, mtime=0))
+    tmp_meta = ssdkit_pgo.PGO_META.with_name(ssdkit_pgo.PGO_META.name + ".tmp")
+    tmp_meta.write_text(json.dumps(meta, indent=2) + "\n")
+    os.replace(tmp_profile, ssdkit_pgo.PGO_PROFILE)
+    os.replace(tmp_meta, ssdkit_pgo.PGO_META)
     if not args.keep:
         shutil.rmtree(WORK)
     print(f"wrote {OUT_DIR.relative_to(REPO)}/ in {time.time() - t0:.0f} s (LLVM {llvm}, source {source})")

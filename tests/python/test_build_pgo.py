@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -64,3 +65,21 @@ def test_the_committed_profile_is_whole_and_described():
     assert isinstance(meta["llvm_major"], int) and meta["source"] and meta["workloads"]
     data = gzip.decompress(ssdkit_pgo.PGO_PROFILE.read_bytes())
     assert data[:8] == b"\xfflprofi\x81"
+
+
+def test_a_damaged_profile_or_description_builds_without_it_and_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("CARGO_ENCODED_RUSTFLAGS", raising=False)
+    monkeypatch.setattr(ssdkit_pgo, "ROOT", tmp_path)
+    monkeypatch.setattr(ssdkit_pgo, "pgo_decision", lambda env, meta, rustc: (True, "used"))
+    meta, profile = tmp_path / "profile.json", tmp_path / "ssdkit.profdata.gz"
+    monkeypatch.setattr(ssdkit_pgo, "PGO_META", meta)
+    monkeypatch.setattr(ssdkit_pgo, "PGO_PROFILE", profile)
+    profile.write_bytes(gzip.compress(b"\xfflprofi\x81")[:-3])  # cut short
+    meta.write_text("{not json")
+    ssdkit_pgo.pgo_environment()
+    assert "profile.json unreadable" in capsys.readouterr().out
+    meta.write_text(json.dumps(META))
+    ssdkit_pgo.pgo_environment()
+    assert "ssdkit.profdata.gz is damaged" in capsys.readouterr().out
+    assert "CARGO_ENCODED_RUSTFLAGS" not in os.environ
+    assert not (tmp_path / "target").exists()

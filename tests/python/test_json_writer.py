@@ -1,7 +1,7 @@
 """`ssdkit._json.dumps` writes the same text as `json.dumps(obj, indent=n)`, and so does the
-core when it hands a run's document to Python (`_native.run`, kept by `Result.to_json`): every
-result file goes through one or the other, so a byte of difference would change what users
-diff and digest."""
+core when it hands a run's document to Python (`_native.run`, which `ssdkit run -o` writes as
+it is through `Result._document_text`): every result file goes through one or the other, so a
+byte of difference would change what users diff and digest."""
 
 from __future__ import annotations
 
