@@ -1,43 +1,42 @@
-//! A map from u32 keys to u64 values whose slot for a key is known before the lookup, so the
+//! A map from u32 keys to values whose slot for a key is known before the lookup, so the
 //! simulator can start loading it while earlier work runs (`prefetch`). A std `HashMap` hides
 //! where a key lives; on a large device a map keyed by logical page is a miss to memory on
 //! nearly every lookup, and those misses were a quarter of a random-write run's time.
 //!
 //! Open addressing with linear probing and backward-shift deletion (no tombstones, so a long
 //! run of inserts and removals never slows the probes). Keys and values sit side by side, 16
-//! bytes a slot: a lookup that finds its key in the first slot reads one cache line.
+//! bytes a slot with u64 values and 8 with u32: a lookup that finds its key in the first slot
+//! reads one cache line.
 
 use super::prefetch;
 
 /// The key no entry has: it marks an empty slot.
 const EMPTY: u32 = u32::MAX;
 
+/// A slot: 8-byte aligned, so a slot of a u32 value is 8 bytes and of a u64 value 16, and
+/// (the system allocator handing these tables 16-byte aligned memory) no slot straddles two
+/// cache lines.
 #[derive(Clone, Copy)]
-#[repr(C, align(16))]
-struct Slot {
+#[repr(C, align(8))]
+struct Slot<V> {
     key: u32,
-    value: u64,
+    value: V,
 }
 
-const FREE: Slot = Slot {
-    key: EMPTY,
-    value: 0,
-};
-
-pub struct KeyMap {
-    slots: Vec<Slot>,
+pub struct KeyMap<V = u64> {
+    slots: Vec<Slot<V>>,
     /// `slots.len() - 1` (a power of two minus one), or 0 before the first insert.
     mask: usize,
     len: usize,
 }
 
-impl Default for KeyMap {
+impl<V: Copy + Default> Default for KeyMap<V> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl KeyMap {
+impl<V: Copy + Default> KeyMap<V> {
     pub fn new() -> Self {
         Self {
             slots: Vec::new(),
@@ -54,6 +53,11 @@ impl KeyMap {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Bytes of its table.
+    pub fn bytes(&self) -> usize {
+        self.slots.len() * std::mem::size_of::<Slot<V>>()
     }
 
     /// Fibonacci hashing: the key times 2^64 / phi, top bits. Neighbouring logical pages land
@@ -89,17 +93,21 @@ impl KeyMap {
     }
 
     #[inline]
-    pub fn get(&self, key: u32) -> Option<u64> {
+    pub fn get(&self, key: u32) -> Option<V> {
         self.find(key).map(|i| self.slots[i].value)
     }
 
     /// Sets `key`'s value. `key` must not be `u32::MAX` (no logical page has that number:
     /// it is the maps' "none").
-    pub fn insert(&mut self, key: u32, value: u64) {
+    pub fn insert(&mut self, key: u32, value: V) {
+        *self.value_mut(key) = value;
+    }
+
+    /// `key`'s value, inserted as `V::default()` if absent. `key` as for `insert`.
+    pub fn value_mut(&mut self, key: u32) -> &mut V {
         assert!(key != EMPTY, "KeyMap key u32::MAX is reserved");
         if let Some(i) = self.find(key) {
-            self.slots[i].value = value;
-            return;
+            return &mut self.slots[i].value;
         }
         // At most three quarters full: probe runs stay short.
         if (self.len + 1) * 4 > self.slots.len() * 3 {
@@ -109,11 +117,15 @@ impl KeyMap {
         while self.slots[i].key != EMPTY {
             i = (i + 1) & self.mask;
         }
-        self.slots[i] = Slot { key, value };
+        self.slots[i] = Slot {
+            key,
+            value: V::default(),
+        };
         self.len += 1;
+        &mut self.slots[i].value
     }
 
-    pub fn remove(&mut self, key: u32) -> Option<u64> {
+    pub fn remove(&mut self, key: u32) -> Option<V> {
         let mut hole = self.find(key)?;
         let value = self.slots[hole].value;
         self.len -= 1;
@@ -132,14 +144,29 @@ impl KeyMap {
                 hole = j;
             }
         }
-        self.slots[hole] = FREE;
+        self.slots[hole] = Self::free();
         Some(value)
+    }
+
+    /// Every entry, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, V)> + '_ {
+        self.slots
+            .iter()
+            .filter(|s| s.key != EMPTY)
+            .map(|s| (s.key, s.value))
+    }
+
+    fn free() -> Slot<V> {
+        Slot {
+            key: EMPTY,
+            value: V::default(),
+        }
     }
 
     #[cold]
     fn grow(&mut self) {
         let n = (self.slots.len() * 2).max(16);
-        let old = std::mem::replace(&mut self.slots, vec![FREE; n]);
+        let old = std::mem::replace(&mut self.slots, vec![Self::free(); n]);
         self.mask = n - 1;
         for s in old.into_iter().filter(|s| s.key != EMPTY) {
             let mut i = self.home(s.key);
@@ -158,13 +185,14 @@ mod tests {
     use std::collections::HashMap;
 
     #[test]
-    fn slot_is_sixteen_bytes() {
-        assert_eq!(std::mem::size_of::<Slot>(), 16);
+    fn slots_are_sixteen_and_eight_bytes() {
+        assert_eq!(std::mem::size_of::<Slot<u64>>(), 16);
+        assert_eq!(std::mem::size_of::<Slot<u32>>(), 8);
     }
 
     #[test]
     fn empty_map_answers_none() {
-        let mut m = KeyMap::new();
+        let mut m = KeyMap::<u64>::new();
         assert_eq!(m.get(7), None);
         assert_eq!(m.remove(7), None);
         m.prefetch(7);
@@ -174,14 +202,14 @@ mod tests {
     #[test]
     #[should_panic(expected = "reserved")]
     fn reserved_key_is_refused() {
-        KeyMap::new().insert(u32::MAX, 1);
+        KeyMap::<u64>::new().insert(u32::MAX, 1);
     }
 
     /// Keys that all share one home slot: removal from the middle of their run keeps the
     /// rest reachable, with wrap-around at the table's end.
     #[test]
     fn removal_inside_a_wrapping_run_keeps_the_rest() {
-        let mut m = KeyMap::new();
+        let mut m = KeyMap::<u64>::new();
         m.insert(1, 1);
         let probe = m.home(1);
         let same: Vec<u32> = (0..100_000u32)
@@ -203,7 +231,7 @@ mod tests {
         /// Any sequence of inserts and removals answers as std's HashMap does.
         #[test]
         fn behaves_as_a_hash_map(ops in prop::collection::vec((0u32..300, any::<bool>(), any::<u64>()), 0..2000)) {
-            let mut m = KeyMap::new();
+            let mut m = KeyMap::<u64>::new();
             let mut want: HashMap<u32, u64> = HashMap::new();
             for (k, insert, v) in ops {
                 if insert {

@@ -626,8 +626,9 @@ struct Changes {
     layout: Layout,
     dir: Vec<u32>,
     pool: Vec<u32>,
-    /// `Layout::Lines`: per line of `LINE` entries, its line in `pool` + 1 (0 = never written).
-    lines: Vec<u32>,
+    /// `Layout::Sparse`: the entries written, by index, and how many chunks they fall in.
+    sparse: crate::engine::KeyMap<u32>,
+    chunks_written: usize,
 }
 
 /// How a `Changes` table stores its entries.
@@ -642,29 +643,27 @@ enum Layout {
     /// `pool` + 1 and chunks are allocated when first written, so the device reserves no
     /// address space for pages it never changes.
     Chunked,
-    /// The L2P of a table that would be dense, until a quarter of its lines are written:
-    /// `pool` holds the lines written, 64 bytes each, in the order written. Random writes to
-    /// a fresh device touch a new 4 KiB page of a dense L2P with nearly every write (the
-    /// 500 GB device of MQSim's shipped configuration has 61,000 of them), and on a virtual
-    /// machine each first touch costs microseconds (measured: a third of a 300,000-write run
-    /// in page faults); here they touch 64 bytes each, side by side. Becomes `Dense` at the
-    /// quarter, where the dense table's pages would nearly all be touched anyway.
-    Lines,
+    /// The L2P of a table that would be dense, until a sixteenth of its entries are written:
+    /// `sparse` holds the entries written. Random writes to a fresh device touch a new 4 KiB
+    /// page of a dense L2P with nearly every write (the 500 GB device of MQSim's shipped
+    /// configuration has 61,000 of them), and on a virtual machine each first touch costs
+    /// microseconds (measured: a third of a 300,000-write run in page faults); here an entry
+    /// takes 8 to 16 bytes of a hash table, one cache line to look up. Becomes `Dense` at the
+    /// sixteenth, where the dense table's pages would nearly all be touched anyway, or
+    /// earlier when the dense table's chunks written take less memory than the hash table
+    /// (writes in logical order).
+    Sparse,
 }
 
 /// Tables up to this many entries are dense (1 GiB of address space each).
 const DENSE_LIMIT: usize = 1 << 28;
 
-/// Entries per line of `Layout::Lines` (log2): 16 entries of 4 bytes, a cache line.
-const LINE_SHIFT: u32 = 4;
-const LINE: usize = 1 << LINE_SHIFT;
-
 impl Changes {
-    /// `lines`: start in `Layout::Lines` when the table would be dense (the L2P).
-    fn new(len: usize, shift: u32, lines: bool) -> Self {
+    /// `sparse`: start in `Layout::Sparse` when the table would be dense (the L2P).
+    fn new(len: usize, shift: u32, sparse: bool) -> Self {
         let layout = match len <= DENSE_LIMIT {
             false => Layout::Chunked,
-            true if lines => Layout::Lines,
+            true if sparse => Layout::Sparse,
             true => Layout::Dense,
         };
         Self {
@@ -677,11 +676,8 @@ impl Changes {
             } else {
                 Vec::new()
             },
-            lines: if layout == Layout::Lines {
-                vec![0; len.div_ceil(LINE)]
-            } else {
-                Vec::new()
-            },
+            sparse: Default::default(),
+            chunks_written: 0,
         }
     }
 
@@ -692,15 +688,11 @@ impl Changes {
                 0 => 0,
                 _ => self.pool[i],
             },
-            // The chunk directory first: it is small and stays in cache, where the lines'
-            // directory does not (measured: reads of a preconditioned device 4-8 % slower
-            // without it).
-            Layout::Lines => match self.dir[i >> self.shift] {
+            // The chunk directory first: it is small and stays in cache, where the hash
+            // table does not.
+            Layout::Sparse => match self.dir[i >> self.shift] {
                 0 => 0,
-                _ => match self.lines[i >> LINE_SHIFT] {
-                    0 => 0,
-                    l => self.pool[((l as usize - 1) << LINE_SHIFT) | (i & (LINE - 1))],
-                },
+                _ => self.sparse.get(i as u32).unwrap_or(0),
             },
             Layout::Chunked => match self.dir[i >> self.shift] {
                 0 => 0,
@@ -720,7 +712,7 @@ impl Changes {
         }
         match self.layout {
             Layout::Dense => crate::engine::prefetch(&self.pool, i),
-            Layout::Lines => crate::engine::prefetch(&self.lines, i >> LINE_SHIFT),
+            Layout::Sparse => self.sparse.prefetch(i as u32),
             // Only tables past `DENSE_LIMIT` entries are chunked; not measured, left alone.
             Layout::Chunked => {}
         }
@@ -734,16 +726,20 @@ impl Changes {
                 self.dir[d] = 1;
                 &mut self.pool[i]
             }
-            Layout::Lines => {
-                self.dir[d] = 1;
-                let l = match self.lines[i >> LINE_SHIFT] {
-                    0 => match self.allocate_line(i >> LINE_SHIFT) {
-                        Some(l) => l,
-                        None => return self.slot(i),
-                    },
-                    l => l,
-                };
-                &mut self.pool[((l as usize - 1) << LINE_SHIFT) | (i & (LINE - 1))]
+            Layout::Sparse => {
+                if self.dir[d] == 0 {
+                    self.dir[d] = 1;
+                    self.chunks_written += 1;
+                }
+                // Dense once the hash table would take more memory than the dense table's
+                // chunks written (4 bytes an entry): at once for writes that fill chunks
+                // in order, at a sixteenth of the entries for scattered ones.
+                let dense_bytes = self.chunks_written << (self.shift + 2);
+                if self.sparse.bytes() > dense_bytes || (self.sparse.len() + 1) * 16 > self.len {
+                    self.densify();
+                    return self.slot(i);
+                }
+                self.sparse.value_mut(i as u32)
             }
             Layout::Chunked => {
                 let c = match self.dir[d] {
@@ -763,29 +759,15 @@ impl Changes {
         c
     }
 
-    /// A line for line `k` of a `Lines` table, or None when the table became dense instead.
+    /// `Sparse` to `Dense`, the directory unchanged.
     #[cold]
-    fn allocate_line(&mut self, k: usize) -> Option<u32> {
-        if (self.pool.len() + LINE) * 4 > self.len {
-            self.densify();
-            return None;
-        }
-        self.pool.resize(self.pool.len() + LINE, 0);
-        let l = (self.pool.len() >> LINE_SHIFT) as u32;
-        self.lines[k] = l;
-        Some(l)
-    }
-
-    /// `Lines` to `Dense`, the directory unchanged.
     fn densify(&mut self) {
         let mut dense = vec![0u32; self.len];
-        for (k, &l) in self.lines.iter().enumerate().filter(|e| *e.1 != 0) {
-            let at = k << LINE_SHIFT;
-            let n = (self.len - at).min(LINE);
-            dense[at..at + n].copy_from_slice(&self.pool[(l as usize - 1) << LINE_SHIFT..][..n]);
+        for (i, v) in self.sparse.iter() {
+            dense[i as usize] = v;
         }
         self.pool = dense;
-        self.lines = Vec::new();
+        self.sparse = Default::default();
         self.layout = Layout::Dense;
     }
 
@@ -800,7 +782,7 @@ impl Changes {
         Some(match self.layout {
             Layout::Dense => Cow::Borrowed(&self.pool[first..][..n]),
             Layout::Chunked => Cow::Borrowed(&self.pool[(c as usize - 1) << self.shift..][..n]),
-            Layout::Lines => Cow::Owned((first..first + n).map(|i| self.get(i)).collect()),
+            Layout::Sparse => Cow::Owned((first..first + n).map(|i| self.get(i)).collect()),
         })
     }
 
@@ -817,9 +799,10 @@ impl Changes {
     fn bytes(&self) -> u64 {
         let entries = match self.layout {
             Layout::Dense => self.written().count() << self.shift,
-            Layout::Chunked | Layout::Lines => self.pool.len(),
+            Layout::Chunked => self.pool.len(),
+            Layout::Sparse => self.sparse.bytes() / 4,
         };
-        4 * (self.dir.len() + self.lines.len() + entries) as u64
+        4 * (self.dir.len() + entries) as u64
     }
 }
 
@@ -865,14 +848,14 @@ impl PageMap {
         }
     }
 
-    /// Replaces the whole map by `base`, with no changes. The L2P starts in lines only with
-    /// no base (a fresh device fills where it is written); a device that starts full changes
-    /// everywhere, so its L2P starts dense (measured: steady-state random writes 10-17 %
-    /// slower in lines).
+    /// Replaces the whole map by `base`, with no changes. The L2P starts sparse only with no
+    /// base (a fresh device fills where it is written); a device that starts full changes
+    /// everywhere, so its L2P starts dense (measured, with the lines layout sparse tables
+    /// had before: steady-state random writes 10-17 % slower).
     pub fn reset(&mut self, base: Base) {
-        let lines = matches!(base, Base::Empty);
+        let sparse = matches!(base, Base::Empty);
         self.base = base;
-        self.l2p = Changes::new(self.l2p.len, self.l2p.shift, lines);
+        self.l2p = Changes::new(self.l2p.len, self.l2p.shift, sparse);
         self.p2l = Changes::new(self.p2l.len, self.p2l.shift, false);
     }
 
@@ -998,8 +981,8 @@ impl PageMap {
     /// Loading a snapshot: sets the base the loaded changes (`load_chunk`) apply to, keeping
     /// them; then `check`.
     pub fn load_base(&mut self, base: Base) {
-        // As `reset`: only a map with no base keeps its L2P in lines.
-        if !matches!(base, Base::Empty) && self.l2p.layout == Layout::Lines {
+        // As `reset`: only a map with no base keeps its L2P sparse.
+        if !matches!(base, Base::Empty) && self.l2p.layout == Layout::Sparse {
             self.l2p.densify();
         }
         self.base = base;
@@ -1182,15 +1165,13 @@ mod tests {
         assert_eq!((m.ppn(2), m.ppn(5), m.ppn(3)), (0, NONE, NONE));
     }
 
-    /// A table in `Layout::Lines` answers every lookup, chunk and count of changes as the
-    /// dense table given the same writes, and turns dense when the lines written would pass a
-    /// quarter of its entries: 5,000 entries, so at the 79th line of 16 (78 hold 1,248).
+    /// A table in `Layout::Sparse` answers every lookup, chunk and count of changes as the
+    /// dense table given the same writes, in less memory while sparse, and turns dense when
+    /// the entries written pass a sixteenth of the table (scattered writes: 50,000 entries, so
+    /// after 3,125), or earlier when they fill chunks in order.
     #[test]
-    fn lines_layout_answers_as_dense_and_turns_dense_at_a_quarter() {
-        let len = 5000;
-        let mut lines = Changes::new(len, 10, true);
-        let mut dense = Changes::new(len, 10, false);
-        assert_eq!((lines.layout, dense.layout), (Layout::Lines, Layout::Dense));
+    fn sparse_layout_answers_as_dense_and_turns_dense_at_a_sixteenth() {
+        let len = 50_000;
         let same = |a: &Changes, b: &Changes| {
             assert!((0..len).all(|k| a.get(k) == b.get(k)));
             assert!(a.written().eq(b.written()));
@@ -1198,45 +1179,62 @@ mod tests {
                 assert_eq!(a.chunk(d), b.chunk(d), "chunk {d}");
             }
         };
-        let mut touched = std::collections::BTreeSet::new();
+        let mut sparse = Changes::new(len, 10, true);
+        let mut dense = Changes::new(len, 10, false);
+        assert_eq!(
+            (sparse.layout, dense.layout),
+            (Layout::Sparse, Layout::Dense)
+        );
+        let mut distinct = std::collections::BTreeSet::new();
         let mut x = 12345u64;
-        for step in 0..3000u32 {
+        for step in 0..4000u32 {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            // The last entry first: the table's last line holds 8 entries.
+            // The last entry first: the table's last chunk is short.
             let i = if step == 0 {
                 len - 1
             } else {
                 (x >> 33) as usize % len
             };
-            *lines.slot(i) = step + 1;
+            let before = distinct.len();
+            *sparse.slot(i) = step + 1;
             *dense.slot(i) = step + 1;
-            touched.insert(i >> LINE_SHIFT);
-            let expect = match touched.len() {
-                ..=78 => Layout::Lines,
-                _ => Layout::Dense,
-            };
-            assert_eq!(lines.layout, expect, "{} lines written", touched.len());
-            if lines.layout == Layout::Lines {
-                assert_eq!(lines.bytes(), 4 * (5 + 313 + 16 * touched.len() as u64));
+            distinct.insert(i);
+            if before < 3125 {
+                assert_eq!(sparse.layout, Layout::Sparse, "{before} entries written");
+                if step > 200 {
+                    assert!(sparse.bytes() < dense.bytes() / 2, "{before} entries");
+                }
+            } else {
+                assert_eq!(sparse.layout, Layout::Dense, "{before} entries written");
             }
-            if step < 100 || step % 101 == 0 || touched.len() == 78 {
-                same(&lines, &dense);
+            if step < 100 || step % 101 == 0 || before == 3124 {
+                same(&sparse, &dense);
             }
         }
-        same(&lines, &dense);
-        assert_eq!(lines.bytes(), dense.bytes());
+        same(&sparse, &dense);
+        assert_eq!(sparse.bytes(), dense.bytes());
+        // In order: dense before the first chunk is full (its 4 KiB are less than a hash
+        // table of its entries).
+        let mut ordered = Changes::new(len, 10, true);
+        let mut dense = Changes::new(len, 10, false);
+        for i in 0..1024 {
+            *ordered.slot(i) = i as u32 + 7;
+            *dense.slot(i) = i as u32 + 7;
+        }
+        assert_eq!(ordered.layout, Layout::Dense);
+        same(&ordered, &dense);
     }
 
-    /// The L2P is in lines only over an empty base: a device that starts full (a base set by
+    /// The L2P is sparse only over an empty base: a device that starts full (a base set by
     /// preconditioning or loaded from a snapshot) changes everywhere, so it starts dense,
     /// keeping the changes already loaded.
     #[test]
-    fn l2p_starts_in_lines_only_over_an_empty_base() {
+    fn l2p_starts_sparse_only_over_an_empty_base() {
         let stripe = [0u32, 1];
         let mut m = PageMap::new(40, 48);
-        assert_eq!(m.l2p.layout, Layout::Lines);
+        assert_eq!(m.l2p.layout, Layout::Sparse);
         m.load_chunk(Table::L2p, 0, Some(&[3, 33]), &[8, GONE])
             .unwrap();
         m.load_base(Base::striped(36, 24, &stripe));
@@ -1247,11 +1245,11 @@ mod tests {
             (7, NONE, 2, NONE)
         );
         m.reset(Base::Empty);
-        assert_eq!(m.l2p.layout, Layout::Lines);
+        assert_eq!(m.l2p.layout, Layout::Sparse);
         m.reset(Base::striped(36, 24, &stripe));
         assert_eq!(m.l2p.layout, Layout::Dense);
         let mut e = PageMap::new(40, 48);
         e.load_base(Base::Empty);
-        assert_eq!(e.l2p.layout, Layout::Lines);
+        assert_eq!(e.l2p.layout, Layout::Sparse);
     }
 }
