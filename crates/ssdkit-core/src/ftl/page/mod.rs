@@ -25,6 +25,7 @@ pub(in crate::ftl) mod gc;
 pub(in crate::ftl) mod index;
 mod mapping;
 pub(crate) mod pagemap;
+mod sector_masks;
 mod wear;
 
 pub use blocks::BlockState;
@@ -142,7 +143,7 @@ pub struct PageFtl {
     /// Sparse: the full-page path only checks emptiness. Sub-page writes can leave every
     /// written page here (MQSim's 4 KiB writes on 8 KiB pages), so its slot for a page is
     /// known before the lookup and is prefetched with the page's map entry.
-    pub(in crate::ftl) partial: crate::engine::KeyMap,
+    pub(in crate::ftl) partial: sector_masks::SectorMasks,
     /// `flash.medium = "in_place"`: logical page l lives at `home(l)` and writes overwrite it.
     /// Every block stays closed and fully written (no erase, nothing free): the valid counts
     /// still say which pages hold data, and GC never starts.
@@ -225,7 +226,7 @@ impl PageFtl {
             }),
             cmt_path: None,
             cmt_conf: cmt_path::CmtConf::new(s),
-            partial: Default::default(),
+            partial: sector_masks::SectorMasks::new(geo.sectors_per_page),
             in_place: f.in_place,
         };
         if ftl.in_place {
