@@ -650,8 +650,8 @@ enum Layout {
     /// microseconds (measured: a third of a 300,000-write run in page faults); here an entry
     /// takes 8 to 16 bytes of a hash table, one cache line to look up. Becomes `Dense` at the
     /// sixteenth, where the dense table's pages would nearly all be touched anyway, or
-    /// earlier when the dense table's chunks written take less memory than the hash table
-    /// (writes in logical order).
+    /// earlier (from a 256th) when the dense table's chunks written take less memory than
+    /// the hash table (writes in logical order).
     Sparse,
 }
 
@@ -731,11 +731,17 @@ impl Changes {
                     self.dir[d] = 1;
                     self.chunks_written += 1;
                 }
-                // Dense once the hash table would take more memory than the dense table's
-                // chunks written (4 bytes an entry): at once for writes that fill chunks
-                // in order, at a sixteenth of the entries for scattered ones.
+                // Dense at a sixteenth of the entries, or earlier, from a 256th on, if the
+                // hash table takes more memory than the dense table's chunks written would (4
+                // bytes an entry): writes that fill chunks in order. Not before the 256th: a
+                // run of the table written first (the translation pages' entries, a 2,048th
+                // of it, under `translation_pages_at_start = "all"`) must not make scattered
+                // writes after it pay for dense pages.
                 let dense_bytes = self.chunks_written << (self.shift + 2);
-                if self.sparse.bytes() > dense_bytes || (self.sparse.len() + 1) * 16 > self.len {
+                let n = self.sparse.len();
+                if (n >= self.len >> 8 && self.sparse.bytes() > dense_bytes)
+                    || (n + 1) * 16 > self.len
+                {
                     self.densify();
                     return self.slot(i);
                 }
@@ -1168,7 +1174,8 @@ mod tests {
     /// A table in `Layout::Sparse` answers every lookup, chunk and count of changes as the
     /// dense table given the same writes, in less memory while sparse, and turns dense when
     /// the entries written pass a sixteenth of the table (scattered writes: 50,000 entries, so
-    /// after 3,125), or earlier when they fill chunks in order.
+    /// after 3,125), or earlier, from a 256th, when they fill chunks in order: a run written
+    /// first below the 256th keeps it sparse.
     #[test]
     fn sparse_layout_answers_as_dense_and_turns_dense_at_a_sixteenth() {
         let len = 50_000;
@@ -1215,16 +1222,32 @@ mod tests {
         }
         same(&sparse, &dense);
         assert_eq!(sparse.bytes(), dense.bytes());
-        // In order: dense before the first chunk is full (its 4 KiB are less than a hash
-        // table of its entries).
+        // In order: sparse below the 256th (195 entries), then dense before the first
+        // chunk is full (its 4 KiB are less than a hash table of its entries).
         let mut ordered = Changes::new(len, 10, true);
         let mut dense = Changes::new(len, 10, false);
         for i in 0..1024 {
             *ordered.slot(i) = i as u32 + 7;
             *dense.slot(i) = i as u32 + 7;
+            if i < 195 {
+                assert_eq!(ordered.layout, Layout::Sparse, "{i}");
+            }
         }
         assert_eq!(ordered.layout, Layout::Dense);
         same(&ordered, &dense);
+        // A run of four chunks below the 256th (3,906 of 1,000,000 entries) first, then
+        // scattered writes: sparse until the sixteenth, though the run alone takes less
+        // memory dense.
+        let mut mixed = Changes::new(1_000_000, 10, true);
+        for i in 0..3800 {
+            *mixed.slot(i) = 1;
+        }
+        assert!(mixed.sparse.bytes() > 4 << 12);
+        // Each write in the next chunk, round the table, as random writes spread.
+        for k in 0..20_000 {
+            *mixed.slot((4000 + k * 1031) % 1_000_000) = 2;
+        }
+        assert_eq!(mixed.layout, Layout::Sparse);
     }
 
     /// The L2P is sparse only over an empty base: a device that starts full (a base set by
