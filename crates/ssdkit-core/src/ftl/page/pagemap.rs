@@ -648,7 +648,8 @@ enum Layout {
     /// page of a dense L2P with nearly every write (the 500 GB device of MQSim's shipped
     /// configuration has 61,000 of them), and on a virtual machine each first touch costs
     /// microseconds (measured: a third of a 300,000-write run in page faults); here an entry
-    /// takes 8 to 16 bytes of a hash table, one cache line to look up. Becomes `Dense` at the
+    /// takes an 8-byte slot of a hash table at most three quarters full (11 to 21 bytes an
+    /// entry), one cache line to look up. Becomes `Dense` at the
     /// sixteenth, where the dense table's pages would nearly all be touched anyway, or
     /// earlier (from a 256th) when the dense table's chunks written take less memory than
     /// the hash table (writes in logical order).
@@ -788,6 +789,8 @@ impl Changes {
         Some(match self.layout {
             Layout::Dense => Cow::Borrowed(&self.pool[first..][..n]),
             Layout::Chunked => Cow::Borrowed(&self.pool[(c as usize - 1) << self.shift..][..n]),
+            // A lookup per entry: a sparse table reaches a snapshot only after `empty`
+            // preconditioning, holding at most the translation pages' entries.
             Layout::Sparse => Cow::Owned((first..first + n).map(|i| self.get(i)).collect()),
         })
     }
