@@ -55,11 +55,16 @@ impl MinTrees {
         self.nodes = Vec::new();
     }
 
+    /// Gives the trees of infinite keys their memory, the nodes not yet built.
+    fn allocate(&mut self) {
+        self.keys = vec![INF; self.planes * self.size];
+        self.nodes = vec![0; self.planes * self.size];
+    }
+
     /// Gives the trees of infinite keys their memory and nodes.
     #[cold]
     fn materialize(&mut self) {
-        self.keys = vec![INF; self.planes * self.size];
-        self.nodes = vec![0; self.planes * self.size];
+        self.allocate();
         self.build();
     }
 
@@ -67,8 +72,7 @@ impl MinTrees {
     #[inline]
     fn put(&mut self, plane: usize, leaf: usize, key: u64) {
         if self.keys.is_empty() {
-            self.keys = vec![INF; self.planes * self.size];
-            self.nodes = vec![0; self.planes * self.size];
+            self.allocate();
         }
         self.keys[plane * self.size + leaf] = key;
     }
