@@ -271,6 +271,27 @@ impl PageFtl {
         self.rebuild_index();
     }
 
+    /// `rebuild_planes` of an erased device (`PageFtl::new`): every block free and never
+    /// erased, none open or closed, so the pools (in block order) and the indexes follow
+    /// from the geometry, without reading the block arrays. Those are fresh memory, which
+    /// the system maps page by page as it is read (measured: 1.1 ms of the 10 ms build of
+    /// MQSim's 262,144-block device under `--mqsim-compat`).
+    pub(in crate::ftl) fn build_erased_planes(&mut self) {
+        let bpp = self.geo.blocks_per_plane;
+        self.planes.clear();
+        for p in 0..self.geo.planes() {
+            let first = p * bpp;
+            let blocks = (first..first + bpp).map(|b| (b, 0));
+            self.planes.push(PlaneState {
+                free: FreePool::from_blocks(self.wl_dynamic, blocks),
+                open: [NONE; StreamId::COUNT],
+                gc: GcPhase::Idle,
+                runs_since_wl: 0,
+            });
+        }
+        self.index.rebuild_erased(&self.geo);
+    }
+
     /// Rebuilds the victim indexes from the block arrays (after a snapshot load).
     pub(in crate::ftl) fn rebuild_index(&mut self) {
         let mut index = std::mem::take(&mut self.index);
@@ -448,6 +469,53 @@ mod tests {
                 pool.in_arrival_order(),
                 order.into_iter().map(|(_, b)| b).collect::<Vec<_>>()
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod erased_build_tests {
+    use crate::config::Config;
+    use crate::ftl::page::PageFtl;
+    use crate::settings::Settings;
+
+    /// `PageFtl::new` builds an erased device's pools and indexes from the geometry: the
+    /// same state as rebuilding them from its block arrays, under each policy that keeps an
+    /// index of its own and either free-pool order.
+    #[test]
+    fn an_erased_build_equals_a_rebuild_from_the_block_arrays() {
+        for (policy, wl_static, wl_dynamic) in [
+            ("greedy", false, true),
+            ("greedy", false, false),
+            ("fifo", true, true),
+            ("cost_benefit", false, true),
+            ("d_choices", true, false),
+        ] {
+            let o: Vec<String> = [
+                "flash.channels=2".to_string(),
+                "flash.blocks_per_plane=256".to_string(),
+                format!("ftl.gc_policy=\"{policy}\""),
+                format!("ftl.wl_static={wl_static}"),
+                format!("ftl.wl_dynamic={wl_dynamic}"),
+            ]
+            .to_vec();
+            let c = Config::load_preset("mqsim-paper", &o).unwrap();
+            let s = Settings::resolve(&c);
+            let built = PageFtl::new(&s);
+            let mut rebuilt = PageFtl::unbuilt(&s);
+            rebuilt.rebuild_planes();
+            let case = format!("{policy}, wl_static {wl_static}, wl_dynamic {wl_dynamic}");
+            assert_eq!(
+                format!("{:?}", built.planes),
+                format!("{:?}", rebuilt.planes),
+                "{case}"
+            );
+            assert_eq!(
+                format!("{:?}", built.index),
+                format!("{:?}", rebuilt.index),
+                "{case}"
+            );
+            assert_eq!(built.planes.len(), s.geo.planes() as usize, "{case}");
         }
     }
 }

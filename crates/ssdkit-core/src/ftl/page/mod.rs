@@ -154,7 +154,12 @@ impl PageFtl {
     /// An erased device: nothing mapped, every block free. Preconditioning fills it.
     pub fn new(s: &Settings) -> Self {
         let mut ftl = Self::unbuilt(s);
-        ftl.rebuild_planes();
+        if ftl.in_place {
+            // Every block closed and written (`unbuilt`).
+            ftl.rebuild_planes();
+        } else {
+            ftl.build_erased_planes();
+        }
         ftl
     }
 
