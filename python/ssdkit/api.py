@@ -164,16 +164,22 @@ def run(
                     kept.append(cols)
 
             with latency_log_mod.LatencyLogWriter(path) as writer:
-                text = _native.run(
-                    overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, log_sink=sink, **src
+                text, doc = _native.run(
+                    overrides=ov,
+                    progress=bar,
+                    snapshot=snap,
+                    on_progress=on_progress,
+                    log_sink=sink,
+                    parsed=True,
+                    **src,
                 )
-            result = Result._from_core(text)
+            result = Result._from_core(text, doc)
             if request_log:
                 result = _record.replace(result, request_log=_request_log(_concat_columns(kept)))
             return result
         if not request_log:
             return Result._from_core(
-                _native.run(overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, **src)
+                *_native.run(overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, parsed=True, **src)
             )
         text, cols = _native.run_with_log(overrides=ov, progress=bar, snapshot=snap, on_progress=on_progress, **src)
         return _record.replace(Result.from_json(text), request_log=_request_log(cols))

@@ -1021,10 +1021,11 @@ class Result:
         return cls.from_dict(json.loads(text))
 
     @classmethod
-    def _from_core(cls, text: str) -> Result:
+    def _from_core(cls, text: str, doc: dict[str, Any] | None = None) -> Result:
         """The result of the core's document ``text`` (``_native.run``), which the core writes
-        as ``json.dumps(doc, indent=2)`` would; kept for :meth:`_document_text`."""
-        r = cls.from_json(text)
+        as ``json.dumps(doc, indent=2)`` would; kept for :meth:`_document_text`. ``doc``: the
+        document as ``json.loads(text)`` gives it, when the core built it (``parsed=True``)."""
+        r = cls.from_dict(json.loads(text) if doc is None else doc)
         object.__setattr__(r, "_core_text", (r.raw, text))
         return r
 

@@ -138,3 +138,31 @@ def test_the_written_text_is_the_cores_until_the_document_changes():
     # and to_json writes the document as it is, changed in place or not.
     r.raw["device"]["extra"] = 2
     assert json.loads(r.to_json())["device"]["extra"] == 2
+
+
+def _typed(obj) -> str:
+    """A document's text with its types (1 and 1.0 differ, unlike under ==) and key order."""
+    return json.dumps(obj)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_core_values)
+def test_the_core_builds_the_document_json_loads_reads(obj):
+    text = _core(obj)
+    assert _typed(_native.json_loads_core(text)) == _typed(json.loads(text))
+
+
+def test_a_run_hands_over_the_document_its_text_holds():
+    """`_native.run(parsed=True)` (what ``ssdkit.run`` asks for) gives the text and the
+    document `json.loads` reads from it, the same whether or not it builds the document."""
+    kw = {"preset": "mqsim-paper", "overrides": ["flow.0.requests=300", "run.timeseries_window_ms=1"]}
+    text, doc = _native.run(parsed=True, **kw)
+    assert _typed(doc) == _typed(json.loads(text))
+    again = _native.run(**kw)
+    assert json.loads(again)["config_hash"] == doc["config_hash"]
+    assert _steady(again) == _steady(text)
+
+
+def _steady(text: str) -> list[str]:
+    """A document's lines but those of wall-clock figures (they differ run to run)."""
+    return [line for line in text.splitlines() if "wall" not in line]
