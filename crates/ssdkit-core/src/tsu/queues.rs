@@ -10,9 +10,8 @@ use super::TxKind;
 use crate::ids::TxId;
 use std::collections::VecDeque;
 
-/// The user reads and writes of one priority class at a die: a cache line of its own.
-#[derive(Debug, Clone, Default)]
-#[repr(C, align(64))]
+/// The user reads and writes of one priority class at a die.
+#[derive(Debug, Clone)]
 struct ClassQueues {
     /// User reads (and read-modify-write pre-reads, data-cache reads): (arrival sequence,
     /// transaction).
@@ -37,12 +36,10 @@ pub struct DieQueues {
     pub mapping_reads: VecDeque<(u64, TxId)>,
     /// User operations started in a row while GC transactions waited.
     pub user_streak: u32,
-    /// Each class's queues inline (the first `n_classes` in use), so that a transaction
-    /// reaches its class's queues without following a pointer: with priority classes (MQSim's
-    /// imports) every flow's class was in a separate allocation, and queueing a read waited
-    /// on it (measured: 100,000 128 KiB sequential reads of MQSim's shipped configuration).
-    classes: [ClassQueues; 4],
-    n_classes: usize,
+    /// Class 0 (the only one without priority classes) inline, so that the common case
+    /// reaches its queues without following a pointer; classes 1.. in `more`.
+    first: ClassQueues,
+    more: Vec<ClassQueues>,
     pub gc_reads: VecDeque<TxId>,
     pub gc_writes: VecDeque<TxId>,
     pub gc_erases: VecDeque<TxId>,
@@ -68,16 +65,9 @@ impl DieQueues {
             writes: vec![VecDeque::new(); planes_per_die as usize],
             write_count: 0,
         };
-        assert!((1..=4).contains(&classes), "1 or 4 classes");
         Self {
-            classes: std::array::from_fn(|i| {
-                if i < classes {
-                    q.clone()
-                } else {
-                    ClassQueues::default()
-                }
-            }),
-            n_classes: classes,
+            more: vec![q.clone(); classes.saturating_sub(1)],
+            first: q,
             read_count: 0,
             write_count: 0,
             gc_reads: VecDeque::new(),
@@ -90,18 +80,20 @@ impl DieQueues {
 
     #[inline(always)]
     fn user(&self, class: usize) -> &ClassQueues {
-        &self.classes[class]
+        if class == 0 {
+            &self.first
+        } else {
+            &self.more[class - 1]
+        }
     }
 
     #[inline(always)]
     fn user_mut(&mut self, class: usize) -> &mut ClassQueues {
-        &mut self.classes[class]
-    }
-
-    /// The queues of the classes in use.
-    #[inline(always)]
-    fn in_use(&self) -> &[ClassQueues] {
-        &self.classes[..self.n_classes]
+        if class == 0 {
+            &mut self.first
+        } else {
+            &mut self.more[class - 1]
+        }
     }
 
     /// Queues `t` with arrival sequence `seq`: one counter for every die of the device
@@ -137,7 +129,7 @@ impl DieQueues {
         if let Some(&(s, _)) = self.mapping_reads.front() {
             return (0, s);
         }
-        let all = || self.in_use().iter();
+        let all = || std::iter::once(&self.first).chain(self.more.iter());
         if self.read_count > 0 {
             let s = all().filter_map(|q| q.reads.front()).map(|r| r.0).min();
             return (1, s.unwrap_or(0));
@@ -192,7 +184,11 @@ impl DieQueues {
     /// Which classes have reads (writes) queued, indexed urgent, high, medium, low.
     pub fn classes_waiting(&self, writes: bool) -> [bool; 4] {
         let mut w = [false; 4];
-        for (c, q) in self.in_use().iter().enumerate() {
+        for (c, q) in std::iter::once(&self.first)
+            .chain(self.more.iter())
+            .enumerate()
+            .take(4)
+        {
             w[c] = if writes {
                 q.write_count > 0
             } else {
@@ -237,7 +233,7 @@ impl DieQueues {
     /// Whether the oldest queued user write arrived before the oldest queued read (false when
     /// either queue is empty). One class (the FIFO policy).
     pub fn write_is_older(&self) -> bool {
-        let q = &self.classes[0];
+        let q = &self.first;
         let Some(&(read, _)) = q.reads.front() else {
             return false;
         };
@@ -319,7 +315,10 @@ impl DieQueues {
 
     /// User writes queued for plane `local` of the die, every class.
     pub fn plane_writes(&self, local: usize) -> usize {
-        self.in_use().iter().map(|q| q.writes[local].len()).sum()
+        std::iter::once(&self.first)
+            .chain(self.more.iter())
+            .map(|q| q.writes[local].len())
+            .sum()
     }
 
     /// `tsu.write_offsets = "at_queue"`: for each plane (local index) not in `used` that
@@ -420,7 +419,10 @@ impl DieQueues {
     /// class, in arrival order; `keep_writes` returns those that stay to their places.
     pub fn drain_writes(&mut self, stuck: impl Fn(usize) -> bool) -> Vec<TakenWrite> {
         let mut out = Vec::new();
-        for (c, q) in self.classes[..self.n_classes].iter_mut().enumerate() {
+        for (c, q) in std::iter::once(&mut self.first)
+            .chain(self.more.iter_mut())
+            .enumerate()
+        {
             for p in 0..q.writes.len() {
                 if stuck(p) {
                     let before = out.len();
@@ -465,11 +467,7 @@ mod tests {
         assert!(!q.write_is_older(), "the read came first now");
         q.push(TxId(3), &tx(TxKind::RmwRead, 1), 2, 0, 3);
         assert_eq!(
-            q.classes[0]
-                .reads
-                .iter()
-                .map(|&(s, _)| s)
-                .collect::<Vec<_>>(),
+            q.first.reads.iter().map(|&(s, _)| s).collect::<Vec<_>>(),
             [1, 3]
         );
     }
