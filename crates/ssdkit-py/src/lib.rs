@@ -150,13 +150,20 @@ fn run(
         return Ok(text.into_pyobject(py)?.into_any().unbind());
     }
     let (text, obj) = std::thread::scope(|s| {
-        let writer = s.spawn(|| api::json_text::dumps_indent2(&doc));
+        // Where no thread can start, the text is written here after the objects.
+        let writer = std::thread::Builder::new()
+            .spawn_scoped(s, || api::json_text::dumps_indent2(&doc))
+            .ok();
         let obj = json_to_py(py, &doc);
-        (writer.join(), obj)
+        let text = match writer {
+            Some(w) => w.join().ok(),
+            None => Some(api::json_text::dumps_indent2(&doc)),
+        };
+        (text, obj)
     });
     drop_aside(doc);
     let text =
-        text.map_err(|_| SimulationError::new_err("internal error: the result document's text"))?;
+        text.ok_or_else(|| SimulationError::new_err("internal error: the result document's text"))?;
     Ok((text, obj?).into_pyobject(py)?.into_any().unbind())
 }
 
