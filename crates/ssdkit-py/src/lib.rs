@@ -1,6 +1,7 @@
 //! `ssdkit._native`: the thin PyO3 layer over `ssdkit-core`. Everything crosses the boundary
-//! as strings (TOML, JSON, `key=value` overrides) so the Python side owns the typed view and
-//! the core stays free of Python types.
+//! as strings (TOML, JSON, `key=value` overrides; a run's result document also as the plain
+//! dicts and lists `json.loads` makes of its JSON, `run(parsed=True)`) so the Python side owns
+//! the typed view and the core stays free of Python types.
 
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -146,7 +147,7 @@ fn run(
     let (doc, _) = run_hooked(py, src, overrides, snapshot, opts)?;
     if !parsed {
         let text = py.allow_threads(|| api::json_text::dumps_indent2(&doc));
-        drop_aside(doc);
+        api::drop_aside(doc);
         return Ok(text.into_pyobject(py)?.into_any().unbind());
     }
     let (text, obj) = std::thread::scope(|s| {
@@ -161,7 +162,7 @@ fn run(
         };
         (text, obj)
     });
-    drop_aside(doc);
+    api::drop_aside(doc);
     let text =
         text.ok_or_else(|| SimulationError::new_err("internal error: the result document's text"))?;
     Ok((text, obj?).into_pyobject(py)?.into_any().unbind())
@@ -199,13 +200,6 @@ fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<PyObject> {
             d.into_any().unbind()
         }
     })
-}
-
-/// Frees a spent document on a thread of its own (tens of thousands of values).
-fn drop_aside(doc: serde_json::Value) {
-    let _ = std::thread::Builder::new()
-        .name("ssdkit-drop".into())
-        .spawn(move || drop(doc));
 }
 
 /// Like `run`, keeping the request log: returns the result document as JSON text and the

@@ -67,15 +67,15 @@ pub fn run_with(
     Ok(out)
 }
 
-/// Drops the simulator on a thread of its own, so that the caller goes on (writes the result,
-/// exits) while its memory returns to the system: tens of megabytes take milliseconds to
-/// unmap (measured: 1.5-2 ms after 1 M requests on MQSim's device). Inline if no thread can
-/// be started.
-fn drop_aside(sim: Simulator) {
-    // On failure the closure, and the simulator with it, is dropped here.
+/// Drops `x` (a spent simulator, a result document) on a thread of its own, so that the
+/// caller goes on (writes the result, exits) while its memory returns to the system: tens of
+/// megabytes take milliseconds to unmap (measured: 1.5-2 ms after 1 M requests on MQSim's
+/// device). Inline if no thread can be started.
+pub fn drop_aside<T: Send + 'static>(x: T) {
+    // On failure the closure, and `x` with it, is dropped here.
     let _ = std::thread::Builder::new()
         .name("ssdkit-drop".into())
-        .spawn(move || drop(sim));
+        .spawn(move || drop(x));
 }
 
 fn simulator_for_run(
