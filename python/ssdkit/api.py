@@ -3,15 +3,14 @@ TOML literals, and hand strings to the Rust core."""
 
 from __future__ import annotations
 
+import collections
 import json
-import numbers
 import os
 import re
 import signal
 import sys
 import threading
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Union
 
 from . import _native, _record, outputs
 from ._columns import NATIVE_COLUMNS, _arrays, _breakdown_ns
@@ -19,17 +18,21 @@ from ._lazy import _Lazy
 from ._native import ConfigError, PresetError, SsdkitError, SsdkitIoError
 from .result import Precondition, Result
 
+# Not typing.TYPE_CHECKING: importing `typing` is 3 ms of a command line run's start-up.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Callable, Union
+
     import pandas
+
+    ConfigArg = Union[str, "os.PathLike[str]", None]
+    PathArg = Union[str, "os.PathLike[str]"]
+    Overrides = Union[Mapping, Iterable[str], None]
 
 # Imported by the runs that use them: fairness needs concurrent.futures and tempfile, the
 # latency log pyarrow; a plain run pays for neither.
 fairness_mod = _Lazy("fairness")
 latency_log_mod = _Lazy("latency_log")
-
-ConfigArg = Union[str, "os.PathLike[str]", None]
-PathArg = Union[str, "os.PathLike[str]"]
-Overrides = Union[Mapping, Iterable[str], None]
 
 
 def presets() -> list[tuple[str, str]]:
@@ -231,19 +234,19 @@ class _ArmInterrupts:
             self.saved = None
 
 
-class Progress(NamedTuple):
-    """What a ``progress`` callable of :func:`run` receives every 100 ms of wall time."""
+class Progress(collections.namedtuple("Progress", ["fraction", "requests", "simulated_ns", "elapsed_s"])):
+    """What a ``progress`` callable of :func:`run` receives every 100 ms of wall time.
 
-    #: Fraction of the run done in [0, 1] where the workload has a known end (the least
-    #: advanced flow by its requests, bytes, duration or trace bytes read, or the time cap);
-    #: None otherwise.
-    fraction: float | None
-    #: Requests completed so far.
-    requests: int
-    #: Simulated time now, in nanoseconds.
-    simulated_ns: int
-    #: Wall time since the simulation loop started, in seconds.
-    elapsed_s: float
+    - ``fraction`` (float or None): fraction of the run done in [0, 1] where the workload has a
+      known end (the least advanced flow by its requests, bytes, duration or trace bytes read,
+      or the time cap); None otherwise.
+    - ``requests`` (int): requests completed so far.
+    - ``simulated_ns`` (int): simulated time now, in nanoseconds.
+    - ``elapsed_s`` (float): wall time since the simulation loop started, in seconds.
+    """
+
+    # A namedtuple, not typing.NamedTuple: `typing` stays out of a command line run's imports.
+    __slots__ = ()
 
 
 def _in_notebook() -> bool:
@@ -566,9 +569,10 @@ def toml_literal(v: Any, key: str = "value", _depth: int = 0) -> str:
     # bool before the numbers: bool is an int subclass, and numpy's bool_ is neither.
     if isinstance(v, bool) or getattr(getattr(v, "dtype", None), "kind", None) == "b":
         return "true" if v else "false"
-    if isinstance(v, numbers.Integral):
+    number = _number_kind(v)
+    if number == "integral":
         return str(int(v))
-    if isinstance(v, numbers.Real):
+    if number == "real":
         return repr(float(v))  # 'nan', 'inf', '-inf', '1e-05': all valid TOML floats
     if isinstance(v, str):
         _check_utf8(v, f"override `{key}`: string")
@@ -585,6 +589,23 @@ def toml_literal(v: Any, key: str = "value", _depth: int = 0) -> str:
         return "[" + ", ".join(toml_literal(x, key, _depth + 1) for x in v) + "]"
     what = "None" if v is None else f"{type(v).__name__} value {_short(v)}"
     raise ConfigError(f"override `{key}`: {what} has no TOML form; allowed: {_FORMS}")
+
+
+def _number_kind(v: Any) -> str | None:
+    """``"integral"``, ``"real"`` or None, by the ``numbers`` ABCs (numpy's scalars register
+    there). That module is imported only for a value that is not a built-in int, float or str:
+    a command line run does not need it."""
+    if isinstance(v, int):
+        return "integral"
+    if isinstance(v, float):
+        return "real"
+    if isinstance(v, (str, dict, list, tuple)):
+        return None
+    import numbers
+
+    if isinstance(v, numbers.Integral):
+        return "integral"
+    return "real" if isinstance(v, numbers.Real) else None
 
 
 def _escape(c: str) -> str:

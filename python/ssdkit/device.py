@@ -28,7 +28,7 @@ from . import _native
 # their names stay importable from here.
 from ._columns import BREAKDOWN_STEPS, NATIVE_COLUMNS, OPS, _arrays, _breakdown_ns  # noqa: F401
 from ._native import RequestError
-from .api import Overrides, _override_list, _path, _source
+from .api import _override_list, _path, _source
 from .result import Result
 
 if TYPE_CHECKING:
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import ArrayLike
     from typing_extensions import Self
+
+    from .api import Overrides
 
 _OP_CODES = {name: code for code, name in enumerate(OPS)}
 _INT64_MAX = 2**63 - 1

@@ -19,13 +19,11 @@ this module are shared with :mod:`ssdkit.mqsim`.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Union
 
 from . import _native, api
 from ._lazy import _Lazy
@@ -36,7 +34,13 @@ from ._record import field, record
 # --mqsim`, which imports this module, does neither and skips tomllib (4 ms).
 _toml = _Lazy("_toml")
 
-JobArg = Union[str, "os.PathLike[str]"]
+# Not typing.TYPE_CHECKING: importing `typing` is 3 ms of a command line run's start-up.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Union
+
+    JobArg = Union[str, "os.PathLike[str]"]
+
 DEFAULT_PRESET = "mqsim-paper"
 SECTOR = 512
 
@@ -964,7 +968,8 @@ def override_list(overrides: Any) -> list[str]:
 def device_capacity(doc: Mapping, overrides: Sequence[str], origin: str) -> int:
     """Logical capacity in bytes of the device ``doc`` describes (flows ignored) after the
     non-flow overrides, from the core's ``device_info``."""
-    d = {k: copy.deepcopy(v) for k, v in doc.items() if k != "flow"}
+    # A shallow copy: only `d`'s own "flow" key is replaced; nothing below writes `doc`'s tables.
+    d = {k: v for k, v in doc.items() if k != "flow"}
     d["flow"] = [{"requests": 1}]  # the core validates a whole configuration
     dev_ov = [o for o in overrides if not o.split("=", 1)[0].strip().startswith("flow.")]
     info = json.loads(_native.device_info(toml_text=toml_dumps(d, []), origin=origin, overrides=dev_ov))

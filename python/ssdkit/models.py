@@ -24,10 +24,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _native
-from .api import ConfigArg, Overrides, _override_list, _source
+from .api import _override_list, _source
+
+if TYPE_CHECKING:
+    from .api import ConfigArg, Overrides
 
 #: Request sizes the tables show by default: the X25-M paper's record sizes, 4 KiB to 512 KiB.
 DEFAULT_REQUEST_BYTES: tuple[int, ...] = tuple(4096 << k for k in range(8))

@@ -23,9 +23,8 @@ from __future__ import annotations
 import math
 import os
 import re
-import xml.etree.ElementTree as ET
-from collections.abc import Sequence
-from typing import Any, Union
+from collections.abc import Iterator, Sequence
+from pyexpat import ErrorString, ExpatError, ParserCreate
 
 from . import _mqsim_random, _native, api
 from ._native import ConfigError
@@ -45,7 +44,13 @@ __all__ = [
     "warning_lines",
 ]
 
-PathArg = Union[str, "os.PathLike[str]"]
+# Not typing.TYPE_CHECKING: importing `typing` is 3 ms of a command line run's start-up.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Union
+
+    PathArg = Union[str, "os.PathLike[str]"]
+
 SECTOR = 512
 EXEC_ROOT = "Execution_Parameter_Set"
 WORKLOAD_ROOT = "MQSim_IO_Scenarios"
@@ -123,7 +128,7 @@ class MqsimScenario:
 # Reading
 
 
-def _read_xml(src: PathArg, root_tag: str, what: str) -> tuple[ET.Element, str, str | None]:
+def _read_xml(src: PathArg, root_tag: str, what: str) -> tuple[_Element, str, str | None]:
     """(root element, file label, folder of the file or None for text)."""
     if isinstance(src, str) and src.lstrip().startswith("<"):
         api._check_utf8(src, f"{what} text", MqsimError)
@@ -144,37 +149,70 @@ def _read_xml(src: PathArg, root_tag: str, what: str) -> tuple[ET.Element, str, 
     return root, label, folder
 
 
-def _parse_xml(text: str | bytes, label: str) -> ET.Element:
-    """Parses incrementally, keeping the path of the open elements, so a syntax error names
-    the element it broke (``file:line:column: ... inside <A/B>``), not only a position."""
-    parser = ET.XMLPullParser(events=("start", "end"))
-    open_tags: list[str] = []
-    root: ET.Element | None = None
+class _Element:
+    """An XML element as the converter reads it: its tag, the text before its first child (as
+    ElementTree's ``text``), its child elements. Attributes, comments and processing
+    instructions are not kept: MQSim reads none of them."""
 
-    def drain() -> None:
+    __slots__ = ("children", "tag", "text")
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+        self.text: str | None = None
+        self.children: list[_Element] = []
+
+    def __iter__(self) -> Iterator[_Element]:
+        return iter(self.children)
+
+
+def _parse_xml(text: str | bytes, label: str) -> _Element:
+    """Parses incrementally with expat (ElementTree's parser, without the tree module, whose
+    import was a tenth of a run's start-up), keeping the path of the open elements, so a
+    syntax error names the element it broke (``file:line:column: ... inside <A/B>``), not only
+    a position."""
+    parser = ParserCreate()
+    parser.buffer_text = True
+    stack: list[_Element] = []
+    root: _Element | None = None
+    # Text arrives in pieces (buffered, but split at entities and feed boundaries); only the
+    # text before an element's first child is its `text`.
+    pieces: list[str] = []
+
+    def flush() -> None:
+        if pieces and stack and not stack[-1].children:
+            stack[-1].text = (stack[-1].text or "") + "".join(pieces)
+        pieces.clear()
+
+    def start(tag: str, _attrs: dict) -> None:
         nonlocal root
-        for ev, el in parser.read_events():
-            if ev == "start":
-                open_tags.append(el.tag)
-                root = el if root is None else root
-            elif open_tags:
-                open_tags.pop()
+        flush()
+        el = _Element(tag)
+        if stack:
+            stack[-1].children.append(el)
+        else:
+            root = el
+        stack.append(el)
 
+    def end(_tag: str) -> None:
+        flush()
+        stack.pop()
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = pieces.append
     data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         for i in range(0, len(data), 4096):
-            parser.feed(data[i : i + 4096])
-            drain()
-        parser.close()
-    except ET.ParseError as e:
-        drain()  # the events before the error, so the path is the one open at the error
-        line, col = getattr(e, "position", (0, 0))
-        msg = str(e).split(":")[0]
-        where = f" inside <{'/'.join(open_tags)}>" if open_tags else " before the root element"
+            parser.Parse(data[i : i + 4096], False)
+        parser.Parse(b"", True)
+    except ExpatError as e:
+        line, col = e.lineno, e.offset
+        msg = ErrorString(e.code)
+        where = f" inside <{'/'.join(el.tag for el in stack)}>" if stack else " before the root element"
         raise MqsimError(
             f"{label}:{line}:{col + 1}: malformed XML at line {line}, column {col + 1}{where}: {msg}"
         ) from None
-    assert root is not None  # close() raises "no element found" otherwise
+    assert root is not None  # the final Parse raises "no element found" otherwise
     return root
 
 
@@ -182,10 +220,10 @@ class _Section:
     """The parameters of one XML element: child tag -> (text, path). Repeated tags keep the
     last (as MQSim's loop does) and the earlier ones are listed."""
 
-    def __init__(self, conv: _Conv, elem: ET.Element, path: str, known: Sequence[str], nested: Sequence[str] = ()):
+    def __init__(self, conv: _Conv, elem: _Element, path: str, known: Sequence[str], nested: Sequence[str] = ()):
         self.conv, self.path = conv, path
         self.vals: dict[str, tuple[str, str]] = {}
-        self.children: dict[str, list[tuple[ET.Element, str]]] = {}
+        self.children: dict[str, list[tuple[_Element, str]]] = {}
         counts: dict[str, int] = {}
         for child in elem:
             if not isinstance(child.tag, str):
@@ -383,7 +421,7 @@ _NEVER_SUSPENDS = (
 )
 
 
-def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
+def _device(conv: _Conv, root: _Element) -> tuple[dict, dict]:
     """The device sections of the TOML tree, and facts the workload needs."""
     host_elems, dev_elems = [], []
     for child in root:
@@ -401,7 +439,7 @@ def _device(conv: _Conv, root: ET.Element) -> tuple[dict, dict]:
                 _unknown_reason(child.tag, ["Host_Parameter_Set", "Device_Parameter_Set"]),
                 cause="no_effect",
             )
-    empty = ET.Element("x")
+    empty = _Element("x")
     h_elem, h_path = host_elems[-1] if host_elems else (empty, f"{EXEC_ROOT}/Host_Parameter_Set")
     d_elem, d_path = dev_elems[-1] if dev_elems else (empty, f"{EXEC_ROOT}/Device_Parameter_Set")
     host = _Section(conv, h_elem, h_path, list(_HOST_TAGS))
@@ -865,7 +903,7 @@ def _ids(conv: _Conv, sec: _Section, tag: str, count: int) -> list[int] | None:
 
 def _flow(
     conv: _Conv,
-    elem: ET.Element,
+    elem: _Element,
     path: str,
     i: int,
     n: int,

@@ -8,16 +8,19 @@ import json
 import os
 import signal
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import _json, _native, outputs
 from ._columns import OPS
 from ._native import ConfigError
-from .api import ConfigArg, Overrides, PathArg, _override_list, _path, _source, input_files
+from .api import _override_list, _path, _source, input_files
 from .latency_log import WHAT as LOG_WHAT
 from .latency_log import LatencyLogWriter, check_path
 from .result import Result
 from .serve_options import CLOCKS, DEFAULT_MEMORY_LIMIT, DEFAULT_QUEUES
+
+if TYPE_CHECKING:
+    from .api import ConfigArg, Overrides, PathArg
 
 _STOP, _DUMP = 2, 1
 

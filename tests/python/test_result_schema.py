@@ -51,9 +51,9 @@ _SCALARS = {"integer": (int,), "number": (float,), "string": (str,), "boolean": 
 
 
 def _hints(cls):
-    import pandas  # result.py names it in annotations only under TYPE_CHECKING
+    import pandas  # result.py names it and `Any` in annotations only, under TYPE_CHECKING
 
-    return typing.get_type_hints(cls, vars(sys.modules[cls.__module__]), {"pandas": pandas})
+    return typing.get_type_hints(cls, vars(sys.modules[cls.__module__]), {"pandas": pandas, "Any": Any})
 
 
 def _is_union(tp):
