@@ -593,8 +593,8 @@ def toml_literal(v: Any, key: str = "value", _depth: int = 0) -> str:
 
 def _number_kind(v: Any) -> str | None:
     """``"integral"``, ``"real"`` or None, by the ``numbers`` ABCs (numpy's scalars register
-    there). That module is imported only for a value that is not a built-in int, float or str:
-    a command line run does not need it."""
+    there). That module is imported only for a value that is not a built-in int, float, str,
+    dict, list or tuple: a command line run does not need it."""
     if isinstance(v, int):
         return "integral"
     if isinstance(v, float):

@@ -150,9 +150,10 @@ def _read_xml(src: PathArg, root_tag: str, what: str) -> tuple[_Element, str, st
 
 
 class _Element:
-    """An XML element as the converter reads it: its tag, the text before its first child (as
-    ElementTree's ``text``), its child elements. Attributes, comments and processing
-    instructions are not kept: MQSim reads none of them."""
+    """An XML element as the converter reads it: its tag (``{uri}local`` in a namespace, as
+    ElementTree writes it), the text before its first child (ElementTree's ``text``), its child
+    elements. Attributes, comments and processing instructions are not kept: MQSim reads none
+    of them."""
 
     __slots__ = ("children", "tag", "text")
 
@@ -165,18 +166,25 @@ class _Element:
         return iter(self.children)
 
 
+class _UndefinedEntity(Exception):
+    """Raised inside expat's handler for an entity it left unexpanded (`_parse_xml`)."""
+
+
 def _parse_xml(text: str | bytes, label: str) -> _Element:
     """Parses incrementally with expat (ElementTree's parser, without the tree module, whose
     import was a tenth of a run's start-up), keeping the path of the open elements, so a
     syntax error names the element it broke (``file:line:column: ... inside <A/B>``), not only
     a position."""
-    parser = ParserCreate()
+    # Namespaces processed as ElementTree processes them: a tag in one reads `{uri}local`, and
+    # an unbound prefix is an error.
+    parser = ParserCreate(None, "}")
     parser.buffer_text = True
     stack: list[_Element] = []
     root: _Element | None = None
     # Text arrives in pieces (buffered, but split at entities and feed boundaries); only the
     # text before an element's first child is its `text`.
     pieces: list[str] = []
+    undefined: list[tuple[int, int, str]] = []
 
     def flush() -> None:
         if pieces and stack and not stack[-1].children:
@@ -186,7 +194,7 @@ def _parse_xml(text: str | bytes, label: str) -> _Element:
     def start(tag: str, _attrs: dict) -> None:
         nonlocal root
         flush()
-        el = _Element(tag)
+        el = _Element("{" + tag if "}" in tag else tag)
         if stack:
             stack[-1].children.append(el)
         else:
@@ -197,17 +205,29 @@ def _parse_xml(text: str | bytes, label: str) -> _Element:
         flush()
         stack.pop()
 
+    def unexpanded(data: str) -> None:
+        # An entity expat could not expand (one an external DTD would declare) reaches the
+        # default handler as its reference: an error, as ElementTree makes it, not a value
+        # read without it.
+        if data.startswith("&"):
+            undefined.append((parser.CurrentLineNumber, parser.CurrentColumnNumber, data))
+            raise _UndefinedEntity
+
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = pieces.append
+    parser.DefaultHandlerExpand = unexpanded
     data = text.encode("utf-8") if isinstance(text, str) else text
     try:
         for i in range(0, len(data), 4096):
             parser.Parse(data[i : i + 4096], False)
         parser.Parse(b"", True)
-    except ExpatError as e:
-        line, col = e.lineno, e.offset
-        msg = ErrorString(e.code)
+    except (ExpatError, _UndefinedEntity) as e:
+        if isinstance(e, ExpatError):
+            line, col, msg = e.lineno, e.offset, ErrorString(e.code)
+        else:
+            line, col, ref = undefined[0]
+            msg = f"undefined entity {ref}"
         where = f" inside <{'/'.join(el.tag for el in stack)}>" if stack else " before the root element"
         raise MqsimError(
             f"{label}:{line}:{col + 1}: malformed XML at line {line}, column {col + 1}{where}: {msg}"
@@ -226,8 +246,6 @@ class _Section:
         self.children: dict[str, list[tuple[_Element, str]]] = {}
         counts: dict[str, int] = {}
         for child in elem:
-            if not isinstance(child.tag, str):
-                continue  # comments, processing instructions
             counts[child.tag] = counts.get(child.tag, 0) + 1
             cpath = f"{path}/{child.tag}"
             if child.tag in nested:
@@ -425,8 +443,6 @@ def _device(conv: _Conv, root: _Element) -> tuple[dict, dict]:
     """The device sections of the TOML tree, and facts the workload needs."""
     host_elems, dev_elems = [], []
     for child in root:
-        if not isinstance(child.tag, str):
-            continue
         path = f"{EXEC_ROOT}/{child.tag}"
         if child.tag == "Host_Parameter_Set":
             host_elems.append((child, path))
@@ -1264,8 +1280,6 @@ def import_mqsim(
     k = 0
     wextra = _Conv(wlabel)
     for child in wroot:
-        if not isinstance(child.tag, str):
-            continue
         if child.tag != "IO_Scenario":
             wextra.unmapped(
                 f"{WORKLOAD_ROOT}/{child.tag}",
@@ -1280,8 +1294,6 @@ def import_mqsim(
         flows_xml = []
         counts: dict[str, int] = {}
         for fe in child:
-            if not isinstance(fe.tag, str):
-                continue
             counts[fe.tag] = counts.get(fe.tag, 0) + 1
             fpath = f"{spath}/{fe.tag}[{counts[fe.tag]}]"
             if fe.tag in (_SYNTH, _TRACE):

@@ -760,6 +760,7 @@ def _tree(el):
         "<A>1<!-- a comment -->2<B>x&amp;y</B>tail<C/><D> <![CDATA[<7>]]> </D>after</A>",
         "<?xml version='1.0' encoding='ISO-8859-1'?><A><B>caf\xe9</B><?pi data?><C>&#65;&lt;</C></A>",
         "<A>\n  <B>\n    <C>3</C>\n  </B>\n  <B/>\n</A>",
+        '<A xmlns="urn:a" xmlns:p="urn:p"><p:B>1</p:B><C xmlns="">2</C></A>',
     ],
 )
 def test_the_xml_reader_gives_elementtrees_tags_and_texts(text):
@@ -775,3 +776,33 @@ def test_the_xml_reader_gives_elementtrees_tags_and_texts(text):
             text = f.read()
     data = text.encode("latin-1") if "ISO-8859-1" in text else text.encode("utf-8")
     assert _tree(_parse_xml(data, "x.xml")) == _tree(ET.fromstring(data))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # An entity an external DTD would declare: expat leaves it unexpanded.
+        '<!DOCTYPE A SYSTEM "a.dtd"><A>\n<B>1&e;</B></A>',
+        "<A><p:B>1</p:B></A>",  # an unbound namespace prefix
+        "<A><B>1</C></A>",
+        "<A>&undefined;</A>",
+    ],
+)
+def test_the_xml_reader_refuses_what_elementtree_refuses_at_its_position(text):
+    """Where ElementTree stops with an error, so does the converter, at the same line and
+    column, naming ElementTree's reason (a value is never read with an entity left out)."""
+    import xml.etree.ElementTree as ET
+
+    from ssdkit.mqsim import _parse_xml
+
+    p = ET.XMLPullParser(events=("start", "end"))
+    with pytest.raises(ET.ParseError) as want:
+        p.feed(text.encode())
+        list(p.read_events())  # where the pull parser raises the error it met in `feed`
+        p.close()
+    line, col = want.value.position
+    reason = str(want.value).split(":")[0]
+    with pytest.raises(MqsimError) as got:
+        _parse_xml(text.encode(), "x.xml")
+    assert str(got.value).startswith(f"x.xml:{line}:{col + 1}: malformed XML at line {line}, column {col + 1}")
+    assert str(got.value).endswith(f": {reason}")
