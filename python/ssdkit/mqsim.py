@@ -167,7 +167,8 @@ class _Element:
 
 
 class _UndefinedEntity(Exception):
-    """Raised inside expat's handler for an entity it left unexpanded (`_parse_xml`)."""
+    """Raised inside expat's handler for an entity it left unexpanded (`_parse_xml`), with
+    where it stands: (line, 0-based column, the reference)."""
 
 
 def _parse_xml(text: str | bytes, label: str) -> _Element:
@@ -184,7 +185,6 @@ def _parse_xml(text: str | bytes, label: str) -> _Element:
     # Text arrives in pieces (buffered, but split at entities and feed boundaries); only the
     # text before an element's first child is its `text`.
     pieces: list[str] = []
-    undefined: list[tuple[int, int, str]] = []
 
     def flush() -> None:
         if pieces and stack and not stack[-1].children:
@@ -210,8 +210,7 @@ def _parse_xml(text: str | bytes, label: str) -> _Element:
         # default handler as its reference: an error, as ElementTree makes it, not a value
         # read without it.
         if data.startswith("&"):
-            undefined.append((parser.CurrentLineNumber, parser.CurrentColumnNumber, data))
-            raise _UndefinedEntity
+            raise _UndefinedEntity(parser.CurrentLineNumber, parser.CurrentColumnNumber, data)
 
     parser.StartElementHandler = start
     parser.EndElementHandler = end
@@ -226,7 +225,7 @@ def _parse_xml(text: str | bytes, label: str) -> _Element:
         if isinstance(e, ExpatError):
             line, col, msg = e.lineno, e.offset, ErrorString(e.code)
         else:
-            line, col, ref = undefined[0]
+            line, col, ref = e.args
             msg = f"undefined entity {ref}"
         where = f" inside <{'/'.join(el.tag for el in stack)}>" if stack else " before the root element"
         raise MqsimError(
