@@ -21,6 +21,11 @@ impl Div {
             },
         }
     }
+    /// The divisor.
+    #[inline]
+    pub fn get(self) -> u32 {
+        self.d
+    }
     #[inline]
     pub fn quot(self, x: u32) -> u32 {
         if self.shift < 32 {

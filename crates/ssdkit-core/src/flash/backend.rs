@@ -90,6 +90,14 @@ impl Backend {
         self.bus_free[ch as usize]
     }
 
+    /// Whether a command for `die` waits for its channel now: under `"data_first"`, while the
+    /// channel moves data or has data waiting (a command asked for under `"first_come"`
+    /// reserves the channel at once).
+    #[inline]
+    pub fn command_waits(&self, die: u32, now: Picoseconds) -> bool {
+        self.queues.is_some() && self.channel_busy(self.geo.channel_of_die(die), now)
+    }
+
     /// `"data_first"`: the channel moves data now or has data waiting.
     pub fn channel_busy(&self, ch: u32, now: Picoseconds) -> bool {
         self.bus_free[ch as usize] > now || self.queues.as_ref().is_some_and(|q| q.has_waiting(ch))

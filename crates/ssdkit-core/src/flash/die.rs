@@ -1,6 +1,7 @@
 //! Die state: whether a die is busy and which transactions its current operation serves
 //! (one per plane of a multi-plane operation). The scheduler decides what a die does next.
 
+use crate::engine::Div;
 use crate::ids::{DieId, TxId};
 
 /// Most planes one operation can span (planes_per_die is at most 16).
@@ -15,9 +16,10 @@ struct DieState {
 
 pub struct Dies {
     dies: Vec<DieState>,
-    /// `flash.die_interleaving = false`: dies per chip, and whether each chip has a die busy.
-    /// 0 when dies interleave (no chip-level check).
-    dies_per_chip: u32,
+    /// `flash.die_interleaving = false`: dies per chip (a shift for a power of two: under
+    /// MQSim's rules every scheduling pass asks it), and whether each chip has a die busy.
+    /// None when dies interleave (no chip-level check).
+    dies_per_chip: Option<Div>,
     chip_busy: Vec<bool>,
 }
 
@@ -25,10 +27,10 @@ impl Dies {
     /// `n` dies; `serial_chips_of` = Some(dies per chip) when a chip runs one die operation at
     /// a time.
     pub fn new(n: u32, serial_chips_of: Option<u32>) -> Self {
-        let dpc = serial_chips_of.unwrap_or(0);
+        let dpc = serial_chips_of.filter(|&d| d > 0);
         Self {
-            dies_per_chip: dpc,
-            chip_busy: vec![false; n.checked_div(dpc).unwrap_or(0) as usize],
+            dies_per_chip: dpc.map(Div::new),
+            chip_busy: vec![false; dpc.map_or(0, |d| n / d) as usize],
             dies: vec![
                 DieState {
                     busy: false,
@@ -44,36 +46,41 @@ impl Dies {
     #[inline]
     pub fn busy(&self, d: DieId) -> bool {
         self.dies[d.idx()].busy
-            || d.0
-                .checked_div(self.dies_per_chip)
-                .is_some_and(|chip| self.chip_busy[chip as usize])
+            || self
+                .dies_per_chip
+                .is_some_and(|dpc| self.chip_busy[dpc.quot(d.0) as usize])
     }
     /// Marks a die busy before its next operation is chosen (choosing can start GC, whose
     /// queueing must not re-enter the die's scheduler).
     #[inline]
     pub fn set_busy(&mut self, d: DieId, busy: bool) {
         self.dies[d.idx()].busy = busy;
-        if let Some(chip) = d.0.checked_div(self.dies_per_chip) {
-            self.chip_busy[chip as usize] = busy;
+        if let Some(dpc) = self.dies_per_chip {
+            self.chip_busy[dpc.quot(d.0) as usize] = busy;
         }
     }
     /// The die starts an operation serving `batch`.
     #[inline]
     pub fn begin(&mut self, d: DieId, batch: &[TxId]) {
-        if let Some(chip) = d.0.checked_div(self.dies_per_chip) {
-            self.chip_busy[chip as usize] = true;
+        if let Some(dpc) = self.dies_per_chip {
+            self.chip_busy[dpc.quot(d.0) as usize] = true;
         }
         let s = &mut self.dies[d.idx()];
         s.busy = true;
         s.n = batch.len() as u8;
         s.batch[..batch.len()].copy_from_slice(batch);
     }
+    /// Dies per chip when a chip runs one die operation at a time; 0 when dies interleave.
+    #[inline]
+    pub fn dies_per_chip(&self) -> u32 {
+        self.dies_per_chip.map_or(0, Div::get)
+    }
     /// The other dies of `d`'s chip, in round-robin order from `d`, when a chip runs one die
     /// operation at a time (none when dies interleave): a die ending its operation frees the
     /// chip, which they are offered first.
     #[inline]
     pub fn chip_mates(&self, d: DieId) -> impl Iterator<Item = DieId> + Clone + use<> {
-        let dpc = self.dies_per_chip;
+        let dpc = self.dies_per_chip.map_or(0, Div::get);
         let first = d.0.checked_div(dpc).unwrap_or(0) * dpc;
         (1..dpc).map(move |k| DieId(first + (d.0 - first + k) % dpc))
     }

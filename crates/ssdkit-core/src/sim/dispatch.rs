@@ -273,8 +273,8 @@ impl Simulator {
         true
     }
 
-    /// Queues user read `t` of `ppn`; to an idle die with nothing queued it goes at once,
-    /// as the scheduler would take it (a read first, alone, no GC waiting), without the queue.
+    /// Queues user read `t` of `ppn`; to an idle die with nothing queued it goes at once, as
+    /// the scheduler would take it (alone, no GC or channel waiting), without the queue.
     #[inline]
     fn enqueue_read(&mut self, t: TxId, ppn: Ppn) {
         let plane = self.settings.geo.plane_of(ppn);
@@ -284,7 +284,7 @@ impl Simulator {
                 .susp
                 .as_ref()
                 .is_some_and(|su| su.while_suspended(die).is_some())
-            || self.backend.queues.is_some()
+            || self.backend.command_waits(die.0, self.q.now())
         {
             return self.enqueue(t);
         }
@@ -674,6 +674,9 @@ impl Simulator {
     pub(super) fn die_freed(&mut self, die: DieId) {
         if !self.serial_chips {
             return self.schedule_die(die);
+        }
+        if let Some(pair) = self.tsu.pair_order(die, self.dies.dies_per_chip()) {
+            return pair.into_iter().for_each(|d| self.schedule_die(d));
         }
         for i in 0..self.tsu.chip_order(self.dies.chip_mates(die), die) {
             self.schedule_die(self.tsu.chip_die(i));

@@ -479,6 +479,25 @@ impl Tsu {
         self.chip_buf.len()
     }
 
+    /// `chip_order` for a chip of two dies (`dies_per_chip`), without its buffer: MQSim's
+    /// device has two, and under its rules every die operation's end and every idle channel
+    /// asks. The freed die goes first if its rank is lower (a tie goes to its mate, first in
+    /// round-robin order); a mate with no user work ranks last, so only the freed die's work
+    /// matters then. None for other chips.
+    #[inline]
+    pub fn pair_order(&self, freed: DieId, dies_per_chip: u32) -> Option<[DieId; 2]> {
+        if dies_per_chip != 2 {
+            return None;
+        }
+        let mate = DieId(freed.0 ^ 1);
+        let (f, m) = (&self.queues[freed.idx()], &self.queues[mate.idx()]);
+        let first = match m.has_user_work() {
+            false => f.has_user_work(),
+            true => f.chip_rank() < m.chip_rank(),
+        };
+        Some(if first { [freed, mate] } else { [mate, freed] })
+    }
+
     /// The `i`-th die of the order `chip_order` made.
     #[inline]
     pub fn chip_die(&self, i: usize) -> DieId {
@@ -567,5 +586,68 @@ mod chip_order_tests {
             }
         }
         assert!(shortcuts > 100, "the shortcut ran: {shortcuts}");
+    }
+
+    /// `pair_order` gives a two-die chip's order as `chip_order` does, for every queue state
+    /// of up to two transactions per die (nothing, user reads, writes, translation-page reads,
+    /// GC work), queued in either die's turn first (the older read or write ranks first), and
+    /// each die freed; other chips get None.
+    #[test]
+    fn pair_order_is_chip_order_for_two_dies() {
+        let c = Config::load("[flash]\ndies_per_chip = 2\n[[flow]]\n", "t.toml", &[]).unwrap();
+        let s = Settings::resolve(&c);
+        let ppd = s.geo.planes_per_die;
+        let kinds = [
+            TxKind::UserRead,
+            TxKind::UserWrite,
+            TxKind::MappingRead,
+            TxKind::GcErase,
+        ];
+        // Per die, a list of up to two kinds: 1 + 4 + 16 lists.
+        let lists: Vec<Vec<TxKind>> = std::iter::once(vec![])
+            .chain(kinds.iter().map(|&k| vec![k]))
+            .chain(
+                kinds
+                    .iter()
+                    .flat_map(|&a| kinds.iter().map(move |&b| vec![a, b])),
+            )
+            .collect();
+        let policy = SchedulingPolicy::PreemptibleGc {
+            starvation_limit: 8,
+        };
+        let mut seen = std::collections::HashSet::new();
+        for (a, b) in lists.iter().flat_map(|a| lists.iter().map(move |b| (a, b))) {
+            for die_one_first in [false, true] {
+                let mut t = Tsu::new(&s, false, policy, TsuPolicy::OutOfOrder {}, vec![0], false);
+                let mut queue = |die: u32, list: &Vec<TxKind>| {
+                    for &kind in list {
+                        let id = t.insert(Tx::new(kind, PlaneId(die * ppd)));
+                        t.enqueue(id, 0);
+                    }
+                };
+                let (first, second) = if die_one_first {
+                    ((1, b), (0, a))
+                } else {
+                    ((0, a), (1, b))
+                };
+                queue(first.0, first.1);
+                queue(second.0, second.1);
+                for freed in [DieId(0), DieId(1)] {
+                    let mate = DieId(freed.0 ^ 1);
+                    let n = t.chip_order([mate].into_iter(), freed);
+                    let want: Vec<DieId> = (0..n).map(|i| t.chip_die(i)).collect();
+                    let got = t.pair_order(freed, 2).expect("two dies");
+                    assert_eq!(
+                        got.to_vec(),
+                        want,
+                        "dies {a:?} / {b:?}, die 1 first {die_one_first}, {freed:?} freed"
+                    );
+                    seen.insert(got[0] == freed);
+                }
+            }
+        }
+        assert_eq!(seen.len(), 2, "both orders occur");
+        let t = Tsu::new(&s, false, policy, TsuPolicy::OutOfOrder {}, vec![0], false);
+        assert!(t.pair_order(DieId(0), 4).is_none() && t.pair_order(DieId(0), 1).is_none());
     }
 }
