@@ -379,8 +379,10 @@ fn drivers_and_construction_live_above_sim() {
 /// `sim/` only wires the layers (docs/architecture.md): what grows there is a decision or a
 /// driver that belongs in a layer or above. The budget counts every line, comments included.
 /// 1,500 until `flash.bus.arbitration = "data_first"` added a sixteenth event, the channel
-/// going idle, and its wiring (`sim/channel.rs`; its decisions are `flash::ChannelQueues`').
-const SIM_LINE_BUDGET: usize = 1_610;
+/// going idle, and its wiring (`sim/channel.rs`; its decisions are `flash::ChannelQueues`');
+/// 1,610 until MQSim's chip and channel offers passed over dies with nothing queued
+/// (`offer_die`: the test of the sim's own state, suspension and background GC, is wiring).
+const SIM_LINE_BUDGET: usize = 1_620;
 
 #[test]
 fn sim_stays_within_its_line_budget() {

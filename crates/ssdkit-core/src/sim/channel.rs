@@ -53,16 +53,17 @@ impl Simulator {
         if !self.channel_queues().take_wanted(ch) {
             return;
         }
-        let (chips, dpc) = (
-            self.settings.geo.chips_per_channel,
-            self.settings.geo.dies_per_chip,
-        );
+        let g = &self.settings.geo;
+        let (chips, dpc) = (g.chips_per_channel, g.dies_per_chip);
         for _ in 0..chips {
             let first = (ch * chips + self.channel_queues().next_turn(ch, chips)) * dpc;
+            if self.susp.is_none() && !self.gc_background && self.tsu.chip_empty(first, dpc) {
+                continue;
+            }
             if self.serial_chips {
                 self.die_freed(DieId(first));
             } else {
-                (first..first + dpc).for_each(|d| self.schedule_die(DieId(d)));
+                (first..first + dpc).for_each(|d| self.offer_die(DieId(d)));
             }
             if self.backend.bus_free(ch) > now {
                 // The chips not offered it yet may have work.

@@ -676,10 +676,18 @@ impl Simulator {
             return self.schedule_die(die);
         }
         if let Some(pair) = self.tsu.pair_order(die, self.dies.dies_per_chip()) {
-            return pair.into_iter().for_each(|d| self.schedule_die(d));
+            return pair.into_iter().for_each(|d| self.offer_die(d));
         }
         for i in 0..self.tsu.chip_order(self.dies.chip_mates(die), die) {
-            self.schedule_die(self.tsu.chip_die(i));
+            self.offer_die(self.tsu.chip_die(i));
+        }
+    }
+
+    /// `schedule_die` for a die offered its chip or its channel: one with nothing queued
+    /// starts nothing (where no suspension or background GC could), so it is passed over.
+    pub(super) fn offer_die(&mut self, d: DieId) {
+        if self.susp.is_some() || self.gc_background || !self.tsu.queues(d).is_empty() {
+            self.schedule_die(d);
         }
     }
 

@@ -498,6 +498,12 @@ impl Tsu {
         Some(if first { [freed, mate] } else { [mate, freed] })
     }
 
+    /// Whether the `dies` dies from `first` (a chip) have nothing queued.
+    #[inline]
+    pub fn chip_empty(&self, first: u32, dies: u32) -> bool {
+        (first..first + dies).all(|d| self.queues[d as usize].is_empty())
+    }
+
     /// The `i`-th die of the order `chip_order` made.
     #[inline]
     pub fn chip_die(&self, i: usize) -> DieId {
