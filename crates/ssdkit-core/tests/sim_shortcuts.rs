@@ -133,11 +133,13 @@ fn run_switched(keys: &[&str], switch: impl FnOnce(&mut Simulator)) -> (serde_js
 
 /// A read to an idle die with nothing queued, started without the die queue, runs as the
 /// scheduler would run it: the same results and the same events, over random reads and
-/// a 70/30 mix on two flows (GC under way), with multi-plane reads. The map in DRAM and
-/// no data cache: the cached paths queue their reads through `enqueue`.
+/// a 70/30 mix on two flows (GC under way), with multi-plane reads, and under MQSim's rules
+/// (a chip's dies one at a time, data first on the channel: a read starts at once only on
+/// an idle channel). The map in DRAM and no data cache: the cached paths queue their reads
+/// through `enqueue`.
 #[test]
 fn direct_reads_as_through_the_queue() {
-    let cases: [Vec<&str>; 3] = [
+    let cases: [Vec<&str>; 4] = [
         vec![
             "ftl.cmt.mode=\"ideal\"",
             "cache.mode=\"off\"",
@@ -162,6 +164,16 @@ fn direct_reads_as_through_the_queue() {
             ][..],
         ]
         .concat(),
+        [
+            &IDEAL[..],
+            &MIXED_FLOWS[..],
+            &[
+                "flash.die_interleaving=false",
+                "flash.bus.arbitration=\"data_first\"",
+                "tsu.suspension=\"none\"",
+            ][..],
+        ]
+        .concat(),
     ];
     for keys in &cases {
         let run = |direct: bool| {
@@ -172,7 +184,7 @@ fn direct_reads_as_through_the_queue() {
         };
         let (a, b) = (run(true), run(false));
         assert_eq!(a, b, "{keys:?}");
-        if keys.iter().any(|k| k.contains("suspension")) {
+        if keys.iter().any(|k| k.contains("program_erase")) {
             let s = &a.0["device"]["suspension"];
             assert!(
                 s["program_suspensions"].as_u64().unwrap()

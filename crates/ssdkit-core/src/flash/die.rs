@@ -91,3 +91,34 @@ impl Dies {
         (s.batch, s.n as usize)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Dies;
+    use crate::ids::DieId;
+
+    /// A chip's other dies in round-robin order from the die: for two dies per chip the other
+    /// of the pair `2k, 2k + 1` (`Tsu::pair_order` takes it as `d ^ 1`); a busy die holds its
+    /// chip, not the next (three dies per chip: no shift); none when dies interleave.
+    #[test]
+    fn chip_mates_and_busy_chips() {
+        let two = Dies::new(16, Some(2));
+        for d in 0..16 {
+            let mates: Vec<DieId> = two.chip_mates(DieId(d)).collect();
+            assert_eq!(mates, [DieId(d ^ 1)]);
+        }
+        let mut three = Dies::new(9, Some(3));
+        let mates: Vec<DieId> = three.chip_mates(DieId(4)).collect();
+        assert_eq!(mates, [DieId(5), DieId(3)]);
+        three.set_busy(DieId(4), true);
+        let busy: Vec<bool> = (0..9).map(|d| three.busy(DieId(d))).collect();
+        assert_eq!(
+            busy,
+            [false, false, false, true, true, true, false, false, false]
+        );
+        let mut apart = Dies::new(8, None);
+        assert_eq!(apart.chip_mates(DieId(3)).count(), 0);
+        apart.set_busy(DieId(3), true);
+        assert!(apart.busy(DieId(3)) && !apart.busy(DieId(2)));
+    }
+}
