@@ -80,7 +80,7 @@ impl Dies {
     /// chip, which they are offered first.
     #[inline]
     pub fn chip_mates(&self, d: DieId) -> impl Iterator<Item = DieId> + Clone + use<> {
-        let dpc = self.dies_per_chip.map_or(0, Div::get);
+        let dpc = self.dies_per_chip();
         let first = d.0.checked_div(dpc).unwrap_or(0) * dpc;
         (1..dpc).map(move |k| DieId(first + (d.0 - first + k) % dpc))
     }
