@@ -10,8 +10,9 @@ The generator is `Utils::RandomGenerator` over `Utils::CMRRandomGenerator`: L'Ec
 MRG32k3a (Operations Research 47(1), 1999), started from the state (1, 1, 1; 1, 1, 1) and
 moved to its substream with `Advance(seed / 200 + 1, seed % 200)`. MQSim computes that jump's
 matrix products in signed 64-bit integers, which overflow (entries near 2^32), so the state it
-reaches is not the true MRG32k3a substream (its values can be negative); `_mat_mul` and
-`_mat_vec` repeat the overflow and C's remainder exactly. The recurrence runs in doubles, one IEEE
+reaches is not the true MRG32k3a substream (its values can be negative); the native
+`mqsim_random_state` (crates/ssdkit-core/src/workload/mqsim_random.rs) repeats the overflow and
+C's remainder exactly, in microseconds where Python took 2 ms. The recurrence runs in doubles, one IEEE
 operation at a time in both, so Python's floats give the same bits (MQSim built with
 `-march=native` on a machine with FMA could fuse `mod`'s multiply and subtract; its Makefile
 does not ask for it). Checked once, when written, against MQSim's generator compiled from its
@@ -23,60 +24,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from . import _native
+
 _M1, _M2 = 4294967087, 4294944443
 _A12, _A13, _A21, _A23 = 1403580.0, -810728.0, 527612.0, -1370589.0
 _NORM = 2.328306549295728e-10
-# The recurrences as companion matrices (CMRRandomGenerator.cpp, `a`).
-_A = (
-    ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (_A13, _A12, 0.0)),
-    ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (_A23, 0.0, _A21)),
-)
 _INT_MAX = 2**31 - 1
 #: Flow seeds whose draw is reproduced: the address generator takes seed + 1, and a generator
 #: seed below 0 makes `Advance` square its matrix about 2^32 times (`while (e-- != 0)`).
 SEEDS = f"-1..{_INT_MAX - 1}"
-
-
-# int64_t's sign bit and width: x wrapped to int64_t is ((x + _H) & _W) - _H.
-_H = 1 << 63
-_W = (1 << 64) - 1
-
-
-def _mat_mul(a: Sequence[int], b: Sequence[int], m: int) -> tuple[int, ...]:
-    """CMRRandomGenerator's `mm_mul`: the 3 x 3 product a b (nine entries, row by row), each
-    entry `acc = (a * b + acc) % m` over three terms in int64_t: wrapped at every step (a
-    product wrapped, then the sum wrapped, is the sum wrapped once) and C's remainder (the sign
-    of the dividend, where Python's follows `m`). Written out, without a call per term: a jump
-    takes up to 400 products, 4.6 ms of a command's start with a call per step."""
-    out = []
-    for i in (0, 3, 6):
-        r0, r1, r2 = a[i], a[i + 1], a[i + 2]
-        for j in (0, 1, 2):
-            acc = ((r0 * b[j] + _H) & _W) - _H
-            acc = acc % m if acc >= 0 else -(-acc % m)
-            acc = ((r1 * b[3 + j] + acc + _H) & _W) - _H
-            acc = acc % m if acc >= 0 else -(-acc % m)
-            acc = ((r2 * b[6 + j] + acc + _H) & _W) - _H
-            out.append(acc % m if acc >= 0 else -(-acc % m))
-    return tuple(out)
-
-
-def _mat_vec(a: Sequence[int], u: Sequence[int], m: int) -> list[int]:
-    """CMRRandomGenerator's `mv_mul`: a u, in `_mat_mul`'s arithmetic."""
-    out = []
-    for i in (0, 3, 6):
-        acc = ((a[i] * u[0] + _H) & _W) - _H
-        acc = acc % m if acc >= 0 else -(-acc % m)
-        acc = ((a[i + 1] * u[1] + acc + _H) & _W) - _H
-        acc = acc % m if acc >= 0 else -(-acc % m)
-        acc = ((a[i + 2] * u[2] + acc + _H) & _W) - _H
-        out.append(acc % m if acc >= 0 else -(-acc % m))
-    return out
-
-
-def _to_int(x: float, m: int) -> int:
-    """CMRRandomGenerator's `ftoi`."""
-    return int(x) if x >= 0.0 else int(x + m)
 
 
 def _mod(x: float, m: float) -> float:
@@ -91,18 +47,7 @@ class MqsimRandom:
     def __init__(self, seed: int) -> None:
         if not 0 <= seed <= _INT_MAX:
             raise ValueError(f"seed {seed}: MQSim's seeds are C ints; reproduced for 0..{_INT_MAX}")
-        n, e = seed // 200 + 1, seed % 200
-        ms = (_M1, _M2)
-        b = [tuple(_to_int(x, ms[g]) for row in _A[g] for x in row) for g in (0, 1)]
-        s = [[1, 1, 1], [1, 1, 1]]
-        for _ in range(e):
-            b = [_mat_mul(b[g], b[g], ms[g]) for g in (0, 1)]
-        while n:
-            if n & 1:
-                s = [_mat_vec(b[g], s[g], ms[g]) for g in (0, 1)]
-            n >>= 1
-            if n:
-                b = [_mat_mul(b[g], b[g], ms[g]) for g in (0, 1)]
+        s = _native.mqsim_random_state(seed)
         self._s = [[float(x) for x in s[0]], [float(x) for x in s[1]]]
 
     def next_double(self) -> float:

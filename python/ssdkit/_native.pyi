@@ -201,6 +201,10 @@ def flows_enabled(
 ) -> list[bool]:
     """Whether each flow of the configuration is switched on (`enabled`), in order."""
 
+def mqsim_random_state(seed: int) -> list[list[int]]:
+    """The state (s1, s2) MQSim's `Utils::RandomGenerator(seed)` starts from, for a seed in
+    0..2^32-1 (`ssdkit._mqsim_random`); OverflowError outside it."""
+
 class Device:
     """The step-by-step device; `ssdkit.Device` wraps it. Times are integer nanoseconds
     (`t * 1000` ps exactly); completion times are picoseconds floored to nanoseconds.

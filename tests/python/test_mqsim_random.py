@@ -8,8 +8,6 @@ of each run starts where the flow begins."""
 import os
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from ssdkit import _mqsim_random as mr
 from ssdkit.mqsim import import_mqsim
 
@@ -172,39 +170,5 @@ def test_seed_minus_one_is_reproduced_and_below_it_refused():
     assert "reproduced from it" not in _notes(sc)
 
 
-def _reference_mat_mul(a, b, m):
-    """CMRRandomGenerator's mm_mul as written: each step's product, then sum, wrapped to
-    int64_t, then C's remainder."""
-
-    def i64(x):
-        x &= (1 << 64) - 1
-        return x - (1 << 64) if x >> 63 else x
-
-    def c_rem(x):
-        r = abs(x) % m
-        return -r if x < 0 else r
-
-    out = []
-    for i in range(3):
-        for j in range(3):
-            acc = 0
-            for k in range(3):
-                acc = c_rem(i64(i64(a[3 * i + k] * b[3 * k + j]) + acc))
-            out.append(acc)
-    return tuple(out)
-
-
-# Entries as MQSim's jump holds them: remainders of either modulus, of either sign.
-_ENTRY = st.integers(min_value=-(2**32), max_value=2**32)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    a=st.lists(_ENTRY, min_size=9, max_size=9), b=st.lists(_ENTRY, min_size=9, max_size=9), g=st.sampled_from([0, 1])
-)
-def test_matrix_steps_wrap_as_mqsims_written_out(a, b, g):
-    m = (mr._M1, mr._M2)[g]
-    assert mr._mat_mul(a, b, m) == _reference_mat_mul(a, b, m)
-    # mv_mul: the vector as a matrix's first column.
-    col = _reference_mat_mul(a, [b[0], 0, 0, b[1], 0, 0, b[2], 0, 0], m)
-    assert mr._mat_vec(a, b[:3], m) == [col[0], col[3], col[6]]
+# The jump's matrix products against CMRRandomGenerator's as written (int64_t wraps, C's
+# remainder): crates/ssdkit-core/src/workload/mqsim_random.rs, `products_wrap_as_mqsims_written_out`.

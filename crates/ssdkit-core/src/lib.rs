@@ -50,7 +50,7 @@ pub use device::Device;
 pub use error::Error;
 pub use sim::{CompletionRecord, LogMode, Progress, RunHooks, RunOutput};
 pub use stats::breakdown::{RESPONSE_STEPS, STEP_NAMES};
-pub use workload::Op;
+pub use workload::{mqsim_random, Op};
 
 // The layers (docs/architecture.md).
 pub(crate) mod cache;

@@ -379,6 +379,13 @@ fn run_alone(
     outcome.map_err(to_py)
 }
 
+/// The state MQSim's random generator starts seed `seed`'s stream from
+/// (`ssdkit_core::mqsim_random`): for the import of MQSim's STREAMING flows.
+#[pyfunction]
+fn mqsim_random_state(seed: u32) -> [[i64; 3]; 2] {
+    ssdkit_core::mqsim_random::start_state(seed)
+}
+
 /// Whether each flow of the configuration is switched on (`enabled`), in order: what a
 /// fairness measurement checks first, without the whole resolved configuration crossing to
 /// Python (with a thousand flows, reading that back took longer than the alone runs).
@@ -556,6 +563,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_loads_core, m)?)?;
     m.add_function(wrap_pyfunction!(run_alone, m)?)?;
     m.add_function(wrap_pyfunction!(flows_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(mqsim_random_state, m)?)?;
     m.add_class::<device::PyDevice>()?;
     m.add_function(wrap_pyfunction!(serve::serve, m)?)?;
     m.add_function(wrap_pyfunction!(serve::timer_floor, m)?)?;

@@ -1,7 +1,9 @@
 //! Workloads (docs/workloads.md): synthetic streams (`synthetic`), trace readers (`trace`) and
-//! their replay policy (`replay`), and the flow that drives either into the host (`flow`).
+//! their replay policy (`replay`), and the flow that drives either into the host (`flow`);
+//! `mqsim_random`: where MQSim's generator starts a seed's stream, for the import of its flows.
 
 pub mod flow;
+pub mod mqsim_random;
 pub mod replay;
 pub mod synthetic;
 pub mod trace;
