@@ -1,13 +1,12 @@
 //! `flash.bus.arbitration = "data_first"`: the events of MQSim's channel arbitration; what
 //! waits and what goes next is `flash::ChannelQueues`'.
 use super::{Ev, Simulator};
-use crate::flash::DataClass;
 use crate::ids::DieId;
 use crate::tsu::TxKind;
 
 impl Simulator {
     /// A die with work found its channel busy: it waits for the channel to go idle.
-    #[cold]
+    #[inline]
     pub(super) fn channel_taken(&mut self, die: DieId) -> bool {
         let ch = self.settings.geo.channel_of_die(die.0);
         if !self.backend.channel_busy(ch, self.q.now()) {
@@ -25,12 +24,8 @@ impl Simulator {
         if !self.backend.channel_busy(ch, now) {
             return false;
         }
-        let class = match kind {
-            TxKind::MappingRead => DataClass::Mapping,
-            TxKind::GcRead => DataClass::Gc,
-            _ => DataClass::User,
-        };
-        self.channel_queues().wait(ch, die.0, class, now);
+        self.channel_queues()
+            .wait(ch, die.0, kind.data_class(), now);
         self.arm_channel(ch);
         true
     }
@@ -55,9 +50,13 @@ impl Simulator {
         }
         let g = &self.settings.geo;
         let (chips, dpc) = (g.chips_per_channel, g.dies_per_chip);
+        // Where no suspension or background GC could start anything, a chip with nothing
+        // queued, or busy with its dies run one at a time, is passed over.
+        let pass = self.susp.is_none() && !self.gc_background;
         for _ in 0..chips {
             let first = (ch * chips + self.channel_queues().next_turn(ch, chips)) * dpc;
-            if self.susp.is_none() && !self.gc_background && self.tsu.chip_empty(first, dpc) {
+            let busy = self.serial_chips && self.dies.busy(DieId(first));
+            if pass && (busy || self.tsu.chip_empty(first, dpc)) {
                 continue;
             }
             if self.serial_chips {
@@ -76,6 +75,7 @@ impl Simulator {
         }
     }
 
+    #[inline]
     fn arm_channel(&mut self, ch: u32) {
         if self.channel_queues().arm(ch) {
             let t = self.backend.bus_free(ch).max(self.q.now());

@@ -60,6 +60,17 @@ impl TxKind {
         matches!(self, TxKind::GcRead | TxKind::GcWrite | TxKind::GcErase)
     }
 
+    /// The class in which a read's data waits for its channel under data-first arbitration
+    /// (`flash::ChannelQueues`, translation pages' first, as MQSim's).
+    #[inline]
+    pub fn data_class(self) -> crate::flash::DataClass {
+        match self {
+            TxKind::MappingRead => crate::flash::DataClass::Mapping,
+            TxKind::GcRead => crate::flash::DataClass::Gc,
+            _ => crate::flash::DataClass::User,
+        }
+    }
+
     /// A read: its data leaves the die's registers after the sense.
     #[inline]
     pub fn is_read(self) -> bool {
@@ -418,9 +429,11 @@ impl Tsu {
     /// joins no program by offset) for
     /// other transactions (a translation-page write has its own frontier in MQSim, and an id
     /// reused from a user write must not keep its tag), or when the plane has no free page.
+    /// Reads are not tagged: only queued writes are taken by their tag (`take_writes`), and
+    /// each is tagged when queued.
     #[inline(always)]
     pub fn tag_write(&mut self, t: TxId, next_free: impl FnOnce(PlaneId) -> Option<u32>) {
-        if self.write_tags.is_some() {
+        if self.write_tags.is_some() && !self.txs.get(t.0).kind.is_read() {
             self.tag_write_now(t, next_free);
         }
     }
