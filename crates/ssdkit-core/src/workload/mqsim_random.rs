@@ -9,7 +9,7 @@
 //! (`mm_mul`, `mv_mul`) in signed 64-bit integers. Entries near 2^32 overflow those products,
 //! so the state is not MRG32k3a's true substream (its values can be negative); the overflow
 //! (two's complement wrap) and C's remainder (the dividend's sign) are repeated here exactly.
-//! Rust's `%` on `i64` is C's. Up to 400 products a seed: about 2 ms in Python, in every
+//! Rust's `%` on `i64` is C's. Up to 450 products a seed: about 2 ms in Python, in every
 //! import of a STREAMING flow, where these take microseconds.
 
 /// The two recurrences' moduli.
