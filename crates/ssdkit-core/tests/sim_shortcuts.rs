@@ -275,6 +275,77 @@ fn one_class_on_one_queue_as_on_its_own() {
     assert!(!Simulator::new(&c).unwrap().one_queue());
 }
 
+/// Flows that only read, on a device that holds no data, change no entry of a cached map, so
+/// no translation-page write-back (class high) joins their queues: flows of medium run on one
+/// queue, as on the classes' own. MQSim's first reads of never-written pages take pages of
+/// the user frontiers (`ftl.unmapped_reads = "read_flash"`) until GC erases blocks, on a map
+/// cache of a few translation pages, with the data cache's writes and reads; and reads of
+/// never-written pages answered without flash. Anything that could change an entry keeps the
+/// classes: writes, TRIMs, flushes, data on the device, a dirty data cache, or MQSim's cache
+/// of single entries, which maps a page on its first read.
+#[test]
+fn reads_keeping_the_map_run_one_queue() {
+    let small = [
+        "tsu.policy=\"priority_out_of_order\"",
+        "precondition.mode=\"empty\"",
+        "flash.channels=2",
+        "flash.chips_per_channel=1",
+        "flash.dies_per_chip=1",
+        "flash.blocks_per_plane=128",
+        "flash.pages_per_block=32",
+        "ftl.cmt.capacity_bytes=16384",
+        "flow.0.queue_depth=8",
+        "flow.0.requests=20000",
+        "flow.1.name=\"seq\"",
+        "flow.1.pattern=\"sequential\"",
+        "flow.1.request_bytes=16384",
+        "flow.1.queue_depth=4",
+        "flow.1.requests=3000",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        small.iter().chain(extra).copied().collect()
+    };
+    for (keys, gc) in [
+        (with(&["ftl.unmapped_reads=\"read_flash\""]), true),
+        (
+            with(&[
+                "ftl.unmapped_reads=\"read_flash\"",
+                "cache.mode=\"read_write\"",
+            ]),
+            true,
+        ),
+        (with(&["ftl.unmapped_reads=\"complete\""]), false),
+    ] {
+        let run = |one: bool| {
+            run_switched(&keys, |sim| {
+                assert!(sim.one_queue(), "reads keep the map: {keys:?}");
+                sim.set_one_queue(one);
+            })
+        };
+        let (a, b) = (run(true), run(false));
+        assert_eq!(a, b, "{keys:?}");
+        let gc_runs = a.0["device"]["ftl"]["gc_runs"].as_u64().unwrap();
+        assert_eq!(gc_runs > 0, gc, "GC erased read pages: {keys:?}");
+        let flash_reads = a.0["device"]["flash"]["page_reads"].as_u64().unwrap();
+        assert_eq!(flash_reads > 0, gc, "reads from flash: {keys:?}");
+    }
+    for extra in [
+        &["flow.0.read_fraction=0.9"][..],
+        &["flow.1.read_fraction=0.0", "flow.1.trim_fraction=1.0"],
+        &["flow.0.flush_every=100"],
+        &["precondition.mode=\"fast\""],
+        &["cache.precondition=\"dirty\"", "flow.1.read_fraction=0.5"],
+        &[
+            "ftl.unmapped_reads=\"read_flash\"",
+            "ftl.cmt.granularity=\"entry\"",
+        ],
+    ] {
+        let o: Vec<String> = small.iter().chain(extra).map(|s| s.to_string()).collect();
+        let c = Config::load_preset("mqsim-paper", &o).unwrap();
+        assert!(!Simulator::new(&c).unwrap().one_queue(), "{extra:?}");
+    }
+}
+
 /// Every event survives the queue's packing, with the largest and smallest indices.
 #[test]
 fn events_pack_within_their_bits_and_unpack_to_themselves() {

@@ -64,6 +64,18 @@ impl Simulator {
         ftl.set_unmapped_reads(s.ftl.unmapped_reads);
         let start = ftl.sample(0);
         let cmt_on = ftl.map_cached();
+        // A cached map writes a translation page back only after an entry changed. Where
+        // the flows only read and reads change no entry (on an empty device, as MQSim's
+        // files start), no write-back joins the flows' queues, and flows of one priority
+        // class run on one queue (`Tsu::new`: 13 % of the loop of MQSim's 128 KiB
+        // sequential reads).
+        let map_kept = cmt_on
+            && flows.iter().all(Flow::reads_only)
+            && c.cache.precondition != CachePrecondition::Dirty
+            && ftl.reads_keep_map();
+        if map_kept {
+            ftl.keep_map();
+        }
         let mut sim = Self {
             marks: RunMarks::new(&s, c.run.end, n, start),
             q: EventQueue::new(),
@@ -77,7 +89,7 @@ impl Simulator {
                 SchedulingPolicy::for_ftl(&c.ftl),
                 c.tsu.policy,
                 c.flows.iter().map(|f| f.priority.class()).collect(),
-                cmt_on,
+                cmt_on && !map_kept,
             ),
             owners: GcOwners::for_flows(n, s.sizes.logical_pages),
             cache: s.cache.as_ref().map(crate::cache::DataCache::new),

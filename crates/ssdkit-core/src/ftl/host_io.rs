@@ -12,6 +12,31 @@ impl Ftl {
         self.read_flash_unmapped = mode == UnmappedReads::ReadFlash;
     }
 
+    /// Whether reads alone leave every map entry as it is, so that a cached map never writes
+    /// a translation page back: no page holds data (GC has nothing to move), no cached
+    /// translation page is dirty, no block is rewritten in place, and a read of a
+    /// never-written page maps nothing (with `read_flash`, MQSim's cache of single entries
+    /// makes the page's entry dirty: `read_unwritten`). False without a cached map.
+    pub fn reads_keep_map(&self) -> bool {
+        let Some(f) = self.page() else {
+            return false;
+        };
+        let maps_on_read = |c: &super::page::cmt::Cmt| c.by_entry() && self.read_flash_unmapped;
+        f.cmt
+            .as_ref()
+            .is_some_and(|c| !maps_on_read(c) && !c.any_dirty())
+            && !f.in_place
+            && f.valid.iter().all(|&v| v == 0)
+    }
+
+    /// The run was built on `reads_keep_map` (its scheduler queues no write-back beside the
+    /// flows' reads): a write-back would break that, and stops the run.
+    pub fn keep_map(&mut self) {
+        if let Some(f) = self.page_mut() {
+            f.cmt_conf.map_kept = true;
+        }
+    }
+
     /// A read of `lpn`, which `translate` found unmapped: with `read_flash` (MQSim's first read
     /// of a never-written page), the page takes the next page of its plane's user frontier (no
     /// program: the page is only assigned) and is read from there; otherwise, or when the

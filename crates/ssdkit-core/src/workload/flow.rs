@@ -80,6 +80,16 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// The flow submits reads alone: a synthetic flow of reads without flushes, or a flow
+    /// switched off. A trace or a host program may submit anything.
+    pub fn reads_only(&self) -> bool {
+        match &self.source {
+            Source::Synthetic { gen, .. } => gen.reads_only() && self.flush_every == 0,
+            Source::Off => true,
+            Source::Trace(_) | Source::External(_) => false,
+        }
+    }
+
     /// The planes the flow's writes are pinned to and its cursor through them, if pinned.
     #[inline]
     pub fn pinned(&mut self) -> Option<(&[u32], &mut u32)> {

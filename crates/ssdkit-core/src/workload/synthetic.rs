@@ -65,6 +65,11 @@ impl SyntheticGen {
         Self::drawing_ahead(s, rng, hints && s.read_fraction < 1.0)
     }
 
+    /// Every request is a read (`draw` never gives a write or a TRIM).
+    pub fn reads_only(&self) -> bool {
+        self.read_fraction >= 1.0
+    }
+
     fn drawing_ahead(s: &SyntheticSettings, rng: Stream, draws_ahead: bool) -> Self {
         let n_slots = s.n_slots;
         let slots = match s.pattern {

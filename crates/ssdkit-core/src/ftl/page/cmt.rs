@@ -142,6 +142,14 @@ impl Cmt {
         self.entry.is_some()
     }
 
+    /// Whether a cached translation page (or, granularity "entry", an entry) is dirty.
+    pub fn any_dirty(&self) -> bool {
+        match &self.entry {
+            Some(e) => e.dirty_head.iter().any(|&h| h != NIL),
+            None => self.dirty.contains(&true),
+        }
+    }
+
     #[inline]
     pub fn tpage_of(&self, lpn: u32) -> u32 {
         lpn / self.entries_per_tpage

@@ -27,6 +27,8 @@ pub(in crate::ftl) struct CmtConf {
     held: bool,
     capacity_entries: u64,
     entry_bytes: u32,
+    /// The run was built on reads keeping the map (`Ftl::keep_map`).
+    pub(in crate::ftl) map_kept: bool,
 }
 
 impl CmtConf {
@@ -42,6 +44,7 @@ impl CmtConf {
                 .as_ref()
                 .map_or(0, |m| m.partition_entries.iter().sum()),
             entry_bytes: s.sizes.cmt.as_ref().map_or(0, |m| m.entry_bytes),
+            map_kept: false,
         }
     }
 }
@@ -295,6 +298,14 @@ impl PageFtl {
     /// Writes translation page `t` back, out of place; with `read`, after reading its
     /// current copy (to merge changes into a page the cache does not hold).
     fn write_back(&mut self, t: u32, read: bool) {
+        // The scheduler runs one queue for the flows' class, which is right only while no
+        // write-back (of class high) joins it: a panic, reported at the API's boundary as an
+        // error, rather than a result from the wrong scheduler.
+        assert!(
+            !self.cmt_conf.map_kept,
+            "internal error: translation page {t} written back in a run built on reads keeping \
+             the map (Ftl::reads_keep_map); please report it with the configuration"
+        );
         let entry = self.cmt_conf.entry;
         let path = self.path();
         path.gc_pending[t as usize] = false;
