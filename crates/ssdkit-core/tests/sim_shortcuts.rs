@@ -45,9 +45,7 @@ fn firmware_booked_at_fetch_as_at_arrival() {
         "flow.1.requests=6000",
         "flow.1.request_bytes=16384",
     ];
-    let with = |extra: &[&'static str]| -> Vec<&'static str> {
-        two_flows.iter().chain(extra).copied().collect()
-    };
+    let with = |extra: &[&'static str]| keys_with(&two_flows, extra);
     let cases: [(&str, Vec<&str>, bool); 7] = [
         ("mqsim-paper", with(&[]), true),
         // Fetches wait for completions: commands arrive when slots free, not at doorbells.
@@ -122,6 +120,11 @@ const IDEAL: [&str; 2] = ["ftl.cmt.mode=\"ideal\"", "cache.mode=\"off\""];
 
 /// The `mqsim-paper` preset with `keys`, run on a simulator `switch` set first: its result
 /// without the fields that measure the machine, and its events.
+/// The keys of `base`, then `extra`'s.
+fn keys_with(base: &[&'static str], extra: &[&'static str]) -> Vec<&'static str> {
+    base.iter().chain(extra).copied().collect()
+}
+
 fn run_switched(keys: &[&str], switch: impl FnOnce(&mut Simulator)) -> (serde_json::Value, u64) {
     let o: Vec<String> = keys.iter().map(|s| s.to_string()).collect();
     let c = Config::load_preset("mqsim-paper", &o).unwrap();
@@ -302,9 +305,7 @@ fn reads_keeping_the_map_run_one_queue() {
         "flow.1.queue_depth=4",
         "flow.1.requests=3000",
     ];
-    let with = |extra: &[&'static str]| -> Vec<&'static str> {
-        small.iter().chain(extra).copied().collect()
-    };
+    let with = |extra: &[&'static str]| keys_with(&small, extra);
     for (keys, gc) in [
         (with(&["ftl.unmapped_reads=\"read_flash\""]), true),
         (
@@ -340,7 +341,10 @@ fn reads_keeping_the_map_run_one_queue() {
             "ftl.cmt.granularity=\"entry\"",
         ],
     ] {
-        let o: Vec<String> = small.iter().chain(extra).map(|s| s.to_string()).collect();
+        let o: Vec<String> = keys_with(&small, extra)
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let c = Config::load_preset("mqsim-paper", &o).unwrap();
         assert!(!Simulator::new(&c).unwrap().one_queue(), "{extra:?}");
     }
