@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import sys
-import threading
 from collections.abc import Iterable, Mapping
 
 from . import _native, _record, outputs
@@ -223,10 +222,12 @@ class _ArmInterrupts:
         self.saved: Any = None
 
     def __call__(self) -> None:
-        if self.saved is not None or threading.current_thread() is not threading.main_thread():
+        if self.saved is not None or signal.getsignal(signal.SIGINT) != signal.SIG_DFL:
             return
-        if signal.getsignal(signal.SIGINT) == signal.SIG_DFL:
+        try:
             self.saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+        except ValueError:
+            pass  # not the main thread, the only one that may set a handler
 
     def restore(self) -> None:
         if self.saved is not None:

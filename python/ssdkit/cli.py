@@ -12,13 +12,11 @@ import json
 import os
 import signal
 import sys
-import threading
 from collections.abc import Sequence
 
 from . import outputs
 from ._lazy import _Lazy
 from ._native import ConfigError, SsdkitError, __version__
-from .plot import KINDS as plot_kinds
 from .serve_options import CLOCKS, DEFAULT_MEMORY_LIMIT, DEFAULT_QUEUES
 
 api = _Lazy("api")
@@ -49,8 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # exists yet: outputs are written after the run). Once the simulation loop runs it lets
     # Python handle signals every 100 ms, and ssdkit.run switches to Python's handler so that
     # Ctrl-C raises KeyboardInterrupt there and the latency log being written is removed.
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _set_sigint(signal.SIG_DFL)
     words = sys.argv[1:] if argv is None else list(argv)
     # Only the command given is built; every one for the top-level help.
     parser = _parser(None if not words or words[0] in ("-h", "--help") else words[0])
@@ -81,6 +78,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 # Set by a command whose process has nothing left to do once it returns (`_cmd_run` outside
 # --fairness, which leaves no thread, child process or exit handler behind).
 _exit_at_once = False
+
+
+def _set_sigint(handler) -> None:
+    """SIGINT's handler, where this is the main thread (only it may set one); elsewhere, as
+    for a program that runs `main` in a thread, the program's handler stays. Not through
+    `threading`, whose import costs every command a millisecond."""
+    try:
+        signal.signal(signal.SIGINT, handler)
+    except ValueError:
+        pass
 
 
 def entry() -> None:
@@ -537,7 +544,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     pl.add_argument(
         "--kind",
         default="cdf",
-        choices=plot_kinds,
+        choices=plot.KINDS,
         help="what to draw (default cdf)",
     )
     pl.add_argument("-o", "--output", required=True, help="the image to write (.png, .svg, .pdf)")
@@ -770,8 +777,7 @@ def _cmd_probe(args: argparse.Namespace) -> int:
 
     # Ctrl-C keeps the points measured so far: Python's handler raises KeyboardInterrupt
     # between fio's runs, where main() had left the default action.
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    _set_sigint(signal.default_int_handler)
     try:
         doc = probe_mod.probe(
             args.target,
@@ -1186,6 +1192,7 @@ def _cmd_precondition(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     import subprocess  # here: only `serve --run` starts a child, and the import costs every command 4 ms
+    import threading
 
     stop = threading.Event()
     child: list[subprocess.Popen] = []
