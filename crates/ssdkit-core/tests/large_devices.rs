@@ -59,7 +59,10 @@ fn a_64_tib_device_costs_memory_where_pages_change() {
     let chunks = [logical.div_ceil(64), pages.div_ceil(1024)];
     assert_eq!(
         preconditioned,
-        chunks.iter().map(|c| 4 * c + 8 * c.div_ceil(64)).sum::<u64>()
+        chunks
+            .iter()
+            .map(|c| 4 * c + 8 * c.div_ceil(64))
+            .sum::<u64>()
     );
     assert!((preconditioned as f64) / (pages as f64) < 0.07);
     let (out, sim) = sim.run(&c, false, false).unwrap();
