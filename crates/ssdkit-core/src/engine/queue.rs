@@ -214,9 +214,15 @@ impl Pending {
     #[cold]
     #[inline(never)]
     fn move_to_run(&mut self) {
-        let mut keys: Vec<u128> = self.heap.drain().map(|k| k.0).collect();
-        keys.sort_unstable();
-        self.set_run(keys.into_iter());
+        // In the buffer, not a new vector: a run near the bounds may switch often.
+        let n = self.heap.len();
+        for (slot, k) in self.buf[..n].iter_mut().zip(self.heap.drain()) {
+            *slot = k.0;
+        }
+        self.buf[..n].sort_unstable();
+        self.big = false;
+        (self.head, self.tail) = (0, n);
+        self.recenter();
     }
 
     /// Holds `keys` (in order, earliest first) in place of those it holds.
@@ -540,6 +546,32 @@ mod tests {
             to_heap >= 10 && to_run >= 10,
             "{to_heap} to the heap, {to_run} back"
         );
+    }
+
+    /// A steady number pending, each event scheduled later than all the others: the run
+    /// walks to the buffer's end and is moved back to its middle, again and again, and the
+    /// order popped is a sorted reference's. (The run never walks to the buffer's start: it
+    /// grows toward it only by events earlier than all, from the middle, and holds at most
+    /// 96.)
+    #[test]
+    fn a_run_that_walks_to_the_end_is_moved_back() {
+        let mut q = EventQueue::new();
+        let mut reference = std::collections::BTreeSet::new();
+        let mut at_end = 0;
+        for id in 0..2_000u64 {
+            let at = q.now() + 1_000 + id;
+            q.schedule(at, id).unwrap();
+            reference.insert((at, id));
+            at_end += (q.pending.tail == RUN_CAP) as u32;
+            if q.len() > 40 {
+                assert_eq!(q.pop(), reference.pop_first());
+            }
+        }
+        assert!(!q.pending.big, "41 pending stay in the run");
+        assert!(at_end >= 10, "the run reached the end {at_end} times");
+        for want in reference {
+            assert_eq!(q.pop(), Some(want));
+        }
     }
 
     proptest::proptest! {

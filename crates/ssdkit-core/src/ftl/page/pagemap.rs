@@ -752,6 +752,8 @@ impl Changes {
 
     #[inline]
     fn slot(&mut self, i: usize) -> &mut u32 {
+        // A chunk's bit past the table would not panic (the last word has spare bits).
+        debug_assert!(i < self.len, "entry {i} of a table of {}", self.len);
         let d = i >> self.shift;
         match self.layout {
             Layout::Dense => {
