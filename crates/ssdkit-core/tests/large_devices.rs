@@ -29,7 +29,7 @@ fn largest_qlc_capacity_and_read_bound() {
 /// The 64 TiB TLC device of `examples/devices/tlc-64tib.toml`: 8 channels x 8 chips x 4 dies
 /// x 2 planes of 5461 blocks of 1536 16 KiB pages (4,294,705,152 pages; one block more per
 /// plane passes 2^32 - 2 and is refused by name). Fast-preconditioned, its page map holds its
-/// directories only (0.064 byte per physical page); random writes with GC add a chunk per
+/// directories and chunk bits only (0.064 byte per physical page); random writes with GC add a chunk per
 /// changed region.
 #[test]
 fn a_64_tib_device_costs_memory_where_pages_change() {

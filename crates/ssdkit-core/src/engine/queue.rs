@@ -94,7 +94,8 @@ struct Pending {
     head: usize,
     tail: usize,
     heap: BinaryHeap<Reverse<u128>>,
-    /// The keys are in `heap`, not in the run.
+    /// The keys are in `heap`, not in the run. Always `!heap.is_empty()` (the heap holds at
+    /// least `TO_SORTED` keys or none); a flag, as measured.
     big: bool,
 }
 
@@ -256,9 +257,9 @@ impl Pending {
 /// Its storage is reused, so steady-state scheduling allocates nothing.
 pub struct EventQueue<E> {
     pending: Pending,
-    /// An event scheduled earlier than everything in the heap, kept out of it (NONE when
-    /// there is none): a step whose next event fires before any other event pending skips the
-    /// heap's push and pop.
+    /// An event scheduled earlier than everything in `pending`, kept out of it (NONE when
+    /// there is none): a step whose next event fires before any other event pending skips its
+    /// push and pop.
     next: u128,
     now: Picoseconds,
     next_seq: u64,
