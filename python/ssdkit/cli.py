@@ -22,6 +22,7 @@ from .serve_options import CLOCKS, DEFAULT_MEMORY_LIMIT, DEFAULT_QUEUES
 api = _Lazy("api")
 bench = _Lazy("bench")
 fio = _Lazy("fio")
+tomltext = _Lazy("_tomltext")
 models = _Lazy("models")
 mqsim = _Lazy("mqsim")
 c_api = _Lazy("c")
@@ -187,8 +188,13 @@ def _translate_once() -> None:
     catalogue cannot change while the command runs, so argparse gets the one found now
     (no catalogue: the strings as they are, as gettext gives them)."""
     domain = gettext.textdomain()
+    localedir = gettext.bindtextdomain(domain)
     try:
-        t = gettext.translation(domain, gettext.bindtextdomain(domain))
+        # No catalogue folder (a pyenv or python.org Python has none): no catalogue, as
+        # gettext would find, without the `locale` import its search starts with (1 ms).
+        if not os.path.isdir(localedir):
+            raise FileNotFoundError(localedir)
+        t = gettext.translation(domain, localedir)
     except OSError:
         t = gettext.NullTranslations()
     argparse._ = t.gettext  # type: ignore[attr-defined]
@@ -833,7 +839,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         k, eq, v = o.partition("=")
         if not eq or not k.strip():
             raise UserError(f"--set {o!r}: give KEY=VALUE")
-        overrides[k.strip()] = fio._parse_override_value(v.strip())
+        overrides[k.strip()] = tomltext.parse_override_value(v.strip())
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"--jobs must be at least 1, got {args.jobs}")
     if args.max_evaluations < 1:

@@ -29,7 +29,7 @@ from pyexpat import ErrorString, ExpatError, ParserCreate
 from . import _mqsim_random, _native, api
 from ._native import ConfigError
 from ._record import field, record
-from .fio import apply_override_list, device_capacity, override_list, toml_dumps
+from ._tomltext import apply_override_list, device_capacity, override_list, toml_dumps
 
 __all__ = [
     "CAUSES",

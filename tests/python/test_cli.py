@@ -421,6 +421,50 @@ def test_argparse_strings_are_translated_as_gettext_does():
         )
 
 
+def _write_mo(path, messages: dict[str, str]) -> None:
+    """A GNU message catalogue (.mo) of ``messages``, laid out as CPython's Tools/i18n/msgfmt.py
+    writes one."""
+    import struct
+
+    keys = sorted(messages)
+    ids = strs = b""
+    offsets = []
+    for k in keys:
+        kb, vb = k.encode(), messages[k].encode()
+        offsets.append((len(ids), len(kb), len(strs), len(vb)))
+        ids += kb + b"\0"
+        strs += vb + b"\0"
+    keystart = 7 * 4 + 16 * len(keys)
+    valuestart = keystart + len(ids)
+    table = [x for o1, l1, _, _ in offsets for x in (l1, o1 + keystart)]
+    table += [x for _, _, o2, l2 in offsets for x in (l2, o2 + valuestart)]
+    head = struct.pack("Iiiiiii", 0x950412DE, 0, len(keys), 7 * 4, 7 * 4 + len(keys) * 8, 0, 0)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(head + struct.pack(f"{len(table)}i", *table) + ids + strs)
+
+
+@pytest.mark.parametrize("catalogue", [True, False])
+def test_argparse_uses_the_catalogue_gettext_finds(tmp_path, catalogue):
+    """With a catalogue for the user's language in the domain's folder, argparse's strings come
+    from it; with no such folder they stay as written, and the search's `locale` import is
+    skipped."""
+    localedir = tmp_path / "locale"
+    if catalogue:
+        _write_mo(
+            localedir / "xx" / "LC_MESSAGES" / "messages.mo",
+            {"": "Content-Type: text/plain; charset=UTF-8\n", "usage: ": "emploi : "},
+        )
+    code = (
+        "import argparse, gettext, sys; gettext.bindtextdomain('messages', sys.argv[1]); "
+        "from ssdkit import cli; cli._parser('run'); print(argparse._('usage: ') + '|' + str('locale' in sys.modules))"
+    )
+    env = {**os.environ, "LANGUAGE": "xx"}
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(localedir)], capture_output=True, text=True, check=True, env=env
+    ).stdout
+    assert out.strip() == ("emploi : |True" if catalogue else "usage: |False")
+
+
 def test_building_the_parser_does_not_import_shutil():
     """argparse's formatter imports shutil for the terminal's width (and with it the
     compression modules); `cli._Formatter` finds the width by the same rules without it."""

@@ -34,6 +34,8 @@ LAYERS = (
     # Running: fairness (n + 1 runs), the latency log writer, then the run API.
     ("fairness", "latency_log"),
     ("api",),
+    # Configuration trees as TOML text and --set overrides on them, for the converters.
+    ("_tomltext",),
     # Built on the run API: the request-at-a-time device, the fio and MQSim converters,
     # sweeps, the bench, HTML reports, the NBD server, the analytical models.
     ("device", "fio", "sweep", "bench", "report", "serve", "models"),

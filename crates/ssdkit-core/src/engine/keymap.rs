@@ -106,16 +106,26 @@ impl<V: Copy + Default> KeyMap<V> {
     /// `key`'s value, inserted as `V::default()` if absent. `key` as for `insert`.
     pub fn value_mut(&mut self, key: u32) -> &mut V {
         assert!(key != EMPTY, "KeyMap key u32::MAX is reserved");
-        if let Some(i) = self.find(key) {
-            return &mut self.slots[i].value;
+        // One probe run: where the search for an absent key stops (the run's first empty
+        // slot) is where linear probing inserts it. A lookup, then a second run to insert,
+        // walked the same slots twice on every new logical page written.
+        let mut i = self.home(key);
+        if !self.slots.is_empty() {
+            loop {
+                match self.slots[i].key {
+                    k if k == key => return &mut self.slots[i].value,
+                    EMPTY => break,
+                    _ => i = (i + 1) & self.mask,
+                }
+            }
         }
         // At most three quarters full: probe runs stay short.
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.grow();
-        }
-        let mut i = self.home(key);
-        while self.slots[i].key != EMPTY {
-            i = (i + 1) & self.mask;
+            i = self.home(key);
+            while self.slots[i].key != EMPTY {
+                i = (i + 1) & self.mask;
+            }
         }
         self.slots[i] = Slot {
             key,
