@@ -65,7 +65,26 @@ impl MinTrees {
     #[cold]
     fn materialize(&mut self) {
         self.allocate();
-        self.build();
+        self.fill_infinite();
+    }
+
+    /// The nodes `build` gives keys that are all infinite, without comparing any: every
+    /// tie goes left, so each node's winner is the first leaf under it. (`build` compared
+    /// its way there: 8.8 million instructions for MQSim's 262,144 blocks, in every run
+    /// that closes a block.)
+    fn fill_infinite(&mut self) {
+        let size = self.size;
+        let levels = size.trailing_zeros();
+        for i in 1..size {
+            // Node i is at depth log2(i); the first leaf under it is i's path shifted down
+            // to the leaves' depth, less the leaves' offset in the numbering.
+            let depth = usize::BITS - 1 - i.leading_zeros();
+            self.nodes[i] = ((i << (levels - depth)) - size) as u32;
+        }
+        let (first, rest) = self.nodes.split_at_mut(size);
+        for plane in rest.chunks_exact_mut(size) {
+            plane.copy_from_slice(first);
+        }
     }
 
     /// Sets a leaf's key without updating the nodes above it: loading many keys, then `build`.
