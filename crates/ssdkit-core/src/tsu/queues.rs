@@ -211,11 +211,15 @@ impl DieQueues {
     /// Removes the `i`-th queued read of `class`.
     pub fn remove_read(&mut self, class: usize, i: usize) -> TxId {
         self.read_count -= 1;
-        self.user_mut(class)
-            .reads
-            .remove(i)
-            .expect("index in range")
-            .1
+        let reads = &mut self.user_mut(class).reads;
+        // The first is the usual partner of a multi-plane read (a sequential request's next
+        // page): `VecDeque::remove` would call its general move for it.
+        let taken = if i == 0 {
+            reads.pop_front()
+        } else {
+            reads.remove(i)
+        };
+        taken.expect("index in range").1
     }
     /// Removes the oldest queued read of `class`.
     #[inline]
