@@ -68,7 +68,13 @@ impl Dies {
         let s = &mut self.dies[d.idx()];
         s.busy = true;
         s.n = batch.len() as u8;
-        s.batch[..batch.len()].copy_from_slice(batch);
+        // One page or a two-plane pair is nearly every operation: a variable-length copy
+        // of them was a call to memcpy.
+        match batch {
+            [a] => s.batch[0] = *a,
+            [a, b] => s.batch[..2].copy_from_slice(&[*a, *b]),
+            _ => s.batch[..batch.len()].copy_from_slice(batch),
+        }
     }
     /// Dies per chip when a chip runs one die operation at a time; 0 when dies interleave.
     #[inline]
