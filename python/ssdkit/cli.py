@@ -190,8 +190,8 @@ def _translate_once() -> None:
     domain = gettext.textdomain()
     localedir = gettext.bindtextdomain(domain)
     try:
-        # No catalogue folder (a pyenv or python.org Python has none): no catalogue, as
-        # gettext would find, without the `locale` import its search starts with (1 ms).
+        # No catalogue folder, no catalogue (as gettext would find), without the `locale`
+        # import its search starts with (1 ms of every command).
         if not os.path.isdir(localedir):
             raise FileNotFoundError(localedir)
         t = gettext.translation(domain, localedir)

@@ -422,8 +422,7 @@ def test_argparse_strings_are_translated_as_gettext_does():
 
 
 def _write_mo(path, messages: dict[str, str]) -> None:
-    """A GNU message catalogue (.mo) of ``messages``, laid out as CPython's Tools/i18n/msgfmt.py
-    writes one."""
+    """A GNU message catalogue (.mo) of ``messages``, laid out as CPython's msgfmt.py writes one."""
     import struct
 
     keys = sorted(messages)
