@@ -420,6 +420,27 @@ mod tests {
         assert_eq!(t.min(2), None);
     }
 
+    /// The nodes `fill_infinite` sets by formula are those `build` compares its way to.
+    #[test]
+    fn infinite_trees_filled_by_formula_are_built_ones() {
+        for planes in [1, 3] {
+            for blocks in 1..=1024 {
+                let mut formula = MinTrees::default();
+                formula.reset(planes, blocks);
+                formula.materialize();
+                let mut built = MinTrees::default();
+                built.reset(planes, blocks);
+                built.allocate();
+                built.build();
+                assert_eq!(
+                    formula.nodes, built.nodes,
+                    "{planes} planes, {blocks} blocks"
+                );
+                assert_eq!(formula.keys, built.keys);
+            }
+        }
+    }
+
     #[test]
     fn min_tree_gives_the_lowest_leaf_among_equal_keys() {
         let mut t = MinTrees::new(2, 5);
