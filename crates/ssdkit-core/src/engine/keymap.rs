@@ -76,20 +76,27 @@ impl<V: Copy + Default> KeyMap<V> {
         }
     }
 
+    /// `key`'s slot (`Ok`), or where its probe run ends (`Err`): the run's first empty
+    /// slot, which is where linear probing inserts an absent key. The table has slots.
+    #[inline]
+    fn probe(&self, key: u32) -> Result<usize, usize> {
+        let mut i = self.home(key);
+        loop {
+            match self.slots[i].key {
+                k if k == key => return Ok(i),
+                EMPTY => return Err(i),
+                _ => i = (i + 1) & self.mask,
+            }
+        }
+    }
+
     /// The slot holding `key`, if any.
     #[inline]
     fn find(&self, key: u32) -> Option<usize> {
         if self.len == 0 {
             return None;
         }
-        let mut i = self.home(key);
-        loop {
-            match self.slots[i].key {
-                k if k == key => return Some(i),
-                EMPTY => return None,
-                _ => i = (i + 1) & self.mask,
-            }
-        }
+        self.probe(key).ok()
     }
 
     #[inline]
@@ -106,26 +113,19 @@ impl<V: Copy + Default> KeyMap<V> {
     /// `key`'s value, inserted as `V::default()` if absent. `key` as for `insert`.
     pub fn value_mut(&mut self, key: u32) -> &mut V {
         assert!(key != EMPTY, "KeyMap key u32::MAX is reserved");
-        // One probe run: where the search for an absent key stops (the run's first empty
-        // slot) is where linear probing inserts it. A lookup, then a second run to insert,
-        // walked the same slots twice on every new logical page written.
-        let mut i = self.home(key);
-        if !self.slots.is_empty() {
-            loop {
-                match self.slots[i].key {
-                    k if k == key => return &mut self.slots[i].value,
-                    EMPTY => break,
-                    _ => i = (i + 1) & self.mask,
-                }
-            }
-        }
+        // One probe run: a lookup, then a second run to insert, walked the same slots twice
+        // on every new logical page written.
+        let mut i = match self.slots.is_empty() {
+            true => 0,
+            false => match self.probe(key) {
+                Ok(i) => return &mut self.slots[i].value,
+                Err(vacant) => vacant,
+            },
+        };
         // At most three quarters full: probe runs stay short.
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.grow();
-            i = self.home(key);
-            while self.slots[i].key != EMPTY {
-                i = (i + 1) & self.mask;
-            }
+            i = self.probe(key).expect_err("absent before growing");
         }
         self.slots[i] = Slot {
             key,
