@@ -189,14 +189,14 @@ def _translate_once() -> None:
     (no catalogue: the strings as they are, as gettext gives them)."""
     domain = gettext.textdomain()
     localedir = gettext.bindtextdomain(domain)
-    try:
-        # No catalogue folder, no catalogue (as gettext would find), without the `locale`
-        # import its search starts with (1 ms of every command).
-        if not os.path.isdir(localedir):
-            raise FileNotFoundError(localedir)
-        t = gettext.translation(domain, localedir)
-    except OSError:
-        t = gettext.NullTranslations()
+    t = gettext.NullTranslations()
+    # No catalogue folder, no catalogue (as gettext would find), without the `locale` import
+    # its search starts with (1 ms of every command).
+    if os.path.isdir(localedir):
+        try:
+            t = gettext.translation(domain, localedir)
+        except OSError:
+            pass
     argparse._ = t.gettext  # type: ignore[attr-defined]
     argparse.ngettext = t.ngettext  # type: ignore[attr-defined]
 
