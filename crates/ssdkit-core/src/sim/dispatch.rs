@@ -46,7 +46,12 @@ impl Simulator {
                 self.dies.set_busy(d, false);
                 self.schedule_die(d);
             }
-            Ev::DieXferDone(d) => self.die_finish(d),
+            Ev::DieXferDone(d) => {
+                self.die_finish(d);
+                if self.backend.queues.is_some() {
+                    self.transfer_ended(d);
+                }
+            }
             Ev::ChannelIdle(ch) => self.channel_idle(ch),
             Ev::Completed(r) => self.complete_request(r),
             Ev::CacheWriteIn(r) => self.cache_write_in(r),
