@@ -383,8 +383,9 @@ fn drivers_and_construction_live_above_sim() {
 /// 1,610 until MQSim's chip and channel offers passed over dies with nothing queued
 /// (`offer_die`: the test of the sim's own state, suspension and background GC, is wiring);
 /// 1,620 until an arbitration due at a transfer's end ran in that transfer's `DieXferDone`
-/// (`transfer_ended`; whether it is due there is `flash::ChannelQueues`').
-const SIM_LINE_BUDGET: usize = 1_632;
+/// (`transfer_ended`; whether it is due there is `flash::ChannelQueues`'); 1,632 until
+/// firmware that takes no time handed a request on in the event that brought it in.
+const SIM_LINE_BUDGET: usize = 1_638;
 
 #[test]
 fn sim_stays_within_its_line_budget() {

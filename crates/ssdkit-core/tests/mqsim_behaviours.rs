@@ -479,6 +479,58 @@ fn a_channel_moves_waiting_data_before_new_commands() {
     assert_eq!(df[2] - fc[2], xfer, "C's command waits for B's data");
 }
 
+/// MQSim's firmware takes no time and splits a request in the event that brings it in
+/// (`ftl.firmware_request_us = 0`, `ftl.firmware_transaction_us = 0` under `--mqsim-compat`);
+/// ssdkit then hands the request on in that event. QD1 4 KiB writes on an empty device whose
+/// data crosses the link whole before the firmware (`interface.pipelined_transfers = false`):
+/// five events a write (doorbell, command in, data in, program done, completion), where a
+/// firmware step that takes time adds its own event, six. The same latencies either way but
+/// for that step's time.
+#[test]
+fn firmware_that_takes_no_time_splits_a_request_in_its_arrivals_event() {
+    let n = 500u64;
+    let run_with = |firmware_us: &str| -> serde_json::Value {
+        let fw = format!("ftl.firmware_request_us={firmware_us}");
+        run_cfg(&preset(
+            "mqsim-paper",
+            &[
+                "precondition.mode=\"empty\"",
+                "ftl.cmt.mode=\"ideal\"",
+                "cache.mode=\"off\"",
+                "interface.pipelined_transfers=false",
+                "ftl.firmware_transaction_us=0",
+                &fw,
+                "flow.0.queue_depth=1",
+                "flow.0.read_fraction=0.0",
+                &format!("flow.0.requests={n}"),
+            ],
+        ))
+    };
+    let (none, some) = (run_with("0"), run_with("1"));
+    assert_eq!(count(&none, "write"), n);
+    assert_eq!(
+        none["events"],
+        5 * n,
+        "no firmware time: no event of its own"
+    );
+    assert_eq!(
+        some["events"],
+        6 * n,
+        "1 us of firmware: an event at its end"
+    );
+    let mean = |r: &serde_json::Value| {
+        r["device"]["stats"]["write"]["latency_us"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(
+        (mean(&some) - mean(&none) - 1.0).abs() < 1e-6,
+        "{} {}",
+        mean(&some),
+        mean(&none)
+    );
+}
+
 /// `"data_first"` on a full device with a cached map, open-loop mixed traffic, idle-time GC and
 /// the latency breakdown: data waits for the channel behind commands and other data, and the
 /// run checks that each request's parts sum to its latency (the wait in the registers counts

@@ -25,13 +25,13 @@ impl Simulator {
                 self.try_fetch();
             }
             Ev::CommandArrived(r) => match self.host.command_arrived(self.q.now(), r) {
-                None => self.firmware_from(r, self.q.now()),
+                None => self.firmware_from(r, self.q.now(), true),
                 Some((t, stall)) => {
                     self.bd.phase(r, Step::DataDma, t, stall);
                     self.at(t, Ev::WriteDataArrived(r));
                 }
             },
-            Ev::WriteDataArrived(r) => self.firmware_from(r, self.q.now()),
+            Ev::WriteDataArrived(r) => self.firmware_from(r, self.q.now(), true),
             Ev::WriteChunkArrived(t) => self.release_write(t),
             Ev::FirmwareDone(r) => self.dispatch_request(r),
             Ev::DieArrayDone(d) => {
@@ -141,7 +141,7 @@ impl Simulator {
                 .firmware
                 .books_at_fetch(self.host.data_before_firmware(r))
             {
-                self.firmware_from(r, t);
+                self.firmware_from(r, t, false);
             } else {
                 self.at(t, Ev::CommandArrived(r));
             }
@@ -176,14 +176,20 @@ impl Simulator {
 
     // ----- front end -----
 
-    /// The firmware takes request `r`, in at `at`.
-    fn firmware_from(&mut self, r: ReqId, at: u64) {
+    /// The firmware takes request `r`, in at `at`. `in_event`: the event handled now
+    /// brought it in (at now), where firmware that takes no time (MQSim's) hands it on at
+    /// once, as MQSim splits a request in its arrival's event; booked at its fetch, it waits
+    /// for an event at its arrival, as the arrival's own event would have.
+    fn firmware_from(&mut self, r: ReqId, at: u64, in_event: bool) {
         let req = self.host.request(r);
         let t = self
             .firmware
             .process_request(at, req.start_sector, req.sectors);
         self.bd.phase(r, Step::Firmware, t, 0);
-        self.at(t, Ev::FirmwareDone(r));
+        match in_event && t == at {
+            true => self.dispatch_request(r),
+            false => self.at(t, Ev::FirmwareDone(r)),
+        }
     }
 
     /// Splits a request into page transactions with their sector bitmaps and queues them.
