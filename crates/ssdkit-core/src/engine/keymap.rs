@@ -113,8 +113,8 @@ impl<V: Copy + Default> KeyMap<V> {
     /// `key`'s value, inserted as `V::default()` if absent. `key` as for `insert`.
     pub fn value_mut(&mut self, key: u32) -> &mut V {
         assert!(key != EMPTY, "KeyMap key u32::MAX is reserved");
-        // One probe run: a lookup, then a second run to insert, walked the same slots twice
-        // on every new logical page written.
+        // One probe run serves both: the run's first empty slot is where an absent key goes
+        // (a lookup and then a second run to insert walked the same slots twice).
         let mut i = match self.slots.is_empty() {
             true => 0,
             false => match self.probe(key) {
