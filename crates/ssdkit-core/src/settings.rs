@@ -138,6 +138,18 @@ pub enum SizeSettings {
     },
 }
 
+impl SizeSettings {
+    /// The largest request drawn, in sectors.
+    pub fn largest(&self) -> u32 {
+        match self {
+            SizeSettings::Fixed(s) => *s,
+            SizeSettings::Uniform { min, span } => min + span,
+            SizeSettings::Normal { max, .. } => *max,
+            SizeSettings::List { sectors, .. } => sectors.iter().copied().max().unwrap_or(1),
+        }
+    }
+}
+
 /// A synthetic flow's address pattern over its `n_slots` aligned start positions.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PatternSettings {
@@ -243,12 +255,7 @@ impl SyntheticSettings {
                 }
             }
         };
-        let largest = match &sizes {
-            SizeSettings::Fixed(s) => *s,
-            SizeSettings::Uniform { min, span } => min + span,
-            SizeSettings::Normal { max, .. } => *max,
-            SizeSettings::List { sectors, .. } => sectors.iter().copied().max().unwrap_or(1),
-        } as u64;
+        let largest = sizes.largest() as u64;
         let n_slots = (range_sectors.saturating_sub(largest) / align_sectors + 1).max(1);
         let pattern = match f.pattern {
             AddressPattern::Random => PatternSettings::Uniform,

@@ -387,3 +387,49 @@ fn events_pack_within_their_bits_and_unpack_to_themselves() {
         }
     }
 }
+
+/// Random writes on an empty device: built from flows that bound their writes, the page map
+/// takes room for them at once (`Flow::expected_pages_written`), the table their writes
+/// would grow it to; the results are those of the same run whose map grew as pages came
+/// (the flow given a time limit it never reaches, which the estimate does not take). Behind
+/// a write cache that keeps them all, it takes none.
+#[test]
+fn a_page_map_sized_for_the_flows_writes_gives_what_growing_gives() {
+    let run = |extra: &[&'static str]| {
+        let keys = [
+            "precondition.mode=\"empty\"",
+            "flow.0.read_fraction=0.2",
+            "flow.0.requests=30000",
+        ];
+        let o: Vec<String> = keys_with(&keys, extra)
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let c = Config::load_preset("mqsim-paper", &o).unwrap();
+        let sim = Simulator::new(&c).unwrap();
+        let before = sim.ftl.map_change_bytes();
+        let (out, sim) = sim.run(&c, false, false).unwrap();
+        let mut r = results_only(&out.result);
+        // The configurations (echoed, and hashed) differ by the time limit.
+        r["config"] = serde_json::Value::Null;
+        r["config_hash"] = serde_json::Value::Null;
+        (r, before, sim.ftl.map_change_bytes())
+    };
+    let (sized, sized_before, sized_after) = run(&["cache.mode=\"off\""]);
+    let (grown, grown_before, grown_after) = run(&["cache.mode=\"off\"", "flow.0.duration_ms=1e6"]);
+    assert!(
+        sized_before > grown_before,
+        "room taken at build: {sized_before} against {grown_before} bytes"
+    );
+    assert_eq!(sized_after, grown_after, "the table growth reaches");
+    assert_eq!(sized, grown);
+    let writes = sized["device"]["ftl"]["user_page_writes"].as_u64().unwrap();
+    assert!(writes > 20_000, "{writes} pages written");
+    // The preset's write cache keeps every write of the run.
+    let (cached, cached_before, _) = run(&[]);
+    assert_eq!(cached["device"]["ftl"]["user_page_writes"], 0);
+    assert_eq!(
+        cached_before, grown_before,
+        "no room taken behind the cache"
+    );
+}

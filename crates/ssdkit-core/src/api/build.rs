@@ -39,14 +39,28 @@ impl Simulator {
         let flows = Flow::all(c, &s)?;
         let mut ftl = Ftl::new(&s);
         let rec = crate::ftl::precondition::run_checked(&mut ftl, c, check)?;
-        Ok(Self::assemble_with(c, s, ftl, rec, flows))
+        Ok(Self::assemble_configured(c, s, ftl, rec, flows))
     }
 
     /// A simulator over a given device state (preconditioned or loaded from a snapshot).
     pub fn with_ftl(c: &Config, ftl: Ftl, precondition: PreconditionRecord) -> Result<Self, Error> {
         let s = Settings::resolve(c);
         let flows = Flow::all(c, &s)?;
-        Ok(Self::assemble_with(c, s, ftl, precondition, flows))
+        Ok(Self::assemble_configured(c, s, ftl, precondition, flows))
+    }
+
+    /// `assemble_with` for the configured flows, whose writes the page map can expect.
+    fn assemble_configured(
+        c: &Config,
+        s: Settings,
+        mut ftl: Ftl,
+        precondition: PreconditionRecord,
+        flows: Vec<Flow>,
+    ) -> Self {
+        if let Some(pages) = Flow::expected_pages_written(&s) {
+            ftl.expect_user_writes(pages);
+        }
+        Self::assemble_with(c, s, ftl, precondition, flows)
     }
 
     /// A simulator over the device state `ftl` whose requests come from `flows` (the

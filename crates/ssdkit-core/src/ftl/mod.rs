@@ -165,6 +165,15 @@ impl Ftl {
             read_flash_unmapped: false,
         }
     }
+    /// About `pages` distinct logical pages will be written in the run (the flows' estimate,
+    /// `Flow::expected_pages_written`): the page map makes room for them at once. A hint for
+    /// speed alone; nothing simulated depends on it.
+    pub fn expect_user_writes(&mut self, pages: u64) {
+        if let Scheme::Page(f) = &mut self.scheme {
+            f.expect_user_writes(pages);
+        }
+    }
+
     /// The block (or hybrid) scheme's state, for preconditioning.
     pub(crate) fn block_mut(&mut self) -> Option<&mut block::BlockFtl> {
         match &mut self.scheme {

@@ -432,6 +432,35 @@ impl Flow {
 }
 
 impl Flow {
+    /// The distinct logical pages the configured flows of `s` are expected to write to flash,
+    /// summed (`synthetic::expected_pages_written`) over the flows the configuration bounds:
+    /// enabled synthetic flows with a request count and no time limit of their own (none
+    /// when the run has one); less the pages a write cache can keep, which may never reach
+    /// flash. None when that leaves nothing. A hint for the page map's size, not a result:
+    /// where it falls short (traces, timed flows), the map grows as before.
+    pub fn expected_pages_written(s: &crate::settings::Settings) -> Option<u64> {
+        if s.max_simulated_ps != Picoseconds::MAX {
+            return None;
+        }
+        let spp = s.geo.sectors_per_page as u64;
+        let pages: f64 = s
+            .flows
+            .iter()
+            .filter(|f| f.enabled && f.request_limit != u64::MAX)
+            .filter(|f| matches!(f.window_ps, Ok((_, Picoseconds::MAX))))
+            .filter_map(|f| {
+                let syn = f.synthetic.as_ref()?;
+                super::synthetic::expected_pages_written(syn, f.request_limit, spp)
+            })
+            .sum();
+        let cached = match &s.cache {
+            Some(k) if k.mode.caches_writes() => k.partition_pages.iter().sum::<u64>(),
+            _ => 0,
+        };
+        let pages = (pages.ceil() as u64).saturating_sub(cached);
+        (pages > 0).then_some(pages)
+    }
+
     /// Every configured flow of `c` (switched-off flows stopped), after checking the rounds
     /// picked for steady state.
     pub fn all(

@@ -300,6 +300,11 @@ impl PageFtl {
         (0..self.logical_pages).map(|l| self.map.ppn(l)).collect()
     }
 
+    /// About `pages` distinct logical pages will be written (`Ftl::expect_user_writes`).
+    pub fn expect_user_writes(&mut self, pages: u64) {
+        self.map.expect_logical_writes(pages);
+    }
+
     /// Bytes the page map's change tables hold (`pagemap::PageMap::change_bytes`).
     pub fn map_change_bytes(&self) -> u64 {
         self.map.change_bytes()

@@ -800,6 +800,14 @@ impl Changes {
         c
     }
 
+    /// A sparse table makes room for `entries` entries now, if fewer than its turn to dense
+    /// (a sixteenth of the table) would take; other layouts need nothing.
+    fn reserve(&mut self, entries: usize) {
+        if self.layout == Layout::Sparse && entries * 16 < self.len {
+            self.sparse.reserve(entries);
+        }
+    }
+
     /// `Sparse` to `Dense`, the chunks' bits unchanged.
     #[cold]
     fn densify(&mut self) {
@@ -929,6 +937,12 @@ impl PageMap {
     #[inline]
     pub fn lpn(&self, p: u32) -> u32 {
         resolve(self.p2l.get(p as usize), || self.base.lpn(p))
+    }
+
+    /// About `pages` logical pages will be written: where the L2P is sparse, its table takes
+    /// room for them now, rather than growing as they come. What the map says is unchanged.
+    pub fn expect_logical_writes(&mut self, pages: u64) {
+        self.l2p.reserve(pages.min(self.l2p.len as u64) as usize);
     }
 
     /// Logical page `l` is in physical page `p` (both directions).
