@@ -124,7 +124,7 @@ impl<V: Copy + Default> KeyMap<V> {
         };
         // At most three quarters full: probe runs stay short.
         if (self.len + 1) * 4 > self.slots.len() * 3 {
-            self.resize((self.slots.len() * 2).max(16));
+            self.grow();
             i = self.probe(key).expect_err("absent before growing");
         }
         self.slots[i] = Slot {
@@ -185,6 +185,11 @@ impl<V: Copy + Default> KeyMap<V> {
             n *= 2;
         }
         self.resize(n);
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        self.resize((self.slots.len() * 2).max(16));
     }
 
     /// Moves every entry into a table of `n` slots (a power of two, more than the entries).
