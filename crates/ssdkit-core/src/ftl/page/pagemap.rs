@@ -1308,6 +1308,46 @@ mod tests {
         assert_eq!(mixed.layout, Layout::Sparse);
     }
 
+    /// Expected writes size a sparse L2P's table at once, to what as many writes grow it to,
+    /// what the map says unchanged; nothing is reserved from the sixteenth of the table on
+    /// (the table would turn dense there) nor in a dense L2P.
+    #[test]
+    fn expected_writes_size_a_sparse_l2p_as_its_writes_would() {
+        let n = 1usize << 20;
+        let mut grown = PageMap::new(n, n);
+        let mut sized = PageMap::new(n, n);
+        sized.link(5, 9);
+        sized.expect_logical_writes(10_000);
+        let reserved = sized.l2p.sparse.bytes();
+        for l in 0..10_000u32 {
+            grown.link(l * 97 % n as u32, l);
+        }
+        assert_eq!(reserved, grown.l2p.sparse.bytes());
+        assert_eq!(sized.ppn(5), 9);
+        for l in 0..10_000u32 {
+            sized.link(l * 97 % n as u32, l);
+        }
+        assert_eq!(sized.l2p.sparse.bytes(), reserved, "no growth");
+        assert!(
+            (0..10_000u32).all(|l| sized.ppn(l * 97 % n as u32) == grown.ppn(l * 97 % n as u32))
+        );
+        let mut big = PageMap::new(n, n);
+        big.expect_logical_writes((n / 16) as u64);
+        assert_eq!(
+            big.l2p.sparse.bytes(),
+            0,
+            "a sixteenth turns dense: nothing reserved"
+        );
+        let mut full = PageMap::new(n, n);
+        full.reset(Base::striped(n as u32, 1 << 18, &[0, 1, 2, 3]));
+        let before = full.change_bytes();
+        full.expect_logical_writes(10_000);
+        assert_eq!(
+            (full.l2p.layout, full.change_bytes()),
+            (Layout::Dense, before)
+        );
+    }
+
     /// The L2P is sparse only over an empty base: a device that starts full (a base set by
     /// preconditioning or loaded from a snapshot) changes everywhere, so it starts dense,
     /// keeping the changes already loaded.
