@@ -542,33 +542,42 @@ mod tests {
         };
         let est = |s: &SyntheticSettings| expected_pages_written(s, 1000, 16);
         // Far fewer writes than pages: the estimate is the page writes themselves.
-        let near = |s: &SyntheticSettings, w: f64| (est(s).unwrap() - w).abs() < 1e-3 * w;
-        assert!(
-            near(&base, 1000.0),
-            "8 sectors at 8 stay in a 16-sector page"
-        );
-        let odd = SyntheticSettings {
-            align_sectors: 1,
-            ..base.clone()
-        };
-        assert!(
-            near(&odd, 2000.0),
-            "8 sectors at any sector can span two pages"
-        );
-        let shifted = SyntheticSettings {
-            start_sector: 4,
-            ..base.clone()
-        };
-        assert!(
-            near(&shifted, 2000.0),
-            "a range starting mid-page shifts every start"
-        );
-        let mix = SyntheticSettings {
-            read_fraction: 0.7,
-            trim_fraction: 0.1,
-            ..base.clone()
-        };
-        assert!(near(&mix, 200.0), "a fifth of the requests write");
+        let cases: [(&str, SyntheticSettings, f64); 4] = [
+            (
+                "8 sectors at 8 stay in a 16-sector page",
+                base.clone(),
+                1000.0,
+            ),
+            (
+                "8 sectors at any sector can span two pages",
+                SyntheticSettings {
+                    align_sectors: 1,
+                    ..base.clone()
+                },
+                2000.0,
+            ),
+            (
+                "a range starting mid-page shifts every start",
+                SyntheticSettings {
+                    start_sector: 4,
+                    ..base.clone()
+                },
+                2000.0,
+            ),
+            (
+                "a fifth of the requests write",
+                SyntheticSettings {
+                    read_fraction: 0.7,
+                    trim_fraction: 0.1,
+                    ..base.clone()
+                },
+                200.0,
+            ),
+        ];
+        for (what, s, w) in cases {
+            let got = est(&s).expect("uniform");
+            assert!((got - w).abs() < 1e-3 * w, "{what}: {got} against {w}");
+        }
         let hot = SyntheticSettings {
             pattern: PatternSettings::Zipf { theta: 0.9 },
             ..base
