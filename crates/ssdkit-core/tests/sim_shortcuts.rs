@@ -390,9 +390,11 @@ fn events_pack_within_their_bits_and_unpack_to_themselves() {
 
 /// Random writes on an empty device: built from flows that bound their writes, the page map
 /// takes room for them at once (`Flow::expected_pages_written`), the table their writes
-/// would grow it to; the results are those of the same run whose map grew as pages came
-/// (the flow given a time limit it never reaches, which the estimate does not take). Behind
-/// a write cache that keeps them all, it takes none.
+/// would grow it to, and so does the table of partly written pages (the preset's 4 KiB
+/// writes on 8 KiB pages leave each page they write partly written); the results are those
+/// of the same run whose tables grew as pages came (the flow given a time limit it never
+/// reaches, which the estimate does not take). Behind a write cache that keeps them all, it
+/// takes none; whole-page writes take no room for partly written pages.
 #[test]
 fn a_page_map_sized_for_the_flows_writes_gives_what_growing_gives() {
     let run = |extra: &[&'static str]| {
@@ -407,21 +409,26 @@ fn a_page_map_sized_for_the_flows_writes_gives_what_growing_gives() {
             .collect();
         let c = Config::load_preset("mqsim-paper", &o).unwrap();
         let sim = Simulator::new(&c).unwrap();
-        let before = sim.ftl.map_change_bytes();
+        let before = (sim.ftl.map_change_bytes(), sim.ftl.partial_bytes());
         let (out, sim) = sim.run(&c, false, false).unwrap();
         let mut r = results_only(&out.result);
         // The configurations (echoed, and hashed) differ by the time limit.
         r["config"] = serde_json::Value::Null;
         r["config_hash"] = serde_json::Value::Null;
-        (r, before, sim.ftl.map_change_bytes())
+        let after = (sim.ftl.map_change_bytes(), sim.ftl.partial_bytes());
+        (r, before, after)
     };
     let (sized, sized_before, sized_after) = run(&["cache.mode=\"off\""]);
     let (grown, grown_before, grown_after) = run(&["cache.mode=\"off\"", "flow.0.duration_ms=1e6"]);
     assert!(
-        sized_before > grown_before,
-        "room taken at build: {sized_before} against {grown_before} bytes"
+        sized_before.0 > grown_before.0,
+        "map room taken at build: {sized_before:?} against {grown_before:?} bytes"
     );
-    assert_eq!(sized_after, grown_after, "the table growth reaches");
+    assert!(
+        sized_before.1 > grown_before.1,
+        "partial-page room taken at build: {sized_before:?} against {grown_before:?} bytes"
+    );
+    assert_eq!(sized_after, grown_after, "the tables growth reaches");
     assert_eq!(sized, grown);
     let writes = sized["device"]["ftl"]["user_page_writes"].as_u64().unwrap();
     assert!(writes > 20_000, "{writes} pages written");
@@ -432,4 +439,11 @@ fn a_page_map_sized_for_the_flows_writes_gives_what_growing_gives() {
         cached_before, grown_before,
         "no room taken behind the cache"
     );
+    // 8 KiB writes at 8 KiB boundaries cover whole pages: the map takes room, the table of
+    // partly written pages none, and it stays empty.
+    let whole = ["cache.mode=\"off\"", "flow.0.request_bytes=8192"];
+    let (_, whole_before, whole_after) = run(&whole);
+    assert_eq!(whole_before.0, sized_before.0, "the same pages written");
+    assert_eq!(whole_before.1, grown_before.1, "no partial-page room");
+    assert_eq!(whole_after.1, 0, "no page left partly written");
 }

@@ -57,8 +57,8 @@ impl Simulator {
         precondition: PreconditionRecord,
         flows: Vec<Flow>,
     ) -> Self {
-        if let Some(pages) = Flow::expected_pages_written(&s) {
-            ftl.expect_user_writes(pages);
+        if let Some(w) = Flow::expected_pages_written(&s) {
+            ftl.expect_user_writes(w.pages, w.partial_pages);
         }
         Self::assemble_with(c, s, ftl, precondition, flows)
     }

@@ -165,12 +165,13 @@ impl Ftl {
             read_flash_unmapped: false,
         }
     }
-    /// About `pages` distinct logical pages will be written in the run (the flows' estimate,
-    /// `Flow::expected_pages_written`): the page map makes room for them at once. A hint for
-    /// speed alone; nothing simulated depends on it.
-    pub fn expect_user_writes(&mut self, pages: u64) {
+    /// About `pages` distinct logical pages will be written in the run, `partial` of them
+    /// perhaps partly (the flows' estimate, `Flow::expected_pages_written`): the page map and
+    /// the table of partly written pages make room for them at once. A hint for speed alone;
+    /// nothing simulated depends on it.
+    pub fn expect_user_writes(&mut self, pages: u64, partial: u64) {
         if let Scheme::Page(f) = &mut self.scheme {
-            f.expect_user_writes(pages);
+            f.expect_user_writes(pages, partial);
         }
     }
 
@@ -208,6 +209,8 @@ impl Ftl {
         /// The physical page of every logical page of the host (NONE where unmapped).
         fn l2p_table(&self) -> Vec<u32>;
         fn map_change_bytes(&self) -> u64;
+        /// Bytes of the table of partly written pages (sub-page writes' valid sectors).
+        fn partial_bytes(&self) -> u64;
         /// The cached mapping table, if the map is cached.
         fn cmt(&self) -> Option<&cmt::Cmt>;
         /// Whether page transactions look their entry up first (`map_lookup`).

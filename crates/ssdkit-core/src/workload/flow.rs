@@ -431,6 +431,16 @@ impl Flow {
     }
 }
 
+/// What the configured flows are expected to write (`Flow::expected_pages_written`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpectedWrites {
+    /// Distinct logical pages written.
+    pub pages: u64,
+    /// Of them, those a write may leave partly written (every one, for a flow whose writes
+    /// can be smaller than a page or start inside one; none for whole-page writes).
+    pub partial_pages: u64,
+}
+
 impl Flow {
     /// The distinct logical pages the configured flows of `s` are expected to write to flash,
     /// summed (`synthetic::expected_pages_written`) over the flows the configuration bounds:
@@ -438,27 +448,36 @@ impl Flow {
     /// when the run has one); less the pages a write cache can keep, which may never reach
     /// flash. None when that leaves nothing. A hint for the page map's size, not a result:
     /// where it falls short (traces, timed flows), the map grows as before.
-    pub fn expected_pages_written(s: &crate::settings::Settings) -> Option<u64> {
+    pub fn expected_pages_written(s: &crate::settings::Settings) -> Option<ExpectedWrites> {
         if s.max_simulated_ps != Picoseconds::MAX {
             return None;
         }
         let spp = s.geo.sectors_per_page as u64;
-        let pages: f64 = s
+        let (pages, partial) = s
             .flows
             .iter()
             .filter(|f| f.enabled && f.request_limit != u64::MAX)
             .filter(|f| matches!(f.window_ps, Ok((_, Picoseconds::MAX))))
             .filter_map(|f| {
                 let syn = f.synthetic.as_ref()?;
-                super::synthetic::expected_pages_written(syn, f.request_limit, spp)
+                let pages = super::synthetic::expected_pages_written(syn, f.request_limit, spp)?;
+                let partial = match super::synthetic::writes_whole_pages(syn, spp) {
+                    true => 0.0,
+                    false => pages,
+                };
+                Some((pages, partial))
             })
-            .sum();
+            .fold((0.0, 0.0), |(a, b), (p, q)| (a + p, b + q));
         let cached = match &s.cache {
             Some(k) if k.mode.caches_writes() => k.partition_pages.iter().sum::<u64>(),
             _ => 0,
         };
         let pages = (pages.ceil() as u64).saturating_sub(cached);
-        (pages > 0).then_some(pages)
+        let partial_pages = (partial.ceil() as u64).saturating_sub(cached);
+        (pages > 0).then_some(ExpectedWrites {
+            pages,
+            partial_pages,
+        })
     }
 
     /// Every configured flow of `c` (switched-off flows stopped), after checking the rounds

@@ -79,6 +79,18 @@ pub fn expected_pages_written(s: &SyntheticSettings, requests: u64, spp: u64) ->
     Some(range * -(-w / range).exp_m1())
 }
 
+/// Whether every write of flow `s` covers whole pages of `spp` sectors (its sizes are whole
+/// pages and its starts page boundaries), so that none leaves a page partly written.
+pub fn writes_whole_pages(s: &SyntheticSettings, spp: u64) -> bool {
+    let whole = |n: u32| (n as u64).is_multiple_of(spp);
+    let sizes = match &s.sizes {
+        Sizes::Fixed(n) => whole(*n),
+        Sizes::List { sectors, .. } => sectors.iter().all(|&n| whole(n)),
+        Sizes::Uniform { .. } | Sizes::Normal { .. } => false,
+    };
+    sizes && gcd(s.align_sectors.max(1), spp) == spp && s.start_sector.is_multiple_of(spp)
+}
+
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
         (a, b) = (b, a % b);
@@ -583,6 +595,77 @@ mod tests {
             ..base
         };
         assert_eq!(est(&hot), None);
+    }
+
+    /// Writes cover whole pages only when every size is whole pages and every start a page
+    /// boundary; anything else may leave a page partly written.
+    #[test]
+    fn writes_whole_pages_needs_whole_sizes_at_page_boundaries() {
+        let base = SyntheticSettings {
+            sizes: SizeSettings::Fixed(16),
+            start_sector: 0,
+            range_sectors: 1 << 30,
+            align_sectors: 16,
+            ..settings(0.0, PatternSettings::Uniform)
+        };
+        let cases: [(&str, SyntheticSettings, bool); 7] = [
+            ("a page at page boundaries", base.clone(), true),
+            (
+                "two pages at every other page",
+                SyntheticSettings {
+                    sizes: SizeSettings::Fixed(32),
+                    align_sectors: 32,
+                    ..base.clone()
+                },
+                true,
+            ),
+            (
+                "half a page",
+                SyntheticSettings {
+                    sizes: SizeSettings::Fixed(8),
+                    ..base.clone()
+                },
+                false,
+            ),
+            (
+                "a page at half-page boundaries",
+                SyntheticSettings {
+                    align_sectors: 8,
+                    ..base.clone()
+                },
+                false,
+            ),
+            (
+                "a range starting mid-page",
+                SyntheticSettings {
+                    start_sector: 4,
+                    ..base.clone()
+                },
+                false,
+            ),
+            (
+                "a list of whole and half pages",
+                SyntheticSettings {
+                    sizes: SizeSettings::List {
+                        cum: vec![0.5, 1.0],
+                        sectors: vec![16, 8],
+                    },
+                    ..base.clone()
+                },
+                false,
+            ),
+            (
+                "sizes drawn from a range",
+                SyntheticSettings {
+                    sizes: SizeSettings::Uniform { min: 16, span: 16 },
+                    ..base.clone()
+                },
+                false,
+            ),
+        ];
+        for (what, s, whole) in cases {
+            assert_eq!(writes_whole_pages(&s, 16), whole, "{what}");
+        }
     }
 
     #[test]

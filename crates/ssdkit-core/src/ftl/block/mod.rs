@@ -203,6 +203,9 @@ impl BlockFtl {
     pub fn map_change_bytes(&self) -> u64 {
         0
     }
+    pub fn partial_bytes(&self) -> u64 {
+        0
+    }
     pub fn cmt(&self) -> Option<&crate::ftl::cmt::Cmt> {
         None
     }

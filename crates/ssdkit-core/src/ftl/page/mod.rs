@@ -300,14 +300,24 @@ impl PageFtl {
         (0..self.logical_pages).map(|l| self.map.ppn(l)).collect()
     }
 
-    /// About `pages` distinct logical pages will be written (`Ftl::expect_user_writes`).
-    pub fn expect_user_writes(&mut self, pages: u64) {
+    /// About `pages` distinct logical pages will be written, `partial` of them perhaps partly
+    /// (`Ftl::expect_user_writes`).
+    pub fn expect_user_writes(&mut self, pages: u64, partial: u64) {
         self.map.expect_logical_writes(pages);
+        if self.geo.sectors_per_page > 1 {
+            self.partial
+                .reserve(partial.min(self.logical_pages as u64) as usize);
+        }
     }
 
     /// Bytes the page map's change tables hold (`pagemap::PageMap::change_bytes`).
     pub fn map_change_bytes(&self) -> u64 {
         self.map.change_bytes()
+    }
+
+    /// Bytes the table of partly written pages' valid sectors holds.
+    pub fn partial_bytes(&self) -> u64 {
+        self.partial.bytes() as u64
     }
 
     /// The cached mapping table, if the map is cached.

@@ -60,6 +60,22 @@ impl SectorMasks {
         }
     }
 
+    /// Bytes of its table.
+    pub fn bytes(&self) -> usize {
+        match self {
+            Self::Narrow(m) => m.bytes(),
+            Self::Wide(m) => m.bytes(),
+        }
+    }
+
+    /// Makes room for `pages` masks at once (`KeyMap::reserve`).
+    pub fn reserve(&mut self, pages: usize) {
+        match self {
+            Self::Narrow(m) => m.reserve(pages),
+            Self::Wide(m) => m.reserve(pages),
+        }
+    }
+
     #[inline]
     pub fn prefetch(&self, lpn: u32) {
         match self {
