@@ -800,9 +800,10 @@ impl Changes {
         c
     }
 
-    /// A sparse table makes room for `entries` entries now, if fewer than its turn to dense
-    /// (a sixteenth of the table) would take; other layouts need nothing.
+    /// A sparse table makes room for `entries` more entries now, if fewer than its turn to
+    /// dense (a sixteenth of the table) would take; other layouts need nothing.
     fn reserve(&mut self, entries: usize) {
+        let entries = entries + self.sparse.len();
         if self.layout == Layout::Sparse && entries * 16 < self.len {
             self.sparse.reserve(entries);
         }
@@ -939,8 +940,9 @@ impl PageMap {
         resolve(self.p2l.get(p as usize), || self.base.lpn(p))
     }
 
-    /// About `pages` logical pages will be written: where the L2P is sparse, its table takes
-    /// room for them now, rather than growing as they come. What the map says is unchanged.
+    /// About `pages` logical pages not yet in the map will be written: where the L2P is
+    /// sparse, its table takes room for them beside its entries now, rather than growing as
+    /// they come. What the map says is unchanged.
     pub fn expect_logical_writes(&mut self, pages: u64) {
         self.l2p.reserve(pages.min(self.l2p.len as u64) as usize);
     }
@@ -1308,8 +1310,8 @@ mod tests {
         assert_eq!(mixed.layout, Layout::Sparse);
     }
 
-    /// Expected writes size a sparse L2P's table at once, to what as many writes grow it to,
-    /// what the map says unchanged; nothing is reserved from the sixteenth of the table on
+    /// Expected writes size a sparse L2P's table at once, to what as many more writes grow it
+    /// to, what the map says unchanged; nothing is reserved from the sixteenth of the table on
     /// (the table would turn dense there) nor in a dense L2P.
     #[test]
     fn expected_writes_size_a_sparse_l2p_as_its_writes_would() {
@@ -1331,6 +1333,20 @@ mod tests {
         assert!(
             (0..10_000u32).all(|l| sized.ppn(l * 97 % n as u32) == grown.ppn(l * 97 % n as u32))
         );
+        // Entries already there count: 12,000 linked and 10,000 expected take the table
+        // 22,000 links grow to (10,000 alone fit the table the 12,000 have).
+        let mut before = PageMap::new(n, n);
+        let mut links = PageMap::new(n, n);
+        for l in 0..22_000u32 {
+            links.link(l * 97 % n as u32, l);
+            if l < 12_000 {
+                before.link(l * 97 % n as u32, l);
+            }
+        }
+        let had = before.l2p.sparse.bytes();
+        before.expect_logical_writes(10_000);
+        assert!(before.l2p.sparse.bytes() > had);
+        assert_eq!(before.l2p.sparse.bytes(), links.l2p.sparse.bytes());
         let mut big = PageMap::new(n, n);
         big.expect_logical_writes((n / 16) as u64);
         assert_eq!(

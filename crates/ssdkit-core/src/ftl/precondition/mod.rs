@@ -382,6 +382,10 @@ fn place_mapping(
         || (c.precondition.mode != PreconditionMode::Empty && c.precondition.occupancy >= 1.0);
     let per = ftl.cmt.as_ref().expect("cached").entries_per_tpage() as u64;
     let logical = s.sizes.logical_pages;
+    if all {
+        // Each translation page written maps one logical page: room for them at once.
+        ftl.expect_user_writes(tpages as u64, 0);
+    }
     let mut stored = 0u64;
     for t in 0..tpages {
         // "written": a translation page exists when an entry of it is mapped.
