@@ -24,30 +24,14 @@ pub use slab::{Parking, Slab};
 pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 
 /// Gives every memory page of `v` to the process now, in one call, where each page's first
-/// touch would otherwise stop the program for the kernel (about 1.2 us a page on the VMs
+/// touch would otherwise stop the program for the kernel (about 1.5 us a page on the VMs
 /// measured; spread at random through a run, more). For a table the run will fill at random
 /// anyway: populating pages it never touches costs their memory. Contents are unchanged.
-/// Linux on x86-64 and AArch64 only (MADV_POPULATE_WRITE, Linux 5.14); elsewhere, or where
-/// the kernel refuses, the pages come as they are touched.
+/// Linux only (MADV_POPULATE_WRITE, Linux 5.14); elsewhere, or where the kernel refuses, the
+/// pages come as they are touched.
 pub fn populate<T>(v: &mut [T]) {
-    #[cfg(all(
-        target_os = "linux",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    ))]
+    #[cfg(target_os = "linux")]
     {
-        // madvise(2) from the C library std links anyway, declared here rather than through
-        // the `libc` crate: a new dependency changes every symbol of this crate, and the
-        // recorded profile that guides the optimised build (build_backend/pgo) then matches
-        // none of them (measured: MQSim's ideal-map 128 KiB reads, loop 0.067 to 0.090 s).
-        extern "C" {
-            fn madvise(
-                addr: *mut std::ffi::c_void,
-                len: usize,
-                advice: std::ffi::c_int,
-            ) -> std::ffi::c_int;
-        }
-        // <asm-generic/mman-common.h>, the value on both architectures.
-        const MADV_POPULATE_WRITE: std::ffi::c_int = 23;
         const PAGE: usize = 4096;
         let start = v.as_mut_ptr() as usize;
         let end = start + std::mem::size_of_val(v);
@@ -58,18 +42,15 @@ pub fn populate<T>(v: &mut [T]) {
             // MADV_POPULATE_WRITE faults them in as a write would, without changing their
             // contents. An error (an older kernel) only leaves them to be faulted as touched.
             unsafe {
-                madvise(
-                    first as *mut std::ffi::c_void,
+                libc::madvise(
+                    first as *mut libc::c_void,
                     last - first,
-                    MADV_POPULATE_WRITE,
+                    libc::MADV_POPULATE_WRITE,
                 );
             }
         }
     }
-    #[cfg(not(all(
-        target_os = "linux",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    )))]
+    #[cfg(not(target_os = "linux"))]
     let _ = v;
 }
 
