@@ -10,31 +10,18 @@
 
 use super::prefetch;
 
-/// The key no entry has (`u32::MAX`), stored as `!key`: an empty slot is all zero bytes.
+/// The key no entry has: it marks an empty slot.
 const EMPTY: u32 = u32::MAX;
-const VACANT: u32 = !EMPTY;
 
 /// A slot: 8-byte aligned, so a slot of a u32 value is 8 bytes and of a u64 value 16, and
 /// (the system allocator handing these tables 16-byte aligned memory) no slot straddles two
-/// cache lines. `tag` is the key's complement, so a table of zero bytes is empty: a new
-/// table comes zeroed from the allocator and needs no fill (see `empty_table`).
+/// cache lines.
 #[derive(Clone, Copy)]
 #[repr(C, align(8))]
 struct Slot<V> {
-    tag: u32,
+    key: u32,
     value: V,
 }
-
-/// Values whose all-zero bytes are the value 0 (`V::default()`), so a zeroed table holds
-/// empty slots with default values.
-///
-/// # Safety
-/// The all-zero bit pattern must be a valid value of the type, equal to its `Default`.
-pub unsafe trait ZeroDefault: Copy + Default {}
-// SAFETY: zero bytes are 0u32 and 0u64, their defaults.
-unsafe impl ZeroDefault for u32 {}
-// SAFETY: as for u32.
-unsafe impl ZeroDefault for u64 {}
 
 pub struct KeyMap<V = u64> {
     slots: Vec<Slot<V>>,
@@ -43,13 +30,13 @@ pub struct KeyMap<V = u64> {
     len: usize,
 }
 
-impl<V: ZeroDefault> Default for KeyMap<V> {
+impl<V: Copy + Default> Default for KeyMap<V> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<V: ZeroDefault> KeyMap<V> {
+impl<V: Copy + Default> KeyMap<V> {
     pub fn new() -> Self {
         Self {
             slots: Vec::new(),
@@ -94,11 +81,10 @@ impl<V: ZeroDefault> KeyMap<V> {
     #[inline]
     fn probe(&self, key: u32) -> Result<usize, usize> {
         let mut i = self.home(key);
-        let tag = !key;
         loop {
-            match self.slots[i].tag {
-                t if t == tag => return Ok(i),
-                VACANT => return Err(i),
+            match self.slots[i].key {
+                k if k == key => return Ok(i),
+                EMPTY => return Err(i),
                 _ => i = (i + 1) & self.mask,
             }
         }
@@ -142,7 +128,7 @@ impl<V: ZeroDefault> KeyMap<V> {
             i = self.probe(key).expect_err("absent before growing");
         }
         self.slots[i] = Slot {
-            tag: !key,
+            key,
             value: V::default(),
         };
         self.len += 1;
@@ -158,11 +144,11 @@ impl<V: ZeroDefault> KeyMap<V> {
         let mut j = hole;
         loop {
             j = (j + 1) & self.mask;
-            let t = self.slots[j].tag;
-            if t == VACANT {
+            let k = self.slots[j].key;
+            if k == EMPTY {
                 break;
             }
-            let home = self.home(!t);
+            let home = self.home(k);
             if (j.wrapping_sub(home) & self.mask) >= (j.wrapping_sub(hole) & self.mask) {
                 self.slots[hole] = self.slots[j];
                 hole = j;
@@ -176,41 +162,15 @@ impl<V: ZeroDefault> KeyMap<V> {
     pub fn iter(&self) -> impl Iterator<Item = (u32, V)> + '_ {
         self.slots
             .iter()
-            .filter(|s| s.tag != VACANT)
-            .map(|s| (!s.tag, s.value))
+            .filter(|s| s.key != EMPTY)
+            .map(|s| (s.key, s.value))
     }
 
     fn free() -> Slot<V> {
         Slot {
-            tag: VACANT,
+            key: EMPTY,
             value: V::default(),
         }
-    }
-
-    /// `n` empty slots, from zeroed memory, its pages given to the process at once
-    /// (`engine::populate`): a table is made when entries are about to fill it at random, and
-    /// a page's first touch in the middle of the run cost more than all of them now
-    /// (measured: 1 M random 4 KiB writes on MQSim's device with an ideal map, two 16 MiB
-    /// tables: filled with empty slots, 0.267 s whole; zeroed and touched as entries came,
-    /// 0.280 s).
-    fn empty_table(n: usize) -> Vec<Slot<V>> {
-        let layout = std::alloc::Layout::array::<Slot<V>>(n).expect("a table that fits in memory");
-        if layout.size() == 0 {
-            return Vec::new();
-        }
-        // SAFETY: the layout has a nonzero size; the memory is zeroed, and a zeroed slot is a
-        // valid, empty one (tag VACANT = 0, value 0 = V::default() by `ZeroDefault`); it was
-        // allocated by the global allocator with the layout of `n` slots, as
-        // `Vec::from_raw_parts` requires of a length and capacity `n`.
-        let mut v = unsafe {
-            let p = std::alloc::alloc_zeroed(layout) as *mut Slot<V>;
-            if p.is_null() {
-                std::alloc::handle_alloc_error(layout);
-            }
-            Vec::from_raw_parts(p, n, n)
-        };
-        super::populate(&mut v);
-        v
     }
 
     /// Makes room for `entries` entries at once, as `entries` inserts would have grown the
@@ -235,11 +195,11 @@ impl<V: ZeroDefault> KeyMap<V> {
     /// Moves every entry into a table of `n` slots (a power of two, more than the entries).
     #[cold]
     fn resize(&mut self, n: usize) {
-        let old = std::mem::replace(&mut self.slots, Self::empty_table(n));
+        let old = std::mem::replace(&mut self.slots, vec![Self::free(); n]);
         self.mask = n - 1;
-        for s in old.into_iter().filter(|s| s.tag != VACANT) {
-            let mut i = self.home(!s.tag);
-            while self.slots[i].tag != VACANT {
+        for s in old.into_iter().filter(|s| s.key != EMPTY) {
+            let mut i = self.home(s.key);
+            while self.slots[i].key != EMPTY {
                 i = (i + 1) & self.mask;
             }
             self.slots[i] = s;

@@ -23,37 +23,6 @@ pub use slab::{Parking, Slab};
 /// behaves the same (no iteration order is ever used, but nothing random hides there either).
 pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 
-/// Gives every memory page of `v` to the process now, in one call, where each page's first
-/// touch would otherwise stop the program for the kernel (about 1.5 us a page on the VMs
-/// measured; spread at random through a run, more). For a table the run will fill at random
-/// anyway: populating pages it never touches costs their memory. Contents are unchanged.
-/// Linux only (MADV_POPULATE_WRITE, Linux 5.14); elsewhere, or where the kernel refuses, the
-/// pages come as they are touched.
-pub fn populate<T>(v: &mut [T]) {
-    #[cfg(target_os = "linux")]
-    {
-        const PAGE: usize = 4096;
-        let start = v.as_mut_ptr() as usize;
-        let end = start + std::mem::size_of_val(v);
-        let first = start.next_multiple_of(PAGE);
-        let last = end / PAGE * PAGE;
-        if last > first {
-            // SAFETY: the range is whole pages inside `v`'s memory, mapped and writable;
-            // MADV_POPULATE_WRITE faults them in as a write would, without changing their
-            // contents. An error (an older kernel) only leaves them to be faulted as touched.
-            unsafe {
-                libc::madvise(
-                    first as *mut libc::c_void,
-                    last - first,
-                    libc::MADV_POPULATE_WRITE,
-                );
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = v;
-}
-
 /// A hint that `v[i]` will be read soon: the CPU starts loading its cache line and goes on.
 /// For tables indexed by logical page on large devices, where each lookup misses to memory;
 /// the simulator issues it for a request drawn ahead, so the miss overlaps the requests
@@ -86,25 +55,4 @@ pub const PS_PER_S: u64 = 1_000_000_000_000;
 /// event path never sees floating point.
 pub fn us_to_ps(us: f64) -> Picoseconds {
     (us * PS_PER_US as f64).round() as Picoseconds
-}
-
-#[cfg(test)]
-mod tests {
-    /// Populating keeps what the memory holds (a wrong advice, such as one that frees pages,
-    /// would zero them), on slices of any size and alignment.
-    #[test]
-    fn populate_keeps_contents() {
-        for n in [0usize, 1, 4095, 4096, 3 << 20] {
-            let mut v: Vec<u8> = (0..n).map(|i| (i % 251) as u8 + 1).collect();
-            super::populate(&mut v);
-            super::populate(&mut v[n / 3..]);
-            assert!(
-                v.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8 + 1),
-                "{n} bytes"
-            );
-        }
-        let mut zeroed = vec![0u64; 1 << 20];
-        super::populate(&mut zeroed);
-        assert!(zeroed.iter().all(|&x| x == 0));
-    }
 }
