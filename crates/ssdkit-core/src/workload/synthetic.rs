@@ -507,6 +507,17 @@ mod tests {
         }
     }
 
+    /// Uniform writes of `size` sectors at `align`, from sector 0 of a 2^30-sector range.
+    fn uniform_writes(size: u32, align: u64) -> SyntheticSettings {
+        SyntheticSettings {
+            sizes: SizeSettings::Fixed(size),
+            start_sector: 0,
+            range_sectors: 1 << 30,
+            align_sectors: align,
+            ..settings(0.0, PatternSettings::Uniform)
+        }
+    }
+
     /// The estimate of distinct pages written is the occupancy of uniform draws: counted
     /// over drawn requests (fixed 4 KiB writes at 4 KiB alignment on 8 KiB pages: a page
     /// each; 20,000 of them over 10,000 pages) it agrees within four standard deviations of
@@ -545,13 +556,7 @@ mod tests {
     /// other than uniform are not estimated.
     #[test]
     fn expected_pages_written_takes_the_worst_alignment() {
-        let base = SyntheticSettings {
-            sizes: SizeSettings::Fixed(8),
-            start_sector: 0,
-            range_sectors: 1 << 30,
-            align_sectors: 8,
-            ..settings(0.0, PatternSettings::Uniform)
-        };
+        let base = uniform_writes(8, 8);
         let est = |s: &SyntheticSettings| expected_pages_written(s, 1000, 16);
         // Far fewer writes than pages: the estimate is the page writes themselves.
         let cases: [(&str, SyntheticSettings, f64); 4] = [
@@ -601,13 +606,7 @@ mod tests {
     /// boundary; anything else may leave a page partly written.
     #[test]
     fn writes_whole_pages_needs_whole_sizes_at_page_boundaries() {
-        let base = SyntheticSettings {
-            sizes: SizeSettings::Fixed(16),
-            start_sector: 0,
-            range_sectors: 1 << 30,
-            align_sectors: 16,
-            ..settings(0.0, PatternSettings::Uniform)
-        };
+        let base = uniform_writes(16, 16);
         let cases: [(&str, SyntheticSettings, bool); 7] = [
             ("a page at page boundaries", base.clone(), true),
             (

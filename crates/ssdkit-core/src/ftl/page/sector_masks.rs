@@ -68,11 +68,11 @@ impl SectorMasks {
         }
     }
 
-    /// Makes room for `pages` masks at once (`KeyMap::reserve`).
+    /// Makes room for `pages` more masks at once, beside those it holds (`KeyMap::reserve`).
     pub fn reserve(&mut self, pages: usize) {
         match self {
-            Self::Narrow(m) => m.reserve(pages),
-            Self::Wide(m) => m.reserve(pages),
+            Self::Narrow(m) => m.reserve(pages + m.len()),
+            Self::Wide(m) => m.reserve(pages + m.len()),
         }
     }
 
