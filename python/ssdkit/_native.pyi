@@ -266,6 +266,6 @@ def device_info(
     origin: str = "<string>",
     preset: str | None = None,
     overrides: list[str] = ...,
-) -> str:
-    """Geometry and logical capacity of the configured device as JSON: capacity_bytes,
+) -> dict[str, Any]:
+    """Geometry and logical capacity of the configured device: capacity_bytes,
     logical_pages, page_size_bytes, channels, chips_per_channel, dies_per_chip, planes_per_die."""

@@ -4,7 +4,6 @@ of its own so that ``ssdkit run --mqsim`` does not load the fio converter (0.6 m
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 
 from . import _native, api
@@ -48,7 +47,7 @@ def device_capacity(doc: Mapping, overrides: Sequence[str], origin: str) -> int:
     d = {k: v for k, v in doc.items() if k != "flow"}
     d["flow"] = [{"requests": 1}]  # the core validates a whole configuration
     dev_ov = [o for o in overrides if not o.split("=", 1)[0].strip().startswith("flow.")]
-    info = json.loads(_native.device_info(toml_text=toml_dumps(d, []), origin=origin, overrides=dev_ov))
+    info = _native.device_info(toml_text=toml_dumps(d, []), origin=origin, overrides=dev_ov)
     return int(info["capacity_bytes"])
 
 

@@ -4,11 +4,9 @@ exit status 2 (argparse's convention), never a traceback; tracebacks are left fo
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
 import gettext
 import io
-import json
 import os
 import signal
 import sys
@@ -145,8 +143,10 @@ class _Stdout:
 def _silence_stdout() -> None:
     # Python flushes what is still buffered at exit and would print a second complaint (and a
     # traceback for EPIPE); the buffer goes to /dev/null instead.
-    with contextlib.suppress(OSError, ValueError):
+    try:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _error(msg: str) -> None:
@@ -861,6 +861,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     text = cal.fitted_toml(args.base, fit, overrides=overrides, origin=os.path.basename(args.points))
     outputs.write(args.output, text, "fitted configuration")
     if args.json:
+        import json
+
         print(json.dumps(fit.document(), indent=2))
     else:
         print(cal.table(fit))
@@ -890,6 +892,8 @@ def _cmd_model(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UserError(str(e)) from None
     if args.json:
+        import json
+
         print(json.dumps(rows, indent=2))
         return 0
     name = args.config if args.config is not None else args.preset
@@ -1332,6 +1336,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         args.requests, log=None if args.json else sys.stdout, overrides=args.overrides, jobs=args.jobs
     )
     if args.json:
+        import json
+
         print(json.dumps(doc, indent=2))
     return 0
 

@@ -8,7 +8,6 @@ them back. ``Result.plot.<kind>()`` calls them on a result; ``ssdkit plot result
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 
@@ -254,6 +253,8 @@ def _workload_names(t) -> dict[Any, str]:
     e.g. ``flow.0.read_fraction=0.7``; ``workload N`` where the table cannot tell."""
     if "workload" not in t or "result_json" not in t:
         return {}
+    import json
+
     first = t.drop_duplicates("workload")
     flat = {w: _flatten(json.loads(s)["config"]) for w, s in zip(first["workload"], first["result_json"])}
     swept = {c for c in t.columns if "." in c}
@@ -362,6 +363,8 @@ def plot_file(path: str, kind: str) -> Any:
     """The figure of ``kind`` for the result JSON at ``path``."""
     if kind not in KINDS:
         raise ValueError(f"plot kind `{kind}` is not one of {', '.join(KINDS)}")
+    import json
+
     with open(path) as f:
         raw = json.load(f)
     return globals()[kind](raw)

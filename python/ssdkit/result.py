@@ -7,7 +7,6 @@ attribute.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable
@@ -599,7 +598,7 @@ class Precondition:
 
     @classmethod
     def from_json(cls, text: str) -> Precondition:
-        return cls.from_dict(json.loads(text))
+        return cls.from_dict(_json.loads(text))
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Precondition:
@@ -1021,14 +1020,14 @@ class Result:
 
     @classmethod
     def from_json(cls, text: str) -> Result:
-        return cls.from_dict(json.loads(text))
+        return cls.from_dict(_json.loads(text))
 
     @classmethod
     def _from_core(cls, text: str, doc: dict[str, Any] | None = None) -> Result:
         """The result of the core's document ``text`` (``_native.run``), which the core writes
         as ``json.dumps(doc, indent=2)`` would; kept for :meth:`_document_text`. ``doc``: the
         document as ``json.loads(text)`` gives it, when the core built it (``parsed=True``)."""
-        r = cls.from_dict(json.loads(text) if doc is None else doc)
+        r = cls.from_dict(_json.loads(text) if doc is None else doc)
         object.__setattr__(r, "_core_text", (r.raw, text))
         return r
 
@@ -1524,6 +1523,8 @@ def load(path: str | os.PathLike[str]) -> Result:
             text = f.read()
     except OSError as e:
         raise SsdkitError(f"{p}: cannot read the result file: {e.strerror or e}") from None
+    import json
+
     try:
         d = json.loads(text)
     except json.JSONDecodeError as e:

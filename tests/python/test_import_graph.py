@@ -54,8 +54,13 @@ LAYERS = (
 #: view each, where a whole ``ssdkit run`` of a small workload takes about 100 ms. ``numbers``
 #: (0.6 ms) is needed only for a value that is not a built-in int, float or str (numpy's
 #: scalars), which a command line run never passes. ``threading`` (1.0 ms with ``_weakrefset``)
-#: serves `ssdkit serve --run` alone (`ssdkit.serve` imports it at the top).
+#: serves `ssdkit serve --run` alone (`ssdkit.serve` imports it at the top). ``json`` (1.0 ms
+#: with its decoder and scanner) and ``contextlib`` (0.3 ms): a command line run gets the
+#: device's figures and its result from the core as objects and text, and neither parses
+#: nor encodes JSON in Python.
 LOCAL_IMPORTS_ALLOWED = {
+    "json",
+    "contextlib",
     "numbers",
     "threading",
     "subprocess",

@@ -496,12 +496,15 @@ fn device_info(
     origin: String,
     preset: Option<String>,
     overrides: Vec<String>,
-) -> PyResult<String> {
+) -> PyResult<PyObject> {
     let src = source(&toml_text, &origin, &preset)?;
-    guarded(py, || {
+    let info = guarded(py, || {
         let cfg = api::load(src, &overrides)?;
-        Ok(api::device_info(&cfg).to_string())
-    })
+        Ok(api::device_info(&cfg))
+    })?;
+    // Objects, not JSON text: the MQSim and fio converters ask for the capacity before every
+    // converted run, and parsing text would import `json` there (1 ms of the process).
+    json_to_py(py, &info)
 }
 
 /// What the preconditioned state depends on (JSON): configurations with equal keys
