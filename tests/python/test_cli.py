@@ -1,3 +1,4 @@
+import argparse
 import json
 import os
 import re
@@ -137,6 +138,31 @@ def test_argparse_errors_exit_2():
     assert p.returncode == 2 and "Traceback" not in p.stderr
     p = ssdkit("presets", "show")
     assert p.returncode == 2
+
+
+def test_a_command_gets_its_parser_alone_and_a_wrong_word_every_command():
+    """Parsing a command's words builds its parser and no other (each command listed costs
+    a parser of its own); an option or a misspelt command gets all of them listed, as the
+    full parser lists them, in argparse's choices and error."""
+    from ssdkit import cli
+
+    def commands(p):
+        (action,) = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        return list(action.choices)
+
+    every = commands(cli._parser())
+    assert len(every) >= 15 and "run" in every
+    assert commands(cli._parser("run")) == ["run"]
+    assert commands(cli._parser("c-flags")) == ["c-flags"]
+    assert commands(cli._parser("--version")) == every
+    assert commands(cli._parser("rnu")) == every
+    assert cli._parser("run").parse_args(["run", "x"]).config == "x"
+    p = ssdkit("rnu")
+    # (Python 3.12.8 and 3.13 quote the choices otherwise: each name is looked for alone.)
+    assert p.returncode == 2 and "invalid choice: 'rnu'" in p.stderr
+    assert all(name in p.stderr.split("choose from", 1)[1] for name in every), p.stderr
+    p = ssdkit("--version")
+    assert p.returncode == 0 and p.stdout.startswith("ssdkit ")
 
 
 def test_console_script_entry_point():
