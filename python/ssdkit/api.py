@@ -382,9 +382,9 @@ def precondition_key(
     ``free_pool``, ``pinned``, and with a mapping cache ``flow_ranges``). Two configurations with
     equal keys precondition to the same device, so one snapshot serves both: sweeps share
     snapshots this way. Takes the same arguments as :func:`run`."""
-    src = _source(config, preset)
-    import json  # here: a command line run loads no JSON text (1 ms of its start)
+    import json  # here: a command line run parses no JSON text (1 ms of its start)
 
+    src = _source(config, preset)
     return json.loads(_native.precondition_key(overrides=_override_list(overrides, kw, seed), **src))
 
 

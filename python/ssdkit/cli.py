@@ -171,8 +171,9 @@ class _Unbuilt:
 class _Commands:
     """The command subparsers, with only ``command``'s arguments built (every command's
     with None, as for ``ssdkit --help``); the others are listed with their help line when
-    ``list_others``, else left out (each listed one is a parser of its own: 15 took 1.2 ms
-    of every command's start, and parsing a command's words looks at its parser alone)."""
+    ``list_others``, else left out (each listed one is a parser of its own: the fourteen
+    took about 1.1 ms of every command's start, and parsing a command's words looks at its
+    parser alone)."""
 
     def __init__(self, sub, command: str | None, list_others: bool):
         self._sub, self._command, self._list_others = sub, command, list_others

@@ -420,8 +420,8 @@ pub struct EntryCache {
 /// neighbouring buckets of the table: a sequential reader's lookups, inserts and evictions
 /// walk the table's control bytes and buckets in order, one random jump per run, where a
 /// spreading hash sends each page elsewhere (measured: 100,000 128 KiB sequential reads on
-/// MQSim's device under `--mqsim-compat`, loop 0.62 to 0.60 s with runs of eight pages, 0.39
-/// to 0.35 s from eight to 64; random lookups cost the same). The table's bucket is the
+/// MQSim's device under `--mqsim-compat`, loop 0.62 to 0.60 s with runs of eight pages, 0.41
+/// to 0.36 s from eight to 64; random lookups cost the same). The table's bucket is the
 /// hash's low bits and its tag the top seven: the run's number is mixed into both, the page
 /// within the run fills the low six bits and is mixed into the tag too, so the pages of a
 /// run do not all match one tag (each match costs a key comparison). Lookups alone depend
