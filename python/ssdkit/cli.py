@@ -8,9 +8,15 @@ import errno
 import gettext
 import io
 import os
-import signal
 import sys
 from collections.abc import Sequence
+
+# The C module that `signal` wraps: the same functions and numbers, without the enums the
+# wrapper builds when imported (0.4 ms of every command's start).
+try:
+    import _signal as signal
+except ImportError:  # pragma: no cover - CPython has it
+    import signal
 
 from . import outputs
 from ._lazy import _Lazy
