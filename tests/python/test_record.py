@@ -142,7 +142,7 @@ def test_an_mqsim_run_from_the_command_line_imports_only_what_it_uses(tmp_path):
     only), `copy`, none of the record's or TOML's, not the fio converter (0.6 ms; the
     MQSim converter shares only `ssdkit._tomltext` with it), not `json` (1 ms: the core hands
     over the device's figures and the result as objects and text), `contextlib` (0.3 ms) nor
-    `signal`'s wrapper (0.4 ms: its enums; `_signal` does the work)."""
+    `signal`'s wrapper (0.3 ms: its enums; `_signal` does the work)."""
     data = os.path.join(os.path.dirname(__file__), "..", "data", "mqsim")
     out = tmp_path / "r.json"
     argv = [

@@ -441,8 +441,8 @@ struct RunHasher(u64);
 
 /// log2 of the pages of a run that take neighbouring buckets.
 const RUN_BITS: u32 = 6;
-/// The bits below the tag's.
-const TAG_SHIFT_MASK: u64 = (1 << 57) - 1;
+/// The hash's bits below its tag (hashbrown's tag is the top seven).
+const BELOW_TAG: u64 = (1 << 57) - 1;
 
 impl std::hash::Hasher for RunHasher {
     #[inline]
@@ -464,7 +464,7 @@ impl std::hash::Hasher for RunHasher {
     fn finish(&self) -> u64 {
         let m = crate::engine::mix64(self.0 >> RUN_BITS);
         let k = self.0 & ((1 << RUN_BITS) - 1);
-        (m & (TAG_SHIFT_MASK & !((1 << RUN_BITS) - 1))) | k | ((m >> 57 ^ k) << 57)
+        (m & (BELOW_TAG & !((1 << RUN_BITS) - 1))) | k | ((m >> 57 ^ k) << 57)
     }
 }
 
@@ -769,15 +769,14 @@ mod tests {
         // seven: the 64 pages of an aligned run must differ in the low six bits alone, in
         // order, and carry 64 different tags; neighbouring runs must land apart.
         let run = 1u64 << RUN_BITS;
-        let below_tag = (1u64 << 57) - 1;
         for first in [0u32, 64, 4_096 * 64, 62_000_000 & !63, !63] {
-            let base = run_hash(first) & below_tag;
+            let base = run_hash(first) & BELOW_TAG;
             assert_eq!(base % run, 0, "run at {first}");
             let mut tags = std::collections::HashSet::new();
             for k in 0..run as u32 {
                 let h = run_hash(first + k);
                 assert_eq!(
-                    h & below_tag,
+                    h & BELOW_TAG,
                     base + k as u64,
                     "page {k} of the run at {first}"
                 );
