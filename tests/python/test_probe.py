@@ -60,15 +60,14 @@ def test_a_file_the_probe_creates(tmp_path):
         # fio's log covers the run up to its last entry: its bytes add up to what was written,
         # within two intervals at the highest rate logged (the first and last intervals are fio's
         # least exact) and what the run wrote after the last entry, which fio 3.33 does not log
-        # (a partial interval; 10 to 30 ms of a 100 to 220 ms run here, as the host ran). The
+        # (a partial interval: 1 to 10 ms of 140 to 260 ms runs here, more on a loaded host). The
         # run's length is fio's own (its bandwidth is bytes over whole milliseconds).
         ends = [t / 1e3 for t, _ in series]
         logged = sum(v * (b - a) for (_, v), a, b in zip(series, [0.0, *ends[:-1]], ends))
-        runtime = round(s["io_bytes"] / s["bytes_per_s"] * 1e3) / 1e3
-        assert runtime >= ends[-1] - 0.001, (runtime, s)
+        tail = max(0.0, round(s["io_bytes"] / s["bytes_per_s"] * 1e3) / 1e3 - ends[-1])
         peak = max(v for _, v in series)
         assert logged <= (64 << 20) + 2 * peak * 0.010, (logged, s)
-        assert logged >= (64 << 20) - peak * (2 * 0.010 + runtime - ends[-1]), (logged, runtime, s)
+        assert logged >= (64 << 20) - peak * (2 * 0.010 + tail), (logged, tail, s)
     est = doc["estimates"]
     for name in ("read_latency_4k_qd1", "write_latency_4k_qd1"):
         assert est[name]["value_us"] > 0 and 0 <= est[name]["stderr_us"] < est[name]["value_us"], est[name]
