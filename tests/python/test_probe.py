@@ -60,7 +60,7 @@ def test_a_file_the_probe_creates(tmp_path):
         # fio's log covers the run up to its last entry: its bytes add up to what was written,
         # within two intervals at the highest rate logged (the first and last intervals are fio's
         # least exact) and what the run wrote after the last entry, which fio 3.33 does not log
-        # (a partial interval: 1 to 10 ms of 140 to 260 ms runs here, more on a loaded host). The
+        # (a partial interval: 1 to 10 ms of 135 to 255 ms runs here, more on a loaded host). The
         # run's length is fio's own (its bandwidth is bytes over whole milliseconds).
         ends = [t / 1e3 for t, _ in series]
         logged = sum(v * (b - a) for (_, v), a, b in zip(series, [0.0, *ends[:-1]], ends))
