@@ -108,4 +108,22 @@ mod tests {
             assert!(!m.is_empty());
         }
     }
+
+    /// A reservation counts the masks held: room for `pages` more is the size the held ones
+    /// and `pages` inserts would grow the table to, and those inserts then move nothing.
+    #[test]
+    fn a_reservation_makes_room_beside_the_masks_held() {
+        for sectors in [16u32, 64] {
+            let (held, more) = (1_000u32, 3_000u32);
+            let mut grown = SectorMasks::new(sectors);
+            (0..held + more).for_each(|p| grown.insert(p * 7, 1));
+            let mut reserved = SectorMasks::new(sectors);
+            (0..held).for_each(|p| reserved.insert(p * 7, 1));
+            reserved.reserve(more as usize);
+            assert_eq!(reserved.bytes(), grown.bytes(), "{sectors} sectors");
+            (held..held + more).for_each(|p| reserved.insert(p * 7, 1));
+            assert_eq!(reserved.bytes(), grown.bytes(), "{sectors} sectors, after");
+            assert!((0..held + more).all(|p| reserved.get(p * 7) == Some(1)));
+        }
+    }
 }
