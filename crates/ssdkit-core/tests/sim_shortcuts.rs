@@ -389,12 +389,13 @@ fn events_pack_within_their_bits_and_unpack_to_themselves() {
 }
 
 /// Random writes on an empty device: built from flows that bound their writes, the page map
-/// takes room for them at once (`Flow::expected_pages_written`), the table their writes
-/// would grow it to, and so does the table of partly written pages (the preset's 4 KiB
-/// writes on 8 KiB pages leave each page they write partly written); the results are those
-/// of the same run whose tables grew as pages came (the flow given a time limit it never
-/// reaches, which the estimate does not take). Behind a write cache that keeps them all, it
-/// takes none; whole-page writes take no room for partly written pages.
+/// takes room for them at once (`Flow::expected_pages_written`), and as the preset's 4 KiB
+/// writes on 8 KiB pages leave each page they write partly written, its slots hold the pages'
+/// masks beside their entries (the same slots as for whole-page writes, 16 bytes each instead
+/// of 8; no table of masks of their own); the results are those of the same run whose tables
+/// grew as pages came, masks apart (the flow given a time limit it never reaches, which the
+/// estimate does not take). Behind a write cache that keeps them all, it takes none;
+/// whole-page writes take no room for partly written pages.
 #[test]
 fn a_page_map_sized_for_the_flows_writes_gives_what_growing_gives() {
     let run = |extra: &[&'static str]| {
@@ -420,18 +421,39 @@ fn a_page_map_sized_for_the_flows_writes_gives_what_growing_gives() {
     };
     let (sized, sized_before, sized_after) = run(&["cache.mode=\"off\""]);
     let (grown, grown_before, grown_after) = run(&["cache.mode=\"off\"", "flow.0.duration_ms=1e6"]);
+    // 8 KiB writes at 8 KiB boundaries cover whole pages: no page is left partly written.
+    let whole = ["cache.mode=\"off\"", "flow.0.request_bytes=8192"];
+    let (_, whole_before, whole_after) = run(&whole);
+    assert_eq!(sized, grown);
+    let writes = sized["device"]["ftl"]["user_page_writes"].as_u64().unwrap();
+    assert!(writes > 20_000, "{writes} pages written");
     assert!(
         sized_before.0 > grown_before.0,
         "map room taken at build: {sized_before:?} against {grown_before:?} bytes"
     );
-    assert!(
-        sized_before.1 > grown_before.1,
-        "partial-page room taken at build: {sized_before:?} against {grown_before:?} bytes"
+    assert_eq!(
+        sized_before.0 - grown_before.0,
+        2 * (whole_before.0 - grown_before.0),
+        "the slots whole-page writes take, twice as wide: {sized_before:?} {whole_before:?} {grown_before:?}"
     );
-    assert_eq!(sized_after, grown_after, "the tables growth reaches");
-    assert_eq!(sized, grown);
-    let writes = sized["device"]["ftl"]["user_page_writes"].as_u64().unwrap();
-    assert!(writes > 20_000, "{writes} pages written");
+    assert_eq!(
+        (sized_before.1, sized_after.1),
+        (0, 0),
+        "masks beside the entries"
+    );
+    assert!(
+        grown_after.1 > 0,
+        "masks in a table of their own: {grown_after:?}"
+    );
+    assert!(
+        sized_after.0 > grown_after.0,
+        "{sized_after:?} {grown_after:?}"
+    );
+    assert_eq!(
+        (whole_before.1, whole_after.1),
+        (0, 0),
+        "no partial-page room"
+    );
     // The preset's write cache keeps every write of the run.
     let (cached, cached_before, _) = run(&[]);
     assert_eq!(cached["device"]["ftl"]["user_page_writes"], 0);
@@ -439,11 +461,4 @@ fn a_page_map_sized_for_the_flows_writes_gives_what_growing_gives() {
         cached_before, grown_before,
         "no room taken behind the cache"
     );
-    // 8 KiB writes at 8 KiB boundaries cover whole pages: the map takes room, the table of
-    // partly written pages none, and it stays empty.
-    let whole = ["cache.mode=\"off\"", "flow.0.request_bytes=8192"];
-    let (_, whole_before, whole_after) = run(&whole);
-    assert_eq!(whole_before.0, sized_before.0, "the same pages written");
-    assert_eq!(whole_before.1, grown_before.1, "no partial-page room");
-    assert_eq!(whole_after.1, 0, "no page left partly written");
 }

@@ -104,6 +104,11 @@ impl<V: Copy + Default> KeyMap<V> {
         self.find(key).map(|i| self.slots[i].value)
     }
 
+    #[inline]
+    pub fn get_mut(&mut self, key: u32) -> Option<&mut V> {
+        self.find(key).map(|i| &mut self.slots[i].value)
+    }
+
     /// Sets `key`'s value. `key` must not be `u32::MAX` (no logical page has that number:
     /// it is the maps' "none").
     pub fn insert(&mut self, key: u32, value: V) {

@@ -45,8 +45,8 @@ impl PageFtl {
         }
         self.invalidate(Ppn(old));
         self.map.clear_logical(lpn.0);
-        if !self.partial.is_empty() {
-            self.partial.remove(lpn.0);
+        if !self.map.masks_empty() {
+            self.map.clear_mask(lpn.0);
         }
         self.stats.trimmed_pages += 1;
         true

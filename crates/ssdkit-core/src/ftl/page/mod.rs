@@ -138,12 +138,6 @@ pub struct PageFtl {
     /// The cached map's request path during a timed run (`begin_run`).
     pub(in crate::ftl) cmt_path: Option<cmt_path::CmtPath>,
     pub(in crate::ftl) cmt_conf: cmt_path::CmtConf,
-    /// Valid sectors of mapped pages that do not hold a whole page of data (written by
-    /// sub-page writes only), by logical page; a mapped page absent here is fully valid.
-    /// Sparse: the full-page path only checks emptiness. Sub-page writes can leave every
-    /// written page here (MQSim's 4 KiB writes on 8 KiB pages), so its slot for a page is
-    /// known before the lookup and is prefetched with the page's map entry.
-    pub(in crate::ftl) partial: sector_masks::SectorMasks,
     /// `flash.medium = "in_place"`: logical page l lives at `home(l)` and writes overwrite it.
     /// Every block stays closed and fully written (no erase, nothing free): the valid counts
     /// still say which pages hold data, and GC never starts.
@@ -177,6 +171,7 @@ impl PageFtl {
             map: pagemap::PageMap::new(
                 logical_pages as usize + translation_pages as usize,
                 geo.total_pages() as usize,
+                geo.sectors_per_page,
             ),
             written: vec![0; nblocks],
             valid: vec![0; nblocks],
@@ -231,7 +226,6 @@ impl PageFtl {
             }),
             cmt_path: None,
             cmt_conf: cmt_path::CmtConf::new(s),
-            partial: sector_masks::SectorMasks::new(geo.sectors_per_page),
             in_place: f.in_place,
         };
         if ftl.in_place {
@@ -303,11 +297,11 @@ impl PageFtl {
     /// About `pages` distinct logical pages will be written, `partial` of them perhaps partly
     /// (`Ftl::expect_user_writes`).
     pub fn expect_user_writes(&mut self, pages: u64, partial: u64) {
-        self.map.expect_logical_writes(pages);
-        if self.geo.sectors_per_page > 1 {
-            self.partial
-                .reserve(partial.min(self.logical_pages as u64) as usize);
-        }
+        let partial = match self.geo.sectors_per_page > 1 {
+            true => partial,
+            false => 0,
+        };
+        self.map.expect_logical_writes(pages, partial);
     }
 
     /// Bytes the page map's change tables hold (`pagemap::PageMap::change_bytes`).
@@ -315,9 +309,10 @@ impl PageFtl {
         self.map.change_bytes()
     }
 
-    /// Bytes the table of partly written pages' valid sectors holds.
+    /// Bytes the table of partly written pages' valid sectors holds, where the page map's
+    /// slots do not hold them (`pagemap::PageMap::mask_bytes`).
     pub fn partial_bytes(&self) -> u64 {
-        self.partial.bytes() as u64
+        self.map.mask_bytes()
     }
 
     /// The cached mapping table, if the map is cached.
@@ -344,10 +339,8 @@ impl PageFtl {
     pub fn valid_sectors(&self, lpn: Lpn, full: u64) -> u64 {
         if self.map.ppn(lpn.0) == NONE {
             0
-        } else if self.partial.is_empty() {
-            full
         } else {
-            self.partial.get(lpn.0).unwrap_or(full)
+            self.map.mask(lpn.0).unwrap_or(full)
         }
     }
 
@@ -357,21 +350,21 @@ impl PageFtl {
     #[inline]
     pub fn note_write(&mut self, lpn: Lpn, sectors: u64, full: u64) {
         if sectors == full {
-            if !self.partial.is_empty() {
-                self.partial.remove(lpn.0);
+            if !self.map.masks_empty() {
+                self.map.clear_mask(lpn.0);
             }
             return;
         }
         let held = if self.map.ppn(lpn.0) == NONE {
-            self.partial.get(lpn.0).unwrap_or(0)
+            self.map.mask(lpn.0).unwrap_or(0)
         } else {
-            self.partial.get(lpn.0).unwrap_or(full)
+            self.map.mask(lpn.0).unwrap_or(full)
         };
         let now = held | sectors;
         if now == full {
-            self.partial.remove(lpn.0);
+            self.map.clear_mask(lpn.0);
         } else {
-            self.partial.insert(lpn.0, now);
+            self.map.set_mask(lpn.0, now);
         }
     }
 
@@ -382,6 +375,14 @@ impl PageFtl {
     /// given), and notes the write (`note_write`).
     #[inline]
     pub fn plan_write(&mut self, lpn: Lpn, sectors: u64, full: u64) -> u64 {
+        if sectors != full {
+            if let Some(valid) = self.map.note_sub_page_write(lpn.0, sectors, full) {
+                return match self.in_place {
+                    true => 0,
+                    false => valid & !sectors,
+                };
+            }
+        }
         let keep = if self.in_place {
             0
         } else {
@@ -395,7 +396,6 @@ impl PageFtl {
     #[inline]
     pub fn prefetch_mapping(&self, lpn: Lpn) {
         self.map.prefetch_ppn(lpn.0);
-        self.partial.prefetch(lpn.0);
     }
 
     /// Where `lpn` lives now, if it is mapped.

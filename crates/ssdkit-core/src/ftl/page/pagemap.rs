@@ -11,8 +11,10 @@
 //! per-page work, and a run touches the tables only where it writes. A layout with no formula
 //! (fast and write preconditioning) is written entry by entry into the change tables.
 
+use super::sector_masks::SectorMasks;
 use super::NONE;
 use crate::engine::mix64 as mix;
+use crate::engine::KeyMap;
 use std::borrow::Cow;
 
 /// Entry of a change table for a page that is unmapped whatever the base says.
@@ -635,8 +637,88 @@ struct Changes {
     dir: Vec<u32>,
     pool: Vec<u32>,
     /// `Layout::Sparse`: the entries written, by index, and how many chunks they fall in.
-    sparse: crate::engine::KeyMap<u32>,
+    sparse: Sparse,
     chunks_written: usize,
+    /// The valid sectors of partly written pages (`PageMap::mask`) that `sparse` does not
+    /// hold beside their entries; only the L2P's are used.
+    masks: SectorMasks,
+    /// Masks `sparse` holds (`Sparse::Paired`).
+    paired: usize,
+}
+
+/// A sparse table's entries, alone or each with its page's valid sectors beside it.
+enum Sparse {
+    Plain(KeyMap<u32>),
+    /// Sub-page writes can leave every page they write partly written (MQSim's 4 KiB writes
+    /// on 8 KiB pages), and each such write looks up and changes the page's mask as well as
+    /// its entry: a mask in its own table cost a second random slot per write (measured on
+    /// MQSim's shipped device with an ideal map, 1 M random 4 KiB writes: a tenth of the
+    /// run's loop). Here both share a slot, found by one probe; the slot takes 16 bytes
+    /// instead of two tables' 8, and a page may hold a mask before its entry (a write
+    /// accepted, not yet programmed).
+    Paired(KeyMap<Paired>),
+}
+
+/// An entry (0: none) and the valid sectors of its page while partly written (0: none held;
+/// a partly written page holds at least one sector).
+#[derive(Clone, Copy, Default)]
+struct Paired {
+    entry: u32,
+    mask: u32,
+}
+
+impl Sparse {
+    #[inline]
+    fn len(&self) -> usize {
+        match self {
+            Sparse::Plain(m) => m.len(),
+            Sparse::Paired(m) => m.len(),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Sparse::Plain(m) => m.bytes(),
+            Sparse::Paired(m) => m.bytes(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: u32) -> u32 {
+        match self {
+            Sparse::Plain(m) => m.get(i).unwrap_or(0),
+            Sparse::Paired(m) => m.get(i).map_or(0, |p| p.entry),
+        }
+    }
+
+    #[inline]
+    fn entry_mut(&mut self, i: u32) -> &mut u32 {
+        match self {
+            Sparse::Plain(m) => m.value_mut(i),
+            Sparse::Paired(m) => &mut m.value_mut(i).entry,
+        }
+    }
+
+    #[inline]
+    fn prefetch(&self, i: u32) {
+        match self {
+            Sparse::Plain(m) => m.prefetch(i),
+            Sparse::Paired(m) => m.prefetch(i),
+        }
+    }
+
+    fn reserve(&mut self, entries: usize) {
+        match self {
+            Sparse::Plain(m) => m.reserve(entries),
+            Sparse::Paired(m) => m.reserve(entries),
+        }
+    }
+}
+
+impl Default for Sparse {
+    fn default() -> Self {
+        Sparse::Plain(KeyMap::new())
+    }
 }
 
 /// How a `Changes` table stores its entries.
@@ -692,6 +774,8 @@ impl Changes {
             },
             sparse: Default::default(),
             chunks_written: 0,
+            masks: SectorMasks::new(1),
+            paired: 0,
         }
     }
 
@@ -720,7 +804,7 @@ impl Changes {
             // The chunk's bit first: the bits stay in cache, where the hash table does not.
             Layout::Sparse => match self.is_written(i >> self.shift) {
                 false => 0,
-                true => self.sparse.get(i as u32).unwrap_or(0),
+                true => self.sparse.get(i as u32),
             },
             Layout::Chunked => match self.dir[i >> self.shift] {
                 0 => 0,
@@ -735,6 +819,11 @@ impl Changes {
         // Only where the chunk was written: elsewhere `get` reads the chunk's bit alone, and
         // a prefetch would only evict lines in use (measured: GC steady-state writes from fast
         // preconditioning, whose map answers from its formula, 5 % slower).
+        // A table holding masks beside its entries: the mask's lookup reads the slot whatever
+        // the chunk's bit says.
+        if let Sparse::Paired(m) = &self.sparse {
+            return m.prefetch(i as u32);
+        }
         let d = i >> self.shift;
         if self
             .written
@@ -779,7 +868,7 @@ impl Changes {
                     self.densify();
                     return self.slot(i);
                 }
-                self.sparse.value_mut(i as u32)
+                self.sparse.entry_mut(i as u32)
             }
             Layout::Chunked => {
                 let c = match self.dir[d] {
@@ -809,16 +898,178 @@ impl Changes {
         }
     }
 
-    /// `Sparse` to `Dense`, the chunks' bits unchanged.
+    /// `Sparse` to `Dense`, the chunks' bits unchanged; masks held beside the entries move
+    /// to their own table.
     #[cold]
     fn densify(&mut self) {
+        self.unpair();
         let mut dense = vec![0u32; self.len];
-        for (i, v) in self.sparse.iter() {
-            dense[i as usize] = v;
+        if let Sparse::Plain(m) = &self.sparse {
+            for (i, v) in m.iter() {
+                dense[i as usize] = v;
+            }
         }
         self.pool = dense;
         self.sparse = Default::default();
         self.layout = Layout::Dense;
+    }
+
+    /// The valid sectors of page `i` if it is partly written.
+    #[inline]
+    fn mask(&self, i: usize) -> Option<u64> {
+        match &self.sparse {
+            Sparse::Paired(m) => m
+                .get(i as u32)
+                .map(|p| p.mask)
+                .filter(|&x| x != 0)
+                .map(u64::from),
+            Sparse::Plain(_) => match self.masks.is_empty() {
+                true => None,
+                false => self.masks.get(i as u32),
+            },
+        }
+    }
+
+    fn masks_paired(&self) -> bool {
+        matches!(self.sparse, Sparse::Paired(_))
+    }
+
+    /// Whether no page holds a mask.
+    #[inline]
+    fn masks_empty(&self) -> bool {
+        match &self.sparse {
+            Sparse::Paired(_) => self.paired == 0,
+            Sparse::Plain(_) => self.masks.is_empty(),
+        }
+    }
+
+    /// Page `i` is partly written: `mask` its valid sectors.
+    #[inline]
+    fn set_mask(&mut self, i: usize, mask: u64) {
+        match &mut self.sparse {
+            // A mask of no sector (a write-back of a cached page that carries none) cannot be
+            // told from no mask beside an entry: the masks go to their own table for good.
+            Sparse::Paired(_) if mask == 0 => {
+                self.unpair();
+                self.masks.insert(i as u32, 0);
+            }
+            Sparse::Paired(m) => {
+                let p = m.value_mut(i as u32);
+                self.paired += usize::from(p.mask == 0);
+                p.mask = mask as u32;
+            }
+            Sparse::Plain(_) => self.masks.insert(i as u32, mask),
+        }
+    }
+
+    /// A write of `sectors` (not the whole page, `full`) to page `i` was accepted, in a
+    /// table holding masks beside entries: the sectors the page held before (0 if unmapped)
+    /// and its mask updated, with one probe (the separate lookups of the entry and the mask,
+    /// and the mask's change, each probed the slot again: measured, most of what pairing
+    /// gained). None in other layouts. Only for a map with no base (as every sparse one).
+    #[inline]
+    fn note_sub_page_write(&mut self, i: usize, sectors: u64, full: u64) -> Option<u64> {
+        let Sparse::Paired(m) = &mut self.sparse else {
+            return None;
+        };
+        debug_assert!(sectors != full);
+        if sectors == 0 {
+            return None;
+        }
+        let p = m.value_mut(i as u32);
+        let mapped = !matches!(p.entry, 0 | GONE);
+        // What the page holds: its mask if it has one, else all of it if mapped (an
+        // unmapped page holds only the sectors its accepted writes gave it).
+        let held = match (p.mask, mapped) {
+            (0, true) => full,
+            (x, _) => x as u64,
+        };
+        let now = held | sectors;
+        let was = p.mask != 0;
+        p.mask = match now == full {
+            true => 0,
+            false => now as u32,
+        };
+        match (was, p.mask != 0) {
+            (false, true) => self.paired += 1,
+            (true, false) => self.paired -= 1,
+            _ => {}
+        }
+        if p.entry == 0 && p.mask == 0 {
+            m.remove(i as u32);
+        }
+        Some(if mapped { held } else { 0 })
+    }
+
+    /// Page `i` holds no mask (whole, or unmapped).
+    #[inline]
+    fn clear_mask(&mut self, i: usize) {
+        match &mut self.sparse {
+            Sparse::Paired(m) => {
+                let Some(p) = m.get_mut(i as u32) else {
+                    return;
+                };
+                if p.mask != 0 {
+                    self.paired -= 1;
+                    p.mask = 0;
+                }
+                // A slot with no entry was the mask's alone (0 is what an absent key reads).
+                if p.entry == 0 {
+                    m.remove(i as u32);
+                }
+            }
+            Sparse::Plain(_) => {
+                if !self.masks.is_empty() {
+                    self.masks.remove(i as u32);
+                }
+            }
+        }
+    }
+
+    /// A sparse table of entries alone starts holding masks beside them (`Sparse::Paired`),
+    /// taking those of their own table. Only narrow masks (pages of at most 32 sectors) fit.
+    fn pair_masks(&mut self) {
+        if self.layout != Layout::Sparse
+            || !matches!(self.masks, SectorMasks::Narrow(_))
+            || matches!(self.sparse, Sparse::Paired(_))
+        {
+            return;
+        }
+        let Sparse::Plain(plain) = std::mem::take(&mut self.sparse) else {
+            unreachable!("checked above");
+        };
+        let mut paired = KeyMap::<Paired>::new();
+        paired.reserve(plain.len());
+        for (i, entry) in plain.iter() {
+            paired.value_mut(i).entry = entry;
+        }
+        self.sparse = Sparse::Paired(paired);
+        let masks = std::mem::replace(&mut self.masks, SectorMasks::new(32));
+        for (i, mask) in masks.iter() {
+            self.set_mask(i as usize, mask);
+        }
+    }
+
+    /// Masks held beside the entries go to their own table, and the entries to a table of
+    /// their own.
+    #[cold]
+    fn unpair(&mut self) {
+        let Sparse::Paired(m) = &self.sparse else {
+            return;
+        };
+        let mut masks = SectorMasks::new(32);
+        masks.reserve(self.paired);
+        let mut plain = KeyMap::new();
+        plain.reserve(m.len());
+        for (i, p) in m.iter() {
+            if p.mask != 0 {
+                masks.insert(i, p.mask as u64);
+            }
+            if p.entry != 0 {
+                plain.insert(i, p.entry);
+            }
+        }
+        (self.masks, self.sparse, self.paired) = (masks, Sparse::Plain(plain), 0);
     }
 
     /// Entries of chunk d (shorter at the table's end); None if it was never written.
@@ -861,6 +1112,8 @@ impl Changes {
             Layout::Chunked => self.pool.len(),
             Layout::Sparse => self.sparse.bytes() / 4,
         };
+        // Masks in a table of their own are counted apart (`PageMap::mask_bytes`); those
+        // beside the entries, here.
         (8 * self.written.len() + 4 * (self.dir.len() + entries)) as u64
     }
 }
@@ -895,14 +1148,17 @@ fn l2p_shift(logical: usize) -> u32 {
 }
 
 impl PageMap {
-    /// Nothing mapped: `logical` logical pages (host and translation pages), `physical` pages.
-    pub fn new(logical: usize, physical: usize) -> Self {
+    /// Nothing mapped: `logical` logical pages (host and translation pages), `physical` pages
+    /// of `sectors` sectors each (the width of the partly written pages' masks).
+    pub fn new(logical: usize, physical: usize, sectors: u32) -> Self {
         // Entries hold a page number + 1 and GONE: the largest page + 1 must stay below GONE
         // (the configuration refuses larger devices by name).
         assert!(physical < GONE as usize && logical < GONE as usize);
+        let mut l2p = Changes::new(logical, l2p_shift(logical), true);
+        l2p.masks = SectorMasks::new(sectors);
         Self {
             base: Base::Empty,
-            l2p: Changes::new(logical, l2p_shift(logical), true),
+            l2p,
             p2l: Changes::new(physical, P2L_SHIFT, false),
         }
     }
@@ -914,7 +1170,11 @@ impl PageMap {
     pub fn reset(&mut self, base: Base) {
         let sparse = matches!(base, Base::Empty);
         self.base = base;
+        // The masks are not the layout's: they stay.
+        self.l2p.unpair();
+        let masks = std::mem::replace(&mut self.l2p.masks, SectorMasks::new(1));
         self.l2p = Changes::new(self.l2p.len, self.l2p.shift, sparse);
+        self.l2p.masks = masks;
         self.p2l = Changes::new(self.p2l.len, self.p2l.shift, false);
     }
 
@@ -928,10 +1188,14 @@ impl PageMap {
         resolve(self.l2p.get(l as usize), || self.base.ppn(l))
     }
 
-    /// Starts loading what `ppn(l)` will read, so that the miss overlaps other work.
+    /// Starts loading what `ppn(l)` and `mask(l)` will read, so that the misses overlap
+    /// other work.
     #[inline]
     pub fn prefetch_ppn(&self, l: u32) {
         self.l2p.prefetch(l as usize);
+        if let Sparse::Plain(_) = self.l2p.sparse {
+            self.l2p.masks.prefetch(l);
+        }
     }
 
     /// The logical page physical page `p` holds, NONE if it holds none (free or invalid).
@@ -940,11 +1204,63 @@ impl PageMap {
         resolve(self.p2l.get(p as usize), || self.base.lpn(p))
     }
 
-    /// About `pages` logical pages not yet in the map will be written: where the L2P is
-    /// sparse, its table takes room for them beside its entries now, rather than growing as
-    /// they come. What the map says is unchanged.
-    pub fn expect_logical_writes(&mut self, pages: u64) {
-        self.l2p.reserve(pages.min(self.l2p.len as u64) as usize);
+    /// About `pages` logical pages not yet in the map will be written, `partial` of them
+    /// perhaps partly: where the L2P is sparse, its table takes room for them beside its
+    /// entries now, rather than growing as they come, and holds the masks of partly written
+    /// pages beside their entries if at least half of them may be partly written (one probe
+    /// for both; otherwise the masks' own table takes room for `partial`). What the map says
+    /// is unchanged.
+    pub fn expect_logical_writes(&mut self, pages: u64, partial: u64) {
+        let pages = pages.min(self.l2p.len as u64) as usize;
+        let partial = partial.min(pages as u64) as usize;
+        if partial > 0 && partial * 2 >= pages {
+            self.l2p.pair_masks();
+        }
+        self.l2p.reserve(pages);
+        if matches!(self.l2p.sparse, Sparse::Plain(_)) && partial > 0 {
+            self.l2p.masks.reserve(partial);
+        }
+    }
+
+    /// The valid sectors of logical page `l` if it is partly written (set by `set_mask`).
+    #[inline]
+    pub fn mask(&self, l: u32) -> Option<u64> {
+        self.l2p.mask(l as usize)
+    }
+
+    /// Whether no page is partly written: the full-page path asks this alone.
+    #[inline]
+    pub fn masks_empty(&self) -> bool {
+        self.l2p.masks_empty()
+    }
+
+    /// Logical page `l` is partly written, in the sectors of `mask` (not 0). Independent of
+    /// its entry: a write sets it when accepted, its program maps the page later.
+    #[inline]
+    pub fn set_mask(&mut self, l: u32, mask: u64) {
+        self.l2p.set_mask(l as usize, mask);
+    }
+
+    /// A write of `sectors` to logical page `l` (less than the whole page, `full`) was
+    /// accepted: the sectors the page held (0 if unmapped), with its mask updated as
+    /// `PageFtl::note_write` would, in one lookup; None where the L2P's slots do not hold
+    /// masks (the caller then asks `ppn`, `mask` and sets it).
+    #[inline]
+    pub fn note_sub_page_write(&mut self, l: u32, sectors: u64, full: u64) -> Option<u64> {
+        debug_assert!(matches!(self.base, Base::Empty) || !self.l2p.masks_paired());
+        self.l2p.note_sub_page_write(l as usize, sectors, full)
+    }
+
+    /// Logical page `l` is not partly written (whole, or unmapped).
+    #[inline]
+    pub fn clear_mask(&mut self, l: u32) {
+        self.l2p.clear_mask(l as usize);
+    }
+
+    /// Bytes of the masks' own table (0 while the L2P's slots hold them: `change_bytes`
+    /// counts those).
+    pub fn mask_bytes(&self) -> u64 {
+        self.l2p.masks.bytes() as u64
     }
 
     /// Logical page `l` is in physical page `p` (both directions).
@@ -1161,7 +1477,7 @@ mod tests {
     fn striped_base_and_changes() {
         // 3 planes of 4 pages, units on planes 2, 0, 1; the first 10 logical pages.
         let stripe = [2u32, 0, 1];
-        let mut m = PageMap::new(11, 12);
+        let mut m = PageMap::new(11, 12, 1);
         m.reset(Base::striped(10, 4, &stripe));
         let mut l2p = vec![NONE; 11];
         let mut p2l = vec![NONE; 12];
@@ -1186,7 +1502,7 @@ mod tests {
         assert_eq!(m.p2l(), p2l);
         assert_eq!((m.ppn(10), m.lpn(3)), (NONE, NONE), "past the filled pages");
         // What a snapshot stores: the base and the touched chunks; loaded, the same map.
-        let mut copy = PageMap::new(11, 12);
+        let mut copy = PageMap::new(11, 12, 1);
         let base = Base::decode(&m.base().encode(|_| (0, 0)), 3, 1, 4, |_| (0, 0)).unwrap();
         copy.load_base(base);
         for t in [Table::L2p, Table::P2l] {
@@ -1198,7 +1514,7 @@ mod tests {
         assert_eq!((copy.l2p(), copy.p2l()), (l2p, p2l.clone()));
         // A change in one direction only: P2L says physical page 1 holds logical page 4
         // again, while L2P has it at 7.
-        let mut bad = PageMap::new(11, 12);
+        let mut bad = PageMap::new(11, 12, 1);
         bad.load_base(Base::decode(&m.base().encode(|_| (0, 0)), 3, 1, 4, |_| (0, 0)).unwrap());
         for t in [Table::L2p, Table::P2l] {
             for i in m.touched_chunks(t) {
@@ -1213,7 +1529,7 @@ mod tests {
             bad.check(),
             Err("physical page 1 holds logical page 4 which is mapped elsewhere".into())
         );
-        let mut m = PageMap::new(11, 12);
+        let mut m = PageMap::new(11, 12, 1);
         assert!(
             m.load_chunk(Table::L2p, 0, None, &[13; 11]).is_err(),
             "page 12 of 12"
@@ -1316,10 +1632,10 @@ mod tests {
     #[test]
     fn expected_writes_size_a_sparse_l2p_as_its_writes_would() {
         let n = 1usize << 20;
-        let mut grown = PageMap::new(n, n);
-        let mut sized = PageMap::new(n, n);
+        let mut grown = PageMap::new(n, n, 1);
+        let mut sized = PageMap::new(n, n, 1);
         sized.link(5, 9);
-        sized.expect_logical_writes(10_000);
+        sized.expect_logical_writes(10_000, 0);
         let reserved = sized.l2p.sparse.bytes();
         for l in 0..10_000u32 {
             grown.link(l * 97 % n as u32, l);
@@ -1335,8 +1651,8 @@ mod tests {
         );
         // Entries already there count: 12,000 linked and 10,000 expected take the table
         // 22,000 links grow to (10,000 alone fit the table the 12,000 have).
-        let mut before = PageMap::new(n, n);
-        let mut links = PageMap::new(n, n);
+        let mut before = PageMap::new(n, n, 1);
+        let mut links = PageMap::new(n, n, 1);
         for l in 0..22_000u32 {
             links.link(l * 97 % n as u32, l);
             if l < 12_000 {
@@ -1344,20 +1660,20 @@ mod tests {
             }
         }
         let had = before.l2p.sparse.bytes();
-        before.expect_logical_writes(10_000);
+        before.expect_logical_writes(10_000, 0);
         assert!(before.l2p.sparse.bytes() > had);
         assert_eq!(before.l2p.sparse.bytes(), links.l2p.sparse.bytes());
-        let mut big = PageMap::new(n, n);
-        big.expect_logical_writes((n / 16) as u64);
+        let mut big = PageMap::new(n, n, 1);
+        big.expect_logical_writes((n / 16) as u64, 0);
         assert_eq!(
             big.l2p.sparse.bytes(),
             0,
             "a sixteenth turns dense: nothing reserved"
         );
-        let mut full = PageMap::new(n, n);
+        let mut full = PageMap::new(n, n, 1);
         full.reset(Base::striped(n as u32, 1 << 18, &[0, 1, 2, 3]));
         let before = full.change_bytes();
-        full.expect_logical_writes(10_000);
+        full.expect_logical_writes(10_000, 0);
         assert_eq!(
             (full.l2p.layout, full.change_bytes()),
             (Layout::Dense, before)
@@ -1370,7 +1686,7 @@ mod tests {
     #[test]
     fn l2p_starts_sparse_only_over_an_empty_base() {
         let stripe = [0u32, 1];
-        let mut m = PageMap::new(40, 48);
+        let mut m = PageMap::new(40, 48, 1);
         assert_eq!(m.l2p.layout, Layout::Sparse);
         m.load_chunk(Table::L2p, 0, Some(&[3, 33]), &[8, GONE])
             .unwrap();
@@ -1385,8 +1701,130 @@ mod tests {
         assert_eq!(m.l2p.layout, Layout::Sparse);
         m.reset(Base::striped(36, 24, &stripe));
         assert_eq!(m.l2p.layout, Layout::Dense);
-        let mut e = PageMap::new(40, 48);
+        let mut e = PageMap::new(40, 48, 1);
         e.load_base(Base::Empty);
         assert_eq!(e.l2p.layout, Layout::Sparse);
+    }
+
+    /// Masks beside the entries (`Sparse::Paired`) only where at least half the pages
+    /// expected may be partly written, pages of at most 32 sectors, and a sparse L2P; masks
+    /// held move in when pairing starts and out when the table turns dense or is reset.
+    #[test]
+    fn masks_pair_with_entries_only_where_they_fit() {
+        let paired = |m: &PageMap| matches!(m.l2p.sparse, Sparse::Paired(_));
+        for (sectors, pages, partial, want) in [
+            (16, 100, 50, true),
+            (32, 100, 100, true),
+            (16, 100, 49, false),
+            (16, 100, 0, false),
+            (64, 100, 100, false),
+        ] {
+            let mut m = PageMap::new(40_000, 40_000, sectors);
+            m.expect_logical_writes(pages, partial);
+            assert_eq!(paired(&m), want, "{sectors} sectors, {partial} of {pages}");
+            // Room taken for the masks in their own table only where they are apart.
+            assert_eq!(m.mask_bytes() > 0, !want && partial > 0);
+        }
+        let mut m = PageMap::new(40_000, 40_000, 16);
+        m.set_mask(7, 3);
+        m.link(7, 1);
+        m.set_mask(9, 5);
+        m.expect_logical_writes(100, 100);
+        assert!(paired(&m) && m.mask_bytes() == 0);
+        assert_eq!((m.mask(7), m.mask(9), m.mask(8)), (Some(3), Some(5), None));
+        // A mask alone (page 9 not mapped) leaves no slot when cleared.
+        m.clear_mask(9);
+        assert_eq!((m.l2p.sparse.len(), m.mask(9)), (1, None));
+        m.set_mask(9, 5);
+        m.reset(Base::Empty);
+        assert!(
+            !paired(&m) && m.mask_bytes() > 0,
+            "reset: masks in their own table"
+        );
+        assert_eq!((m.ppn(7), m.mask(7), m.mask(9)), (NONE, Some(3), Some(5)));
+        m.expect_logical_writes(100, 100);
+        for l in 0..2_600u32 {
+            m.link(l * 13 % 40_000, l);
+        }
+        assert_eq!(m.l2p.layout, Layout::Dense);
+        assert!(
+            !paired(&m) && m.mask_bytes() > 0,
+            "dense: masks in their own table"
+        );
+        assert_eq!((m.mask(7), m.mask(9)), (Some(3), Some(5)));
+        // Nothing to pair with in a dense L2P.
+        m.expect_logical_writes(100, 100);
+        assert!(!paired(&m));
+        // A mask of no sector (Some(0), not None) ends pairing, entries and masks kept.
+        let mut m = PageMap::new(40_000, 40_000, 16);
+        m.expect_logical_writes(100, 100);
+        m.link(4, 2);
+        m.set_mask(4, 1);
+        m.set_mask(5, 0);
+        assert!(!paired(&m));
+        assert_eq!(
+            (m.ppn(4), m.mask(4), m.mask(5), m.mask(6)),
+            (2, Some(1), Some(0), None)
+        );
+    }
+
+    proptest::proptest! {
+        /// A map holding masks beside its entries answers every entry and mask as one holding
+        /// them in a table of their own, through the turn to dense (at a sixteenth of 4,000
+        /// pages, mask-only slots counted) and resets.
+        #[test]
+        fn masks_beside_entries_answer_as_masks_apart(
+            ops in proptest::collection::vec((0u16..400, 0u32..4_000, 0u64..1 << 16), 0..1_500)
+        ) {
+            let mut paired = PageMap::new(4_000, 8_000, 16);
+            let mut apart = PageMap::new(4_000, 8_000, 16);
+            paired.expect_logical_writes(200, 200);
+            apart.expect_logical_writes(200, 0);
+            proptest::prop_assert!(matches!(paired.l2p.sparse, Sparse::Paired(_)));
+            // `PageFtl::note_write` and `valid_sectors` by separate lookups, as a map whose
+            // masks are apart answers them.
+            let full = 0xffffu64;
+            let apart_write = |m: &mut PageMap, l: u32, sectors: u64| {
+                let mapped = m.ppn(l) != NONE;
+                let held = m.mask(l).unwrap_or(if mapped { full } else { 0 });
+                match held | sectors {
+                    now if now == full => m.clear_mask(l),
+                    now => m.set_mask(l, now),
+                }
+                if mapped { held } else { 0 }
+            };
+            for (op, l, x) in ops {
+                let sectors = x & full;
+                if (150..=229).contains(&op) && sectors != full {
+                    // Not paired once dense: then by separate lookups too.
+                    let valid = match paired.note_sub_page_write(l, sectors, full) {
+                        Some(v) => v,
+                        None => apart_write(&mut paired, l, sectors),
+                    };
+                    proptest::prop_assert_eq!(valid, apart_write(&mut apart, l, sectors));
+                    proptest::prop_assert_eq!(apart.note_sub_page_write(l, sectors, full), None);
+                }
+                for (m, partial) in [(&mut paired, 200), (&mut apart, 0)] {
+                    match op {
+                        0..=119 => m.link(l, x as u32 % 8_000),
+                        120..=149 => m.clear_logical(l),
+                        150..=229 => {}
+                        230..=309 => m.set_mask(l, x),
+                        310..=398 => m.clear_mask(l),
+                        _ => {
+                            m.reset(Base::Empty);
+                            m.expect_logical_writes(200, partial);
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(paired.ppn(l), apart.ppn(l));
+                proptest::prop_assert_eq!(paired.mask(l), apart.mask(l));
+                proptest::prop_assert_eq!(paired.masks_empty(), apart.masks_empty());
+            }
+            for l in 0..4_000 {
+                proptest::prop_assert_eq!(paired.ppn(l), apart.ppn(l));
+                proptest::prop_assert_eq!(paired.mask(l), apart.mask(l));
+            }
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! The valid sectors of partially written pages (`PageFtl::partial`), by logical page.
+//! The valid sectors of partially written pages (`PageMap::mask`), by logical page, where the
+//! page map's slots do not hold them beside the pages' entries.
 //!
 //! Sub-page writes can leave every written page here (MQSim's 4 KiB writes on 8 KiB pages), so
 //! the table is as large as the written part of the page map. A page of at most 32 sectors (16
@@ -73,6 +74,14 @@ impl SectorMasks {
         match self {
             Self::Narrow(m) => m.reserve(pages + m.len()),
             Self::Wide(m) => m.reserve(pages + m.len()),
+        }
+    }
+
+    /// Every mask, in no particular order.
+    pub fn iter(&self) -> Box<dyn Iterator<Item = (u32, u64)> + '_> {
+        match self {
+            Self::Narrow(m) => Box::new(m.iter().map(|(l, x)| (l, x as u64))),
+            Self::Wide(m) => Box::new(m.iter()),
         }
     }
 
