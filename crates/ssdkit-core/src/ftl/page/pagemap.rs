@@ -637,88 +637,22 @@ struct Changes {
     dir: Vec<u32>,
     pool: Vec<u32>,
     /// `Layout::Sparse`: the entries written, by index, and how many chunks they fall in.
-    sparse: Sparse,
+    sparse: KeyMap<u32>,
     chunks_written: usize,
-    /// The valid sectors of partly written pages (`PageMap::mask`) that `sparse` does not
-    /// hold beside their entries; only the L2P's are used.
+    /// `Layout::Paired`: the entries written and the masks held, by index.
+    paired: KeyMap<Paired>,
+    /// Masks `paired` holds.
+    paired_masks: usize,
+    /// The valid sectors of partly written pages (`PageMap::mask`) in other layouts; only
+    /// the L2P's are used.
     masks: SectorMasks,
-    /// Masks `sparse` holds (`Sparse::Paired`).
-    paired: usize,
 }
 
-/// A sparse table's entries, alone or each with its page's valid sectors beside it.
-enum Sparse {
-    Plain(KeyMap<u32>),
-    /// Sub-page writes can leave every page they write partly written (MQSim's 4 KiB writes
-    /// on 8 KiB pages), and each such write looks up and changes the page's mask as well as
-    /// its entry: a mask in its own table cost a second random slot per write (measured on
-    /// MQSim's shipped device with an ideal map, 1 M random 4 KiB writes: a tenth of the
-    /// run's loop). Here both share a slot, found by one probe; the slot takes 16 bytes
-    /// instead of two tables' 8, and a page may hold a mask before its entry (a write
-    /// accepted, not yet programmed).
-    Paired(KeyMap<Paired>),
-}
-
-/// An entry (0: none) and the valid sectors of its page while partly written (0: none held;
-/// a partly written page holds at least one sector).
+/// An entry (0: none) and the valid sectors of its page while partly written (0: none held).
 #[derive(Clone, Copy, Default)]
 struct Paired {
     entry: u32,
     mask: u32,
-}
-
-impl Sparse {
-    #[inline]
-    fn len(&self) -> usize {
-        match self {
-            Sparse::Plain(m) => m.len(),
-            Sparse::Paired(m) => m.len(),
-        }
-    }
-
-    fn bytes(&self) -> usize {
-        match self {
-            Sparse::Plain(m) => m.bytes(),
-            Sparse::Paired(m) => m.bytes(),
-        }
-    }
-
-    #[inline]
-    fn get(&self, i: u32) -> u32 {
-        match self {
-            Sparse::Plain(m) => m.get(i).unwrap_or(0),
-            Sparse::Paired(m) => m.get(i).map_or(0, |p| p.entry),
-        }
-    }
-
-    #[inline]
-    fn entry_mut(&mut self, i: u32) -> &mut u32 {
-        match self {
-            Sparse::Plain(m) => m.value_mut(i),
-            Sparse::Paired(m) => &mut m.value_mut(i).entry,
-        }
-    }
-
-    #[inline]
-    fn prefetch(&self, i: u32) {
-        match self {
-            Sparse::Plain(m) => m.prefetch(i),
-            Sparse::Paired(m) => m.prefetch(i),
-        }
-    }
-
-    fn reserve(&mut self, entries: usize) {
-        match self {
-            Sparse::Plain(m) => m.reserve(entries),
-            Sparse::Paired(m) => m.reserve(entries),
-        }
-    }
-}
-
-impl Default for Sparse {
-    fn default() -> Self {
-        Sparse::Plain(KeyMap::new())
-    }
 }
 
 /// How a `Changes` table stores its entries.
@@ -743,6 +677,15 @@ enum Layout {
     /// earlier (from a 256th) when the dense table's chunks written take less memory than
     /// the hash table (writes in logical order).
     Sparse,
+    /// `Sparse` with each page's valid-sector mask beside its entry (`paired`). Sub-page
+    /// writes can leave every page they write partly written (MQSim's 4 KiB writes on 8 KiB
+    /// pages), and each such write looks up and changes the page's mask as well as its
+    /// entry: a mask in its own table cost a second random slot per write (measured on
+    /// MQSim's shipped device with an ideal map, 1 M random 4 KiB writes: a tenth of the
+    /// run's loop). Here both share a slot, found by one probe; the slot takes 16 bytes
+    /// instead of two tables' 8, and a page may hold a mask before its entry (a write
+    /// accepted, not yet programmed). Turns dense as `Sparse` does.
+    Paired,
 }
 
 /// Tables up to this many entries are dense (1 GiB of address space each).
@@ -774,8 +717,9 @@ impl Changes {
             },
             sparse: Default::default(),
             chunks_written: 0,
+            paired: Default::default(),
+            paired_masks: 0,
             masks: SectorMasks::new(1),
-            paired: 0,
         }
     }
 
@@ -804,7 +748,11 @@ impl Changes {
             // The chunk's bit first: the bits stay in cache, where the hash table does not.
             Layout::Sparse => match self.is_written(i >> self.shift) {
                 false => 0,
-                true => self.sparse.get(i as u32),
+                true => self.sparse.get(i as u32).unwrap_or(0),
+            },
+            Layout::Paired => match self.is_written(i >> self.shift) {
+                false => 0,
+                true => self.paired.get(i as u32).map_or(0, |p| p.entry),
             },
             Layout::Chunked => match self.dir[i >> self.shift] {
                 0 => 0,
@@ -821,8 +769,8 @@ impl Changes {
         // preconditioning, whose map answers from its formula, 5 % slower).
         // A table holding masks beside its entries: the mask's lookup reads the slot whatever
         // the chunk's bit says.
-        if let Sparse::Paired(m) = &self.sparse {
-            return m.prefetch(i as u32);
+        if self.layout == Layout::Paired {
+            return self.paired.prefetch(i as u32);
         }
         let d = i >> self.shift;
         if self
@@ -835,6 +783,7 @@ impl Changes {
         match self.layout {
             Layout::Dense => crate::engine::prefetch(&self.pool, i),
             Layout::Sparse => self.sparse.prefetch(i as u32),
+            Layout::Paired => {}
             // Only tables past `DENSE_LIMIT` entries are chunked; not measured, left alone.
             Layout::Chunked => {}
         }
@@ -850,7 +799,7 @@ impl Changes {
                 self.mark(d);
                 &mut self.pool[i]
             }
-            Layout::Sparse => {
+            Layout::Sparse | Layout::Paired => {
                 if self.mark(d) {
                     self.chunks_written += 1;
                 }
@@ -859,16 +808,20 @@ impl Changes {
                 // bytes an entry): writes that fill chunks in order. Not before the 256th: a
                 // run of the table written first (the translation pages' entries, a 2,048th
                 // of it, under `translation_pages_at_start = "all"`) must not make scattered
-                // writes after it pay for dense pages.
+                // writes after it pay for dense pages. Pages holding only a mask count.
                 let dense_bytes = self.chunks_written << (self.shift + 2);
-                let n = self.sparse.len();
-                if (n >= self.len >> 8 && self.sparse.bytes() > dense_bytes)
-                    || (n + 1) * 16 > self.len
-                {
+                let (n, bytes) = match self.layout {
+                    Layout::Paired => (self.paired.len(), self.paired.bytes()),
+                    _ => (self.sparse.len(), self.sparse.bytes()),
+                };
+                if (n >= self.len >> 8 && bytes > dense_bytes) || (n + 1) * 16 > self.len {
                     self.densify();
                     return self.slot(i);
                 }
-                self.sparse.entry_mut(i as u32)
+                match self.layout {
+                    Layout::Paired => &mut self.paired.value_mut(i as u32).entry,
+                    _ => self.sparse.value_mut(i as u32),
+                }
             }
             Layout::Chunked => {
                 let c = match self.dir[d] {
@@ -892,9 +845,14 @@ impl Changes {
     /// A sparse table makes room for `entries` more entries now, if fewer than its turn to
     /// dense (a sixteenth of the table) would take; other layouts need nothing.
     fn reserve(&mut self, entries: usize) {
-        let entries = entries + self.sparse.len();
-        if self.layout == Layout::Sparse && entries * 16 < self.len {
-            self.sparse.reserve(entries);
+        match self.layout {
+            Layout::Sparse if (entries + self.sparse.len()) * 16 < self.len => {
+                self.sparse.reserve(entries + self.sparse.len())
+            }
+            Layout::Paired if (entries + self.paired.len()) * 16 < self.len => {
+                self.paired.reserve(entries + self.paired.len())
+            }
+            _ => {}
         }
     }
 
@@ -904,10 +862,8 @@ impl Changes {
     fn densify(&mut self) {
         self.unpair();
         let mut dense = vec![0u32; self.len];
-        if let Sparse::Plain(m) = &self.sparse {
-            for (i, v) in m.iter() {
-                dense[i as usize] = v;
-            }
+        for (i, v) in self.sparse.iter() {
+            dense[i as usize] = v;
         }
         self.pool = dense;
         self.sparse = Default::default();
@@ -917,48 +873,45 @@ impl Changes {
     /// The valid sectors of page `i` if it is partly written.
     #[inline]
     fn mask(&self, i: usize) -> Option<u64> {
-        match &self.sparse {
-            Sparse::Paired(m) => m
+        match self.layout {
+            Layout::Paired => self
+                .paired
                 .get(i as u32)
                 .map(|p| p.mask)
                 .filter(|&x| x != 0)
                 .map(u64::from),
-            Sparse::Plain(_) => match self.masks.is_empty() {
+            _ => match self.masks.is_empty() {
                 true => None,
                 false => self.masks.get(i as u32),
             },
         }
     }
 
-    fn masks_paired(&self) -> bool {
-        matches!(self.sparse, Sparse::Paired(_))
-    }
-
     /// Whether no page holds a mask.
     #[inline]
     fn masks_empty(&self) -> bool {
-        match &self.sparse {
-            Sparse::Paired(_) => self.paired == 0,
-            Sparse::Plain(_) => self.masks.is_empty(),
+        match self.layout {
+            Layout::Paired => self.paired_masks == 0,
+            _ => self.masks.is_empty(),
         }
     }
 
     /// Page `i` is partly written: `mask` its valid sectors.
     #[inline]
     fn set_mask(&mut self, i: usize, mask: u64) {
-        match &mut self.sparse {
+        match self.layout {
             // A mask of no sector (a write-back of a cached page that carries none) cannot be
             // told from no mask beside an entry: the masks go to their own table for good.
-            Sparse::Paired(_) if mask == 0 => {
+            Layout::Paired if mask == 0 => {
                 self.unpair();
                 self.masks.insert(i as u32, 0);
             }
-            Sparse::Paired(m) => {
-                let p = m.value_mut(i as u32);
-                self.paired += usize::from(p.mask == 0);
+            Layout::Paired => {
+                let p = self.paired.value_mut(i as u32);
+                self.paired_masks += usize::from(p.mask == 0);
                 p.mask = mask as u32;
             }
-            Sparse::Plain(_) => self.masks.insert(i as u32, mask),
+            _ => self.masks.insert(i as u32, mask),
         }
     }
 
@@ -966,17 +919,15 @@ impl Changes {
     /// table holding masks beside entries: the sectors the page held before (0 if unmapped)
     /// and its mask updated, with one probe (the separate lookups of the entry and the mask,
     /// and the mask's change, each probed the slot again: measured, most of what pairing
-    /// gained). None in other layouts. Only for a map with no base (as every sparse one).
+    /// gained). None in other layouts or for a write of no sector. Only for a map with no
+    /// base (as every sparse one).
     #[inline]
     fn note_sub_page_write(&mut self, i: usize, sectors: u64, full: u64) -> Option<u64> {
-        let Sparse::Paired(m) = &mut self.sparse else {
-            return None;
-        };
         debug_assert!(sectors != full);
-        if sectors == 0 {
+        if self.layout != Layout::Paired || sectors == 0 {
             return None;
         }
-        let p = m.value_mut(i as u32);
+        let p = self.paired.value_mut(i as u32);
         let mapped = !matches!(p.entry, 0 | GONE);
         // What the page holds: its mask if it has one, else all of it if mapped (an
         // unmapped page holds only the sectors its accepted writes gave it).
@@ -991,12 +942,12 @@ impl Changes {
             false => now as u32,
         };
         match (was, p.mask != 0) {
-            (false, true) => self.paired += 1,
-            (true, false) => self.paired -= 1,
+            (false, true) => self.paired_masks += 1,
+            (true, false) => self.paired_masks -= 1,
             _ => {}
         }
         if p.entry == 0 && p.mask == 0 {
-            m.remove(i as u32);
+            self.paired.remove(i as u32);
         }
         Some(if mapped { held } else { 0 })
     }
@@ -1004,21 +955,21 @@ impl Changes {
     /// Page `i` holds no mask (whole, or unmapped).
     #[inline]
     fn clear_mask(&mut self, i: usize) {
-        match &mut self.sparse {
-            Sparse::Paired(m) => {
-                let Some(p) = m.get_mut(i as u32) else {
+        match self.layout {
+            Layout::Paired => {
+                let Some(p) = self.paired.get_mut(i as u32) else {
                     return;
                 };
                 if p.mask != 0 {
-                    self.paired -= 1;
+                    self.paired_masks -= 1;
                     p.mask = 0;
                 }
                 // A slot with no entry was the mask's alone (0 is what an absent key reads).
                 if p.entry == 0 {
-                    m.remove(i as u32);
+                    self.paired.remove(i as u32);
                 }
             }
-            Sparse::Plain(_) => {
+            _ => {
                 if !self.masks.is_empty() {
                     self.masks.remove(i as u32);
                 }
@@ -1026,42 +977,37 @@ impl Changes {
         }
     }
 
-    /// A sparse table of entries alone starts holding masks beside them (`Sparse::Paired`),
+    /// A sparse table of entries alone starts holding masks beside them (`Layout::Paired`),
     /// taking those of their own table. Only narrow masks (pages of at most 32 sectors) fit.
     fn pair_masks(&mut self) {
-        if self.layout != Layout::Sparse
-            || !matches!(self.masks, SectorMasks::Narrow(_))
-            || matches!(self.sparse, Sparse::Paired(_))
-        {
+        if self.layout != Layout::Sparse || !matches!(self.masks, SectorMasks::Narrow(_)) {
             return;
         }
-        let Sparse::Plain(plain) = std::mem::take(&mut self.sparse) else {
-            unreachable!("checked above");
-        };
-        let mut paired = KeyMap::<Paired>::new();
-        paired.reserve(plain.len());
+        let plain = std::mem::take(&mut self.sparse);
+        self.paired.reserve(plain.len());
         for (i, entry) in plain.iter() {
-            paired.value_mut(i).entry = entry;
+            self.paired.value_mut(i).entry = entry;
         }
-        self.sparse = Sparse::Paired(paired);
+        self.layout = Layout::Paired;
         let masks = std::mem::replace(&mut self.masks, SectorMasks::new(32));
         for (i, mask) in masks.iter() {
             self.set_mask(i as usize, mask);
         }
     }
 
-    /// Masks held beside the entries go to their own table, and the entries to a table of
-    /// their own.
+    /// `Paired` to `Sparse`: masks held beside the entries go to their own table, and the
+    /// entries to a table of their own.
     #[cold]
     fn unpair(&mut self) {
-        let Sparse::Paired(m) = &self.sparse else {
+        if self.layout != Layout::Paired {
             return;
-        };
+        }
+        let paired = std::mem::take(&mut self.paired);
         let mut masks = SectorMasks::new(32);
-        masks.reserve(self.paired);
+        masks.reserve(self.paired_masks);
         let mut plain = KeyMap::new();
-        plain.reserve(m.len());
-        for (i, p) in m.iter() {
+        plain.reserve(paired.len());
+        for (i, p) in paired.iter() {
             if p.mask != 0 {
                 masks.insert(i, p.mask as u64);
             }
@@ -1069,7 +1015,8 @@ impl Changes {
                 plain.insert(i, p.entry);
             }
         }
-        (self.masks, self.sparse, self.paired) = (masks, Sparse::Plain(plain), 0);
+        (self.masks, self.sparse, self.paired_masks) = (masks, plain, 0);
+        self.layout = Layout::Sparse;
     }
 
     /// Entries of chunk d (shorter at the table's end); None if it was never written.
@@ -1086,7 +1033,9 @@ impl Changes {
             }
             // A lookup per entry: a sparse table reaches a snapshot only after `empty`
             // preconditioning, holding at most the translation pages' entries.
-            Layout::Sparse => Cow::Owned((first..first + n).map(|i| self.get(i)).collect()),
+            Layout::Sparse | Layout::Paired => {
+                Cow::Owned((first..first + n).map(|i| self.get(i)).collect())
+            }
         })
     }
 
@@ -1111,6 +1060,7 @@ impl Changes {
             Layout::Dense => self.written().count() << self.shift,
             Layout::Chunked => self.pool.len(),
             Layout::Sparse => self.sparse.bytes() / 4,
+            Layout::Paired => self.paired.bytes() / 4,
         };
         // Masks in a table of their own are counted apart (`PageMap::mask_bytes`); those
         // beside the entries, here.
@@ -1193,7 +1143,7 @@ impl PageMap {
     #[inline]
     pub fn prefetch_ppn(&self, l: u32) {
         self.l2p.prefetch(l as usize);
-        if let Sparse::Plain(_) = self.l2p.sparse {
+        if self.l2p.layout != Layout::Paired {
             self.l2p.masks.prefetch(l);
         }
     }
@@ -1217,7 +1167,7 @@ impl PageMap {
             self.l2p.pair_masks();
         }
         self.l2p.reserve(pages);
-        if matches!(self.l2p.sparse, Sparse::Plain(_)) && partial > 0 {
+        if self.l2p.layout != Layout::Paired && partial > 0 {
             self.l2p.masks.reserve(partial);
         }
     }
@@ -1247,7 +1197,7 @@ impl PageMap {
     /// masks (the caller then asks `ppn`, `mask` and sets it).
     #[inline]
     pub fn note_sub_page_write(&mut self, l: u32, sectors: u64, full: u64) -> Option<u64> {
-        debug_assert!(matches!(self.base, Base::Empty) || !self.l2p.masks_paired());
+        debug_assert!(matches!(self.base, Base::Empty) || self.l2p.layout != Layout::Paired);
         self.l2p.note_sub_page_write(l as usize, sectors, full)
     }
 
@@ -1364,7 +1314,9 @@ impl PageMap {
     /// them; then `check`.
     pub fn load_base(&mut self, base: Base) {
         // As `reset`: only a map with no base keeps its L2P sparse.
-        if !matches!(base, Base::Empty) && self.l2p.layout == Layout::Sparse {
+        if !matches!(base, Base::Empty)
+            && matches!(self.l2p.layout, Layout::Sparse | Layout::Paired)
+        {
             self.l2p.densify();
         }
         self.base = base;
@@ -1706,12 +1658,12 @@ mod tests {
         assert_eq!(e.l2p.layout, Layout::Sparse);
     }
 
-    /// Masks beside the entries (`Sparse::Paired`) only where at least half the pages
+    /// Masks beside the entries (`Layout::Paired`) only where at least half the pages
     /// expected may be partly written, pages of at most 32 sectors, and a sparse L2P; masks
     /// held move in when pairing starts and out when the table turns dense or is reset.
     #[test]
     fn masks_pair_with_entries_only_where_they_fit() {
-        let paired = |m: &PageMap| matches!(m.l2p.sparse, Sparse::Paired(_));
+        let paired = |m: &PageMap| m.l2p.layout == Layout::Paired;
         for (sectors, pages, partial, want) in [
             (16, 100, 50, true),
             (32, 100, 100, true),
@@ -1734,7 +1686,7 @@ mod tests {
         assert_eq!((m.mask(7), m.mask(9), m.mask(8)), (Some(3), Some(5), None));
         // A mask alone (page 9 not mapped) leaves no slot when cleared.
         m.clear_mask(9);
-        assert_eq!((m.l2p.sparse.len(), m.mask(9)), (1, None));
+        assert_eq!((m.l2p.paired.len(), m.mask(9)), (1, None));
         m.set_mask(9, 5);
         m.reset(Base::Empty);
         assert!(
@@ -1780,7 +1732,7 @@ mod tests {
             let mut apart = PageMap::new(4_000, 8_000, 16);
             paired.expect_logical_writes(200, 200);
             apart.expect_logical_writes(200, 0);
-            proptest::prop_assert!(matches!(paired.l2p.sparse, Sparse::Paired(_)));
+            proptest::prop_assert_eq!(paired.l2p.layout, Layout::Paired);
             // `PageFtl::note_write` and `valid_sectors` by separate lookups, as a map whose
             // masks are apart answers them.
             let full = 0xffffu64;
