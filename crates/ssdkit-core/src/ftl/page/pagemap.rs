@@ -1157,13 +1157,16 @@ impl PageMap {
     /// About `pages` logical pages not yet in the map will be written, `partial` of them
     /// perhaps partly: where the L2P is sparse, its table takes room for them beside its
     /// entries now, rather than growing as they come, and holds the masks of partly written
-    /// pages beside their entries if at least half of them may be partly written (one probe
-    /// for both; otherwise the masks' own table takes room for `partial`). What the map says
-    /// is unchanged.
+    /// pages beside their entries if at least half of them may be partly written and the
+    /// table stays sparse (one probe for both; otherwise the masks' own table takes room for
+    /// `partial`). What the map says is unchanged.
     pub fn expect_logical_writes(&mut self, pages: u64, partial: u64) {
         let pages = pages.min(self.l2p.len as u64) as usize;
         let partial = partial.min(pages as u64) as usize;
-        if partial > 0 && partial * 2 >= pages {
+        // Not where the writes will turn the table dense (a sixteenth of it, with the
+        // entries it holds): the masks would only move back to their own table then.
+        let stays_sparse = (pages + self.l2p.sparse.len()) * 16 < self.l2p.len;
+        if partial > 0 && partial * 2 >= pages && stays_sparse {
             self.l2p.pair_masks();
         }
         self.l2p.reserve(pages);
@@ -1659,8 +1662,9 @@ mod tests {
     }
 
     /// Masks beside the entries (`Layout::Paired`) only where at least half the pages
-    /// expected may be partly written, pages of at most 32 sectors, and a sparse L2P; masks
-    /// held move in when pairing starts and out when the table turns dense or is reset.
+    /// expected may be partly written, pages of at most 32 sectors, and a sparse L2P that
+    /// the pages expected leave sparse; masks held move in when pairing starts and out when
+    /// the table turns dense or is reset.
     #[test]
     fn masks_pair_with_entries_only_where_they_fit() {
         let paired = |m: &PageMap| m.l2p.layout == Layout::Paired;
@@ -1670,6 +1674,9 @@ mod tests {
             (16, 100, 49, false),
             (16, 100, 0, false),
             (64, 100, 100, false),
+            // A sixteenth of the table: it will turn dense.
+            (16, 2_500, 2_500, false),
+            (16, 2_499, 2_499, true),
         ] {
             let mut m = PageMap::new(40_000, 40_000, sectors);
             m.expect_logical_writes(pages, partial);
