@@ -764,14 +764,14 @@ impl Changes {
     /// Asks the CPU to bring the cache lines a later `get(i)` or `slot(i)` misses on.
     #[inline]
     fn prefetch(&self, i: usize) {
-        // Only where the chunk was written: elsewhere `get` reads the chunk's bit alone, and
-        // a prefetch would only evict lines in use (measured: GC steady-state writes from fast
-        // preconditioning, whose map answers from its formula, 5 % slower).
         // A table holding masks beside its entries: the mask's lookup reads the slot whatever
         // the chunk's bit says.
         if self.layout == Layout::Paired {
             return self.paired.prefetch(i as u32);
         }
+        // Elsewhere only where the chunk was written: there `get` reads the chunk's bit alone,
+        // and a prefetch would only evict lines in use (measured: GC steady-state writes from
+        // fast preconditioning, whose map answers from its formula, 5 % slower).
         let d = i >> self.shift;
         if self
             .written
