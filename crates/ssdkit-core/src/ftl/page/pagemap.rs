@@ -1165,7 +1165,11 @@ impl PageMap {
         let partial = partial.min(pages as u64) as usize;
         // Not where the writes will turn the table dense (a sixteenth of it, with the
         // entries it holds): the masks would only move back to their own table then.
-        let stays_sparse = (pages + self.l2p.sparse.len()) * 16 < self.l2p.len;
+        let held = match self.l2p.layout {
+            Layout::Paired => self.l2p.paired.len(),
+            _ => self.l2p.sparse.len(),
+        };
+        let stays_sparse = (pages + held) * 16 < self.l2p.len;
         if partial > 0 && partial * 2 >= pages && stays_sparse {
             self.l2p.pair_masks();
         }
@@ -1187,8 +1191,10 @@ impl PageMap {
         self.l2p.masks_empty()
     }
 
-    /// Logical page `l` is partly written, in the sectors of `mask` (not 0). Independent of
-    /// its entry: a write sets it when accepted, its program maps the page later.
+    /// Logical page `l` is partly written, in the sectors of `mask` (0: none, as a cached
+    /// page's write-back that carries no sector leaves it; the masks then leave the L2P's
+    /// slots for their own table). Independent of its entry: a write sets it when accepted,
+    /// its program maps the page later.
     #[inline]
     pub fn set_mask(&mut self, l: u32, mask: u64) {
         self.l2p.set_mask(l as usize, mask);
