@@ -8,14 +8,23 @@ import gzip
 import hashlib
 import json
 import os
+import platform
 import re
 import subprocess
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11: maturin itself depends on tomli there
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 PGO_DIR = ROOT / "build_backend" / "pgo"
 PGO_PROFILE = PGO_DIR / "ssdkit.profdata.gz"
 PGO_META = PGO_DIR / "profile.json"
+CARGO_CONFIG = ROOT / ".cargo" / "config.toml"
+# Python's names for a machine (`platform.machine()`) -> Rust's `target_arch`.
+_RUST_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
 
 
 def _llvm_major(rustc_vv: str) -> int | None:
@@ -50,18 +59,48 @@ def pgo_decision(env: dict[str, str], meta: dict | None, rustc_vv: str | None) -
     return True, f"profile-guided optimisation with {PGO_PROFILE.relative_to(ROOT)} (recorded at {meta.get('source')})"
 
 
-def encoded_rustflags(env: dict[str, str] | os._Environ, profile: Path) -> str:
-    """`CARGO_ENCODED_RUSTFLAGS` for a build with `profile`: the flags the user gave first
-    (`CARGO_ENCODED_RUSTFLAGS`, else `RUSTFLAGS`, as cargo reads them), then the profile's.
-    Cargo's encoded form (flags separated by 0x1f) keeps a folder with a space in its name one
-    argument, and cargo reads it ahead of `RUSTFLAGS`."""
+def config_rustflags(machine: str | None = None, config: Path | None = None) -> list[str]:
+    """The rustflags `.cargo/config.toml` gives a build on `machine` (default: this one's
+    processor; its `[target.'cfg(target_arch = "...")']` tables, the only kind it may hold).
+    Cargo uses them only where neither `RUSTFLAGS` nor `CARGO_ENCODED_RUSTFLAGS` is set, so a
+    build that sets one for its profile adds them itself."""
+    config = config or CARGO_CONFIG
+    if not config.is_file():
+        return []
+    arch = (machine or platform.machine()).lower()
+    arch = _RUST_ARCH.get(arch, arch)
+    flags: list[str] = []
+    for key, table in tomllib.loads(config.read_text()).get("target", {}).items():
+        m = re.fullmatch(r'cfg\(target_arch = "(\w+)"\)', key)
+        if m is None:
+            raise ValueError(
+                f"{config}: [target.'{key}']: the build backend reads only "
+                "[target.'cfg(target_arch = \"...\")'] tables"
+            )
+        if m.group(1) == arch:
+            flags += table.get("rustflags", [])
+    return flags
+
+
+def given_rustflags(env: dict[str, str] | os._Environ) -> list[str]:
+    """The flags cargo would pass rustc without ssdkit's build: `CARGO_ENCODED_RUSTFLAGS`,
+    else `RUSTFLAGS` (set, even empty, either replaces the configuration's), else
+    `.cargo/config.toml`'s for this machine."""
     if "CARGO_ENCODED_RUSTFLAGS" in env:
-        given = [f for f in env["CARGO_ENCODED_RUSTFLAGS"].split("\x1f") if f]
-    else:
-        given = env.get("RUSTFLAGS", "").split()
+        return [f for f in env["CARGO_ENCODED_RUSTFLAGS"].split("\x1f") if f]
+    if "RUSTFLAGS" in env:
+        return env["RUSTFLAGS"].split()
+    return config_rustflags()
+
+
+def encoded_rustflags(env: dict[str, str] | os._Environ, profile: Path) -> str:
+    """`CARGO_ENCODED_RUSTFLAGS` for a build with `profile`: the flags cargo would have used
+    first (`given_rustflags`), then the profile's. Cargo's encoded form (flags separated by
+    0x1f) keeps a folder with a space in its name one argument, and cargo reads it ahead of
+    `RUSTFLAGS`."""
     # A function changed since the profile was recorded gets no profile (rustc's default);
     # the warning LLVM gives for each is left out of the build's output.
-    return "\x1f".join([*given, f"-Cprofile-use={profile}", "-Cllvm-args=-no-pgo-warn-mismatch"])
+    return "\x1f".join([*given_rustflags(env), f"-Cprofile-use={profile}", "-Cllvm-args=-no-pgo-warn-mismatch"])
 
 
 def pgo_environment() -> None:

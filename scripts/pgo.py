@@ -136,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     raw = WORK / "raw"
     wheel_dir = WORK / "wheel"
     raw.mkdir(parents=True)
-    env = dict(os.environ, RUSTFLAGS=f"-Cprofile-generate={raw}", SSDKIT_PGO="0")
+    # The flags the build would use (.cargo/config.toml's target processor), then the
+    # instrumentation's: the profile describes the code the optimised build compiles.
+    flags = [*ssdkit_pgo.given_rustflags(os.environ), f"-Cprofile-generate={raw}"]
+    env = dict(os.environ, CARGO_ENCODED_RUSTFLAGS="\x1f".join(flags), SSDKIT_PGO="0")
     t0 = time.time()
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheel_dir), str(REPO)], env=env)
     venv = WORK / "venv"

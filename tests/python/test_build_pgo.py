@@ -46,16 +46,39 @@ def test_a_build_goes_without_it_and_says_why(env, meta, rustc, said):
 @pytest.mark.parametrize(
     ("env", "given"),
     [
-        ({}, []),
+        # No flags given: the ones .cargo/config.toml gives this machine, which cargo would
+        # drop once the profile's flags are set.
+        ({}, ["-Cconfig"]),
         ({"RUSTFLAGS": " -Ctarget-cpu=native  -g "}, ["-Ctarget-cpu=native", "-g"]),
         ({"CARGO_ENCODED_RUSTFLAGS": "-Cfoo=a b\x1f-g", "RUSTFLAGS": "-Cignored"}, ["-Cfoo=a b", "-g"]),
+        # Set but empty replaces the configuration's, as cargo reads them.
         ({"CARGO_ENCODED_RUSTFLAGS": ""}, []),
+        ({"RUSTFLAGS": ""}, []),
     ],
 )
-def test_the_users_flags_stay_first_and_a_path_with_a_space_stays_one_argument(env, given):
+def test_the_users_flags_stay_first_and_a_path_with_a_space_stays_one_argument(env, given, monkeypatch):
+    monkeypatch.setattr(ssdkit_pgo, "config_rustflags", lambda: ["-Cconfig"])
     profile = Path("/a folder/ssdkit.profdata")
     flags = ssdkit_pgo.encoded_rustflags(env, profile).split("\x1f")
     assert flags == [*given, "-Cprofile-use=/a folder/ssdkit.profdata", "-Cllvm-args=-no-pgo-warn-mismatch"]
+
+
+def test_the_cargo_configuration_gives_each_processor_its_own_flags(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[target.\'cfg(target_arch = "x86_64")\']\nrustflags = ["-Ctarget-cpu=x86-64-v2"]\n'
+        '[target.\'cfg(target_arch = "aarch64")\']\nrustflags = ["-Ca", "-Cb"]\n'
+    )
+    assert ssdkit_pgo.config_rustflags("x86_64", config) == ["-Ctarget-cpu=x86-64-v2"]
+    assert ssdkit_pgo.config_rustflags("AMD64", config) == ["-Ctarget-cpu=x86-64-v2"]
+    assert ssdkit_pgo.config_rustflags("arm64", config) == ["-Ca", "-Cb"]
+    assert ssdkit_pgo.config_rustflags("riscv64", config) == []
+    assert ssdkit_pgo.config_rustflags("x86_64", tmp_path / "none.toml") == []
+    config.write_text('[target.x86_64-unknown-linux-gnu]\nrustflags = ["-Cx"]\n')
+    with pytest.raises(ValueError, match=r"x86_64-unknown-linux-gnu.*only \[target.'cfg\(target_arch"):
+        ssdkit_pgo.config_rustflags("x86_64", config)
+    # The repository's own: x86-64 builds target x86-64-v2 (docs/performance.md).
+    assert ssdkit_pgo.config_rustflags("x86_64") == ["-Ctarget-cpu=x86-64-v2"]
 
 
 def test_the_committed_profile_is_whole_and_described():
