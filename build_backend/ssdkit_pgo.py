@@ -74,8 +74,7 @@ def config_rustflags(machine: str | None = None, config: Path | None = None) -> 
         m = re.fullmatch(r'cfg\(target_arch = "(\w+)"\)', key)
         if m is None:
             raise ValueError(
-                f"{config}: [target.'{key}']: the build backend reads only "
-                "[target.'cfg(target_arch = \"...\")'] tables"
+                f"{config}: [target.'{key}']: the build backend reads only [target.'cfg(target_arch = \"...\")'] tables"
             )
         if m.group(1) == arch:
             flags += table.get("rustflags", [])
