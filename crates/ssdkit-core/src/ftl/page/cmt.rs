@@ -15,6 +15,8 @@
 //! indexed by translation page (a few per thousand logical pages), with an intrusive LRU list
 //! per partition: every operation is O(1).
 
+use crate::engine::Div;
+
 const NIL: u32 = u32::MAX;
 
 /// Counters of one flow's lookups.
@@ -45,7 +47,8 @@ pub struct Cmt {
     /// Granularity "entry": the cache of single entries, which then does all the work; the
     /// per-page arrays below stay empty.
     entry: Option<Box<EntryCache>>,
-    entries_per_tpage: u32,
+    /// Entries per translation page (MQSim's device: 1,365), divided by on every lookup.
+    per_tpage: Div,
     logical_pages: u64,
     /// Per translation page: its partition while cached, else NIL.
     part: Vec<u32>,
@@ -69,7 +72,7 @@ impl Cmt {
         let n = translation_pages as usize;
         Self {
             entry: None,
-            entries_per_tpage,
+            per_tpage: Div::new(entries_per_tpage),
             logical_pages,
             part: vec![NIL; n],
             prev: vec![NIL; n],
@@ -111,7 +114,7 @@ impl Cmt {
     pub fn set_sectors(&mut self, on_flash_bytes: u32, sector_bytes: u32, sectors: u32) {
         if let Some(e) = self.entry.as_mut() {
             e.on_flash_bytes = on_flash_bytes;
-            e.sector_bytes = sector_bytes.max(1);
+            e.sector_bytes = Div::new(sector_bytes.max(1));
             e.sectors = sectors.clamp(1, 64);
             e.clean_in = vec![0; e.dirty_head.len() * e.sectors as usize];
         }
@@ -152,10 +155,10 @@ impl Cmt {
 
     #[inline]
     pub fn tpage_of(&self, lpn: u32) -> u32 {
-        lpn / self.entries_per_tpage
+        self.per_tpage.quot(lpn)
     }
     pub fn entries_per_tpage(&self) -> u32 {
-        self.entries_per_tpage
+        self.per_tpage.get()
     }
     pub fn translation_pages(&self) -> u64 {
         match &self.entry {
@@ -191,13 +194,13 @@ impl Cmt {
     pub fn capacity_entries(&self, p: usize) -> u64 {
         match &self.entry {
             Some(e) => e.parts[p].cap,
-            None => self.parts[p].cap * self.entries_per_tpage as u64,
+            None => self.parts[p].cap * self.per_tpage.get() as u64,
         }
     }
     /// Entries of translation page `t` (the last page may be short).
     pub fn entries_in(&self, t: u32) -> u32 {
-        let first = t as u64 * self.entries_per_tpage as u64;
-        (self.logical_pages - first).min(self.entries_per_tpage as u64) as u32
+        let first = t as u64 * self.per_tpage.get() as u64;
+        (self.logical_pages - first).min(self.per_tpage.get() as u64) as u32
     }
     /// Whether translation page `t` is cached whole (so a write-back needs no read of it);
     /// never with granularity "entry".
@@ -386,7 +389,7 @@ impl Cmt {
 /// Slots are preallocated for the capacity; a map finds an entry's slot: O(1) per operation,
 /// memory in proportion to the capacity, not to the device.
 pub struct EntryCache {
-    entries_per_tpage: u32,
+    per_tpage: Div,
     index: std::collections::HashMap<u32, u32, RunHash>,
     /// Per slot, its entry and links, together: an operation on a slot touches one cache
     /// line, where an array per field cost a miss per field (measured: 1 M random writes on
@@ -409,7 +412,7 @@ pub struct EntryCache {
     /// `Cmt::set_sectors`: bytes of an entry on flash, of a sector, sectors per page; and per
     /// translation page and sector, the clean cached entries in it.
     on_flash_bytes: u32,
-    sector_bytes: u32,
+    sector_bytes: Div,
     sectors: u32,
     clean_in: Vec<u16>,
     /// `Cmt::writeback_sectors`.
@@ -497,7 +500,7 @@ impl EntryCache {
         let n: u64 = partition_entries.iter().sum();
         let n = n as usize;
         Self {
-            entries_per_tpage,
+            per_tpage: Div::new(entries_per_tpage),
             index: std::collections::HashMap::with_capacity_and_hasher(n, RunHash),
             // Reserved, not written: a slot is written when first taken (`take_slot`), so a
             // run that fills a tenth of the cache touches a tenth of the slots' pages (each
@@ -523,7 +526,7 @@ impl EntryCache {
             front_on_writeback: false,
             moved: Vec::new(),
             on_flash_bytes: 0,
-            sector_bytes: 1,
+            sector_bytes: Div::new(1),
             sectors: 0,
             clean_in: Vec::new(),
             last_sectors: 0,
@@ -536,9 +539,9 @@ impl EntryCache {
         if self.clean_in.is_empty() {
             return None;
         }
-        let t = (lpn / self.entries_per_tpage) as usize;
-        let at = (lpn % self.entries_per_tpage) as u64 * self.on_flash_bytes as u64;
-        let k = (at / self.sector_bytes as u64).min(self.sectors as u64 - 1) as usize;
+        let t = self.per_tpage.quot(lpn) as usize;
+        let at = self.per_tpage.modulo(lpn) as u64 * self.on_flash_bytes as u64;
+        let k = self.sector_bytes.quot64(at).min(self.sectors as u64 - 1) as usize;
         Some(t * self.sectors as usize + k)
     }
 
@@ -609,7 +612,7 @@ impl EntryCache {
             return;
         }
         self.count_clean(s, false);
-        let t = (self.slots[s as usize].lpn / self.entries_per_tpage) as usize;
+        let t = self.per_tpage.quot(self.slots[s as usize].lpn) as usize;
         self.slots[s as usize].dnext = self.dirty_head[t];
         self.dirty_head[t] = s;
     }
@@ -722,7 +725,7 @@ impl EntryCache {
             self.count_clean(s, false);
             return None;
         }
-        let t = lpn / self.entries_per_tpage;
+        let t = self.per_tpage.quot(lpn);
         self.last_sectors = match self.sectors {
             0 => 0,
             n => {
