@@ -16,6 +16,8 @@ pub struct Div {
 }
 
 impl Div {
+    /// Panics for 0 (a validated configuration has no size of 0), where the operators
+    /// panic only when used.
     pub fn new(d: u32) -> Self {
         assert!(d > 0, "division by zero");
         let pow2 = d.is_power_of_two();

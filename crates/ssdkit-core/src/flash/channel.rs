@@ -123,7 +123,7 @@ impl ChannelQueues {
     pub fn next_turn(&mut self, ch: u32, chips: u32) -> u32 {
         let c = &mut self.ch[ch as usize];
         let chip = c.turn;
-        c.turn = (chip + 1) % chips;
+        c.turn = if chip + 1 >= chips { 0 } else { chip + 1 };
         chip
     }
 }

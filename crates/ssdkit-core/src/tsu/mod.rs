@@ -406,7 +406,7 @@ impl Tsu {
         let tx = *self.txs.get(t.0);
         let die = self.die_of(tx.plane);
         let seq = self.next_seq();
-        self.queues[die.idx()].push(t, &tx, self.geo.planes_per_die, class, seq);
+        self.queues[die.idx()].push(t, &tx, self.ppd, class, seq);
         die
     }
 
@@ -442,13 +442,16 @@ impl Tsu {
     #[inline(never)]
     fn tag_write_now(&mut self, t: TxId, next_free: impl FnOnce(PlaneId) -> Option<u32>) {
         let tx = *self.txs.get(t.0);
-        let ppd = self.geo.planes_per_die;
         let user = matches!(tx.kind, TxKind::UserWrite | TxKind::CacheWrite);
         let next = if user { next_free(tx.plane) } else { None };
         let tag = next.map_or(u32::MAX, |next| {
-            let local = (tx.plane.0 % ppd) as usize;
+            let local = self.ppd.modulo(tx.plane.0) as usize;
             let queued = self.queues[self.die_of(tx.plane).idx()].plane_writes(local);
-            ((next as u64 + queued as u64) % self.geo.pages_per_block as u64) as u32
+            let n = next as u64 + queued as u64;
+            match u32::try_from(n) {
+                Ok(n) => self.geo.page_in_block(n),
+                Err(_) => (n % self.geo.pages_per_block as u64) as u32,
+            }
         });
         let tags = self.write_tags.as_mut().expect("offsets at queue");
         let i = t.0 as usize;

@@ -264,7 +264,7 @@ impl Tsu {
         let ppd = self.geo.planes_per_die;
         let q = &mut self.queues[die.idx()];
         let t0 = q.pop_first_write(class, |l| offsets[l].is_some())?;
-        let local = self.txs.get(t0.0).plane.0 % ppd;
+        let local = self.ppd.modulo(self.txs.get(t0.0).plane.0);
         let page = offsets[local as usize].expect("checked above");
         out[0] = t0;
         let mut n = 1;

@@ -7,6 +7,7 @@
 
 use super::Tx;
 use super::TxKind;
+use crate::engine::Div;
 use crate::ids::TxId;
 use std::collections::VecDeque;
 
@@ -99,14 +100,14 @@ impl DieQueues {
     /// Queues `t` with arrival sequence `seq`: one counter for every die of the device
     /// (`Tsu::enqueue`), so that the dies of a chip compare their oldest work
     /// (`chip_rank`).
-    pub(super) fn push(&mut self, t: TxId, tx: &Tx, planes_per_die: u32, class: usize, seq: u64) {
+    pub(super) fn push(&mut self, t: TxId, tx: &Tx, planes_per_die: Div, class: usize, seq: u64) {
         match tx.kind {
             TxKind::UserRead | TxKind::RmwRead | TxKind::CacheRead => {
                 self.user_mut(class).reads.push_back((seq, t));
                 self.read_count += 1;
             }
             TxKind::UserWrite | TxKind::MappingWrite | TxKind::CacheWrite => {
-                let local = (tx.plane.0 % planes_per_die) as usize;
+                let local = planes_per_die.modulo(tx.plane.0) as usize;
                 let q = self.user_mut(class);
                 q.writes[local].push_back((seq, t));
                 q.write_count += 1;
@@ -462,14 +463,14 @@ mod tests {
         let mut q = DieQueues::new(2, 1);
         let tx = |kind, plane| Tx::new(kind, PlaneId(plane));
         assert!(!q.write_is_older(), "nothing queued");
-        q.push(TxId(0), &tx(TxKind::UserWrite, 1), 2, 0, 0);
+        q.push(TxId(0), &tx(TxKind::UserWrite, 1), Div::new(2), 0, 0);
         assert!(!q.write_is_older(), "no read queued");
-        q.push(TxId(1), &tx(TxKind::UserRead, 0), 2, 0, 1);
+        q.push(TxId(1), &tx(TxKind::UserRead, 0), Div::new(2), 0, 1);
         assert!(q.write_is_older());
         assert_eq!(q.pop_first_write(0, |_| true), Some(TxId(0)));
-        q.push(TxId(2), &tx(TxKind::UserWrite, 0), 2, 0, 2);
+        q.push(TxId(2), &tx(TxKind::UserWrite, 0), Div::new(2), 0, 2);
         assert!(!q.write_is_older(), "the read came first now");
-        q.push(TxId(3), &tx(TxKind::RmwRead, 1), 2, 0, 3);
+        q.push(TxId(3), &tx(TxKind::RmwRead, 1), Div::new(2), 0, 3);
         assert_eq!(
             q.first.reads.iter().map(|&(s, _)| s).collect::<Vec<_>>(),
             [1, 3]

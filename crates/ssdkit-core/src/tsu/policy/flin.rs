@@ -370,7 +370,7 @@ impl Tsu {
             k if user_write(k) => true,
             _ => {
                 let seq = self.next_seq();
-                self.queues[die.idx()].push(t, &tx, self.geo.planes_per_die, class, seq);
+                self.queues[die.idx()].push(t, &tx, self.ppd, class, seq);
                 return die;
             }
         };
