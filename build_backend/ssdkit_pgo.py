@@ -69,8 +69,15 @@ def config_rustflags(machine: str | None = None, config: Path | None = None) -> 
         return []
     arch = (machine or platform.machine()).lower()
     arch = _RUST_ARCH.get(arch, arch)
+    cfg = tomllib.loads(config.read_text())
+    # Cargo would use these too (where no target table gives flags): refused rather than
+    # left out of a build that sets its own flags.
+    if "rustflags" in cfg.get("build", {}):
+        raise ValueError(
+            f"{config}: [build] rustflags: the build backend reads only [target.'cfg(target_arch = \"...\")'] tables"
+        )
     flags: list[str] = []
-    for key, table in tomllib.loads(config.read_text()).get("target", {}).items():
+    for key, table in cfg.get("target", {}).items():
         m = re.fullmatch(r'cfg\(target_arch = "(\w+)"\)', key)
         if m is None:
             raise ValueError(

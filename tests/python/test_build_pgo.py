@@ -77,6 +77,9 @@ def test_the_cargo_configuration_gives_each_processor_its_own_flags(tmp_path):
     config.write_text('[target.x86_64-unknown-linux-gnu]\nrustflags = ["-Cx"]\n')
     with pytest.raises(ValueError, match=r"x86_64-unknown-linux-gnu.*only \[target.'cfg\(target_arch"):
         ssdkit_pgo.config_rustflags("x86_64", config)
+    config.write_text('[build]\nrustflags = ["-Cx"]\n')
+    with pytest.raises(ValueError, match=r"\[build\] rustflags.*only \[target.'cfg\(target_arch"):
+        ssdkit_pgo.config_rustflags("x86_64", config)
     # The repository's own: x86-64 builds target x86-64-v2 (docs/performance.md).
     assert ssdkit_pgo.config_rustflags("x86_64") == ["-Ctarget-cpu=x86-64-v2"]
 
