@@ -146,6 +146,14 @@ impl Ftl {
             f.prefetch_mapping(Lpn(lpn as u32));
         }
     }
+    /// Starts loading what a write-back of `lpn` from the data cache will look up: its map
+    /// entry and, with a cached map, where its translation page lives. Nothing for None.
+    #[inline]
+    pub fn prefetch_write_back(&self, lpn: Option<Lpn>) {
+        if let (Some(lpn), Scheme::Page(f)) = (lpn, &self.scheme) {
+            f.prefetch_write_back(lpn);
+        }
+    }
     pub(crate) fn page_mut(&mut self) -> Option<&mut PageFtl> {
         match &mut self.scheme {
             Scheme::Page(f) => Some(f),

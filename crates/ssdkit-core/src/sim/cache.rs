@@ -58,9 +58,8 @@ impl Simulator {
                 Action::Complete(r) => self.flash_done(r, 0),
             }
         }
-        let parts_of = plan.parts_of;
-        self.dc().recycle(plan);
-        if let Some(r) = parts_of {
+        self.ftl.prefetch_write_back(plan.next_victim);
+        if let Some(r) = self.dc().recycle(plan) {
             self.expect_parts(r, parts);
         }
     }

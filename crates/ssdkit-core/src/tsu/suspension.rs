@@ -161,8 +161,11 @@ impl SuspensionUnit {
     }
 
     /// The die started an operation led by a transaction of `first`, whose array phase runs
-    /// from `array_start` to `end`. True if it is a program or an erase: what is queued at
-    /// the die may suspend it now (`suspend_if`). An operation started while another is
+    /// from `array_start` to `end`. True if it is a program or an erase this configuration
+    /// may suspend (`may_suspend`): what is queued at the die may suspend it now
+    /// (`suspend_if`). False for a program where only erases are suspended (MQSim's shipped
+    /// configuration): `suspend_if` would refuse it, after the caller had gathered the die's
+    /// batch and queues for nothing on every program. An operation started while another is
     /// suspended on the die cannot be suspended itself.
     #[inline]
     pub fn began(
@@ -186,7 +189,7 @@ impl SuspensionUnit {
         if let Some(s) = d.suspended.as_mut() {
             s.served = true;
         }
-        kind.is_some()
+        self.may_suspend(die)
     }
 
     /// Whether `began(die, first, ..)` would change nothing and answer false: a read (or
@@ -358,10 +361,14 @@ mod tests {
     use crate::tsu::TxKind;
 
     fn unit() -> SuspensionUnit {
+        unit_of(true, true)
+    }
+
+    fn unit_of(program: bool, erase: bool) -> SuspensionUnit {
         SuspensionUnit::new(
             &SuspensionSettings {
-                program: true,
-                erase: true,
+                program,
+                erase,
                 writes_suspend_erase: false,
                 program_above_ps: 100,
                 erase_above_ps: 100,
@@ -414,5 +421,30 @@ mod tests {
             "at most once"
         );
         assert!(su.is_stale(d, 1000) && !su.is_stale(d, 1000));
+    }
+
+    /// `began` says whether the operation may be suspended under this configuration: a
+    /// program where only erases are (MQSim's `CMD_Suspension_Support = ERASE`) may not, an
+    /// erase may, and nothing begun beside a suspended operation may; each answer agrees
+    /// with what `suspend_if` then does.
+    #[test]
+    fn began_tells_what_this_configuration_may_suspend() {
+        let batch = ([TxId(4); MAX_BATCH], 1);
+        let d = DieId(0);
+        let mut su = unit_of(false, true);
+        assert!(!su.began(d, TxKind::UserWrite, 0, 1000));
+        assert_eq!(su.suspend_if(d, 10, Some(true), batch), None);
+        assert!(su.began(d, TxKind::GcErase, 2000, 9000));
+        assert_eq!(su.suspend_if(d, 2010, Some(true), batch), Some(2030));
+        assert!(!su.began(d, TxKind::UserRead, 2030, 2100));
+        assert!(
+            !su.began(d, TxKind::GcErase, 3000, 9000),
+            "one is suspended"
+        );
+        let mut su = unit_of(true, false);
+        assert!(!su.began(d, TxKind::GcErase, 0, 9000));
+        assert_eq!(su.suspend_if(d, 10, Some(true), batch), None);
+        assert!(su.began(d, TxKind::MappingWrite, 10_000, 11_000));
+        assert_eq!(su.suspend_if(d, 10_000, Some(true), batch), Some(10_010));
     }
 }

@@ -398,6 +398,16 @@ impl PageFtl {
         self.map.prefetch_ppn(lpn.0);
     }
 
+    /// Starts loading `lpn`'s map entry and, with a cached map, the entry of its translation
+    /// page (a lookup that misses the cache reads it: `map_lookup`).
+    #[inline]
+    pub fn prefetch_write_back(&self, lpn: Lpn) {
+        if let Some(cmt) = &self.cmt {
+            self.map.prefetch_ppn(self.tpage_lpn(cmt.tpage_of(lpn.0)).0);
+        }
+        self.map.prefetch_ppn(lpn.0);
+    }
+
     /// Where `lpn` lives now, if it is mapped.
     #[inline]
     pub fn translate(&self, lpn: Lpn) -> Option<Ppn> {
