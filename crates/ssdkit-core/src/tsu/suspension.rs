@@ -160,13 +160,22 @@ impl SuspensionUnit {
         }
     }
 
+    /// Whether this configuration suspends operations of `kind`.
+    #[inline]
+    fn allows(&self, kind: Suspendable) -> bool {
+        match kind {
+            Suspendable::Program => self.program,
+            Suspendable::Erase => self.erase,
+        }
+    }
+
     /// The die started an operation led by a transaction of `first`, whose array phase runs
     /// from `array_start` to `end`. True if it is a program or an erase this configuration
-    /// may suspend (`may_suspend`): what is queued at the die may suspend it now
-    /// (`suspend_if`). False for a program where only erases are suspended (MQSim's shipped
-    /// configuration): `suspend_if` would refuse it, after the caller had gathered the die's
-    /// batch and queues for nothing on every program. An operation started while another is
-    /// suspended on the die cannot be suspended itself.
+    /// suspends: what is queued at the die may suspend it now (`suspend_if`). An operation
+    /// started while another is suspended on the die cannot be suspended itself. Only such
+    /// operations are kept as running: under MQSim's `CMD_Suspension_Support = ERASE` a
+    /// program is not, so it begins quietly (`begins_quietly`), where each program used to
+    /// ask the unit, and be refused, whether what was queued suspended it.
     #[inline]
     pub fn began(
         &mut self,
@@ -175,7 +184,7 @@ impl SuspensionUnit {
         array_start: Picoseconds,
         end: Picoseconds,
     ) -> bool {
-        let kind = Suspendable::of(first);
+        let kind = Suspendable::of(first).filter(|&k| self.allows(k));
         let d = &mut self.dies[die.idx()];
         d.running = match kind {
             Some(kind) if d.suspended.is_none() => Some(Running {
@@ -189,16 +198,19 @@ impl SuspensionUnit {
         if let Some(s) = d.suspended.as_mut() {
             s.served = true;
         }
-        self.may_suspend(die)
+        d.running.is_some()
     }
 
-    /// Whether `began(die, first, ..)` would change nothing and answer false: a read (or
-    /// anything not suspendable) beginning on a die with nothing running to suspend and
-    /// nothing suspended. Inline, so reads on a device that suspends pay one test.
+    /// Whether `began(die, first, ..)` would change nothing and answer false: an operation
+    /// this configuration does not suspend beginning on a die with nothing running to
+    /// suspend and nothing suspended. Inline, so reads (and, where only erases are
+    /// suspended, programs) on a device that suspends pay one test.
     #[inline]
     pub fn begins_quietly(&self, die: DieId, first: crate::tsu::TxKind) -> bool {
         let d = &self.dies[die.idx()];
-        d.running.is_none() && d.suspended.is_none() && Suspendable::of(first).is_none()
+        d.running.is_none()
+            && d.suspended.is_none()
+            && !Suspendable::of(first).is_some_and(|k| self.allows(k))
     }
 
     /// Whether an operation of `die` is suspended (`while_suspended` has an answer).
@@ -213,11 +225,8 @@ impl SuspensionUnit {
     #[inline]
     pub fn may_suspend(&self, die: DieId) -> bool {
         let d = &self.dies[die.idx()];
-        d.suspended.is_none()
-            && d.running.is_some_and(|r| match r.kind {
-                Suspendable::Program => self.program,
-                Suspendable::Erase => self.erase,
-            })
+        // Only operations this configuration suspends are kept as running (`began`).
+        d.suspended.is_none() && d.running.is_some()
     }
 
     /// A transaction that may suspend as a read (`read`: true) or a write (false; None: it
@@ -424,17 +433,20 @@ mod tests {
     }
 
     /// `began` says whether the operation may be suspended under this configuration: a
-    /// program where only erases are (MQSim's `CMD_Suspension_Support = ERASE`) may not, an
-    /// erase may, and nothing begun beside a suspended operation may; each answer agrees
-    /// with what `suspend_if` then does.
+    /// program where only erases are (MQSim's `CMD_Suspension_Support = ERASE`) may not, and
+    /// begins quietly; an erase may, and nothing begun beside a suspended operation may;
+    /// each answer agrees with what `suspend_if` then does.
     #[test]
     fn began_tells_what_this_configuration_may_suspend() {
         let batch = ([TxId(4); MAX_BATCH], 1);
         let d = DieId(0);
         let mut su = unit_of(false, true);
+        assert!(su.begins_quietly(d, TxKind::UserWrite));
+        assert!(!su.begins_quietly(d, TxKind::GcErase));
         assert!(!su.began(d, TxKind::UserWrite, 0, 1000));
         assert_eq!(su.suspend_if(d, 10, Some(true), batch), None);
         assert!(su.began(d, TxKind::GcErase, 2000, 9000));
+        assert!(!su.begins_quietly(d, TxKind::UserWrite), "an erase runs");
         assert_eq!(su.suspend_if(d, 2010, Some(true), batch), Some(2030));
         assert!(!su.began(d, TxKind::UserRead, 2030, 2100));
         assert!(
@@ -442,6 +454,7 @@ mod tests {
             "one is suspended"
         );
         let mut su = unit_of(true, false);
+        assert!(su.begins_quietly(d, TxKind::GcErase));
         assert!(!su.began(d, TxKind::GcErase, 0, 9000));
         assert_eq!(su.suspend_if(d, 10, Some(true), batch), None);
         assert!(su.began(d, TxKind::MappingWrite, 10_000, 11_000));
