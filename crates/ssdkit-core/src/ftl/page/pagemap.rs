@@ -682,7 +682,7 @@ enum Layout {
     /// pages), and each such write looks up and changes the page's mask as well as its
     /// entry: a mask in its own table cost a second random slot per write (measured on
     /// MQSim's shipped device with an ideal map, 1 M random 4 KiB writes: a tenth of the
-    /// run's loop). Here both share a slot, found by one probe; the slot takes 16 bytes
+    /// run's loop). Here both share a slot, found by one probe; the slot takes 12 bytes
     /// instead of two tables' 8, and a page may hold a mask before its entry (a write
     /// accepted, not yet programmed). Turns dense as `Sparse` does.
     Paired,
