@@ -12,6 +12,7 @@
 
 pub mod dram;
 mod lru;
+mod order;
 mod path;
 
 pub use dram::Dram;
@@ -24,7 +25,7 @@ use crate::settings::CacheSettings;
 use lru::Lru;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 /// What the data cache did, per flow (the flow whose request it served, or for write-backs
 /// the flow whose data they carry) or for the device.
@@ -218,9 +219,9 @@ pub struct DataCache {
     per_flow: bool,
     seq: u64,
     /// Per flow: dirty pages not yet handed to a write-back, by their sequence number.
-    dirty: Vec<BTreeMap<u64, u32>>,
+    dirty: Vec<order::SeqQueue>,
     /// Per flow: sequence numbers of dirty data in write-backs in flight.
-    inflight: Vec<BTreeSet<u64>>,
+    inflight: Vec<order::SeqHeap>,
     wbs: Slab<WriteBack>,
     dram: Dram,
     stats: Vec<CacheCounts>,
@@ -260,8 +261,8 @@ impl DataCache {
             parts,
             per_flow: k.per_flow,
             seq: 0,
-            dirty: vec![BTreeMap::new(); flows],
-            inflight: vec![BTreeSet::new(); flows],
+            dirty: vec![Default::default(); flows],
+            inflight: vec![Default::default(); flows],
             wbs: Slab::new(),
             dram: Dram::new(&k.dram),
             stats: vec![CacheCounts::default(); flows],
@@ -312,7 +313,7 @@ impl DataCache {
             self.seq += 1;
             en.dirty_seq = self.seq;
             en.owner = flow;
-            self.dirty[flow as usize].insert(self.seq, e);
+            self.dirty[flow as usize].push(self.seq, e);
         }
         let absorbed = en.dirty & sectors;
         en.dirty |= sectors;
@@ -369,8 +370,9 @@ impl DataCache {
         if en.dirty != 0 {
             en.dirty &= !sectors;
             if en.dirty == 0 {
-                self.dirty[en.owner as usize].remove(&en.dirty_seq);
                 en.dirty_seq = 0;
+                let (owner, entries) = (en.owner as usize, &self.entries);
+                self.dirty[owner].remove(|s, i| entries[i as usize].dirty_seq == s);
             }
         }
         let en = self.entries[e as usize];
@@ -406,16 +408,16 @@ impl DataCache {
         let dirty = en.dirty;
         let seq = en.dirty_seq;
         let owner = en.owner;
-        if dirty != 0 {
-            self.dirty[owner as usize].remove(&seq);
-            self.inflight[owner as usize].insert(seq);
-        }
         en.dirty = 0;
         en.dirty_seq = 0;
         en.busy += 1;
         let part = en.part as usize;
+        en.evicting |= evict;
+        if dirty != 0 {
+            let entries = &self.entries;
+            self.dirty[owner as usize].remove(|s, i| entries[i as usize].dirty_seq == s);
+        }
         if evict {
-            en.evicting = true;
             self.lru.unlink(part, e);
             self.parts[part].incoming += 1;
         }
@@ -431,6 +433,9 @@ impl DataCache {
             flow: owner,
             sectors: dirty.count_ones(),
         });
+        if dirty != 0 {
+            self.inflight[owner as usize].push(seq, wb);
+        }
         (wb, dirty)
     }
 
@@ -438,9 +443,12 @@ impl DataCache {
     /// slot now.
     fn end_write_back(&mut self, wb: u32) -> usize {
         let w = *self.wbs.get(wb);
+        // A freed write-back holds no data (its item in `inflight` goes stale).
+        self.wbs.get_mut(wb).seq = 0;
         self.wbs.remove(wb);
         if w.seq != 0 {
-            self.inflight[w.flow as usize].remove(&w.seq);
+            let wbs = &self.wbs;
+            self.inflight[w.flow as usize].remove(|s, i| wbs.get(i).seq == s);
         }
         let e = w.entry;
         let en = &mut self.entries[e as usize];
@@ -477,12 +485,12 @@ impl DataCache {
     /// Dirty pages (not yet handed to a write-back) of `flow`, or of every flow.
     fn dirty_pages(&self, flow: Option<u32>) -> Vec<u32> {
         match flow {
-            Some(f) => self.dirty[f as usize].values().copied().collect(),
+            Some(f) => self.dirty[f as usize].ids(self.dirty_live()).collect(),
             None => {
                 let mut v: Vec<(u64, u32)> = self
                     .dirty
                     .iter()
-                    .flat_map(|m| m.iter().map(|(&s, &e)| (s, e)))
+                    .flat_map(|q| q.live_items(self.dirty_live()))
                     .collect();
                 v.sort_unstable();
                 v.into_iter().map(|(_, e)| e).collect()
@@ -490,11 +498,16 @@ impl DataCache {
         }
     }
 
+    /// Whether an item of `dirty` is live: its page still holds that dirty data.
+    fn dirty_live(&self) -> impl Fn(u64, u32) -> bool + '_ {
+        |s, e| self.entries[e as usize].dirty_seq == s
+    }
+
     /// Whether everything written at or before `seq` by `flow` (or by every flow) is on flash.
     fn persisted(&self, flow: Option<u32>, seq: u64) -> bool {
         let ok = |f: usize| {
-            self.dirty[f].keys().next().is_none_or(|&s| s > seq)
-                && self.inflight[f].iter().next().is_none_or(|&s| s > seq)
+            self.dirty[f].first().is_none_or(|s| s > seq)
+                && self.inflight[f].first().is_none_or(|s| s > seq)
         };
         match flow {
             Some(f) => ok(f as usize),
