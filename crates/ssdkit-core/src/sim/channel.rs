@@ -31,9 +31,10 @@ impl Simulator {
     }
 
     /// The channel's reservations ended: waiting data moves, else its chips are offered it
-    /// in turn until one starts a command. The die just freed by a transfer asks first
-    /// (`die_freed`), where MQSim offers the channel in turn to all.
+    /// in turn until one starts a command; the die just freed by a transfer asks first
+    /// (`die_freed`; MQSim offers it in turn to all). Out of line: docs/performance.md.
     #[cold]
+    #[inline(never)]
     pub(super) fn channel_idle(&mut self, ch: u32) {
         let now = self.q.now();
         self.channel_queues().disarm(ch);

@@ -238,8 +238,8 @@ impl Simulator {
     }
 
     /// Issues the transaction of one page of request `r`, its mapping entry at hand. False
-    /// for a read of a page never written, which needs no flash.
-    #[inline]
+    /// for a read of a page never written, which needs no flash. Out of line, as `channel_idle`.
+    #[inline(never)]
     pub(super) fn issue_page(
         &mut self,
         r: ReqId,
