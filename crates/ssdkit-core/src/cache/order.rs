@@ -122,67 +122,109 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
+    /// What the two structures share, for one driver of both.
+    trait Lazy {
+        fn push(&mut self, seq: u64, id: u32);
+        fn remove(&mut self, live: impl Fn(u64, u32) -> bool);
+        fn first(&self) -> Option<u64>;
+        /// (live items, items stored, stale ones included).
+        fn counts(&self) -> (usize, usize);
+    }
+
+    impl Lazy for SeqQueue {
+        fn push(&mut self, seq: u64, id: u32) {
+            SeqQueue::push(self, seq, id)
+        }
+        fn remove(&mut self, live: impl Fn(u64, u32) -> bool) {
+            SeqQueue::remove(self, live)
+        }
+        fn first(&self) -> Option<u64> {
+            SeqQueue::first(self)
+        }
+        fn counts(&self) -> (usize, usize) {
+            (self.len(), self.items.len())
+        }
+    }
+
+    impl Lazy for SeqHeap {
+        fn push(&mut self, seq: u64, id: u32) {
+            SeqHeap::push(self, seq, id)
+        }
+        fn remove(&mut self, live: impl Fn(u64, u32) -> bool) {
+            SeqHeap::remove(self, live)
+        }
+        fn first(&self) -> Option<u64> {
+            SeqHeap::first(self)
+        }
+        fn counts(&self) -> (usize, usize) {
+            (self.live, self.items.len())
+        }
+    }
+
+    /// Replays `ops` on `q` and on a sorted map of the live items: a push gives a free holder
+    /// (of 64) the number `next(k)` draws, a removal takes a busy holder's away. After each,
+    /// the same first item and count, stale items never more than twice the live ones and 32,
+    /// and `check(q, live, map)` for what else the structure answers.
+    fn replay<Q: Lazy>(
+        q: &mut Q,
+        ops: Vec<(bool, u16)>,
+        mut next: impl FnMut(u16) -> u64,
+        check: impl Fn(&Q, &dyn Fn(u64, u32) -> bool, &BTreeMap<u64, u32>) -> Result<(), TestCaseError>,
+    ) -> Result<(), TestCaseError> {
+        let mut map: BTreeMap<u64, u32> = BTreeMap::new();
+        // The holders' state: id -> the sequence number it holds now (0: none).
+        let mut held = vec![0u64; 64];
+        for (push, k) in ops {
+            let id = k as u32 % 64;
+            if push && held[id as usize] == 0 {
+                let s = next(k);
+                held[id as usize] = s;
+                q.push(s, id);
+                map.insert(s, id);
+            } else if !push && held[id as usize] != 0 {
+                map.remove(&held[id as usize]);
+                held[id as usize] = 0;
+                q.remove(|s, i| held[i as usize] == s);
+            }
+            prop_assert_eq!(q.first(), map.keys().next().copied());
+            let (live, stored) = q.counts();
+            prop_assert_eq!(live, map.len());
+            prop_assert!(stored <= 2 * live + 33);
+            check(q, &|s: u64, i: u32| held[i as usize] == s, &map)?;
+        }
+        Ok(())
+    }
+
     proptest! {
-        /// Against a sorted map of the live items: the same first item, count and order
-        /// after any pushes and removals, and stale items never more than twice the live
-        /// ones and 32.
+        /// The queue, its numbers pushed in increasing order, against a sorted map: also the
+        /// order of its live items and their ids.
         #[test]
         fn answers_as_a_sorted_map(ops in prop::collection::vec((any::<bool>(), any::<u16>()), 0..2000)) {
-            let mut q = SeqQueue::default();
-            let mut map: BTreeMap<u64, u32> = BTreeMap::new();
-            // The holders' state: id -> the sequence number it holds now (0: none).
-            let mut held = vec![0u64; 64];
             let mut seq = 0;
-            for (push, k) in ops {
-                let id = k as u32 % 64;
-                if push && held[id as usize] == 0 {
-                    seq += 1 + k as u64 % 3;
-                    held[id as usize] = seq;
-                    q.push(seq, id);
-                    map.insert(seq, id);
-                } else if !push && held[id as usize] != 0 {
-                    map.remove(&held[id as usize]);
-                    held[id as usize] = 0;
-                    q.remove(|s, i| held[i as usize] == s);
-                }
-                let live = |s: u64, i: u32| held[i as usize] == s;
-                prop_assert_eq!(q.first(), map.keys().next().copied());
-                prop_assert_eq!(q.len(), map.len());
-                prop_assert!(q.items.len() <= 2 * q.live + 33);
+            let next = |k: u16| {
+                seq += 1 + k as u64 % 3;
+                seq
+            };
+            replay(&mut SeqQueue::default(), ops, next, |q, live, map| {
                 let got: Vec<(u64, u32)> = q.live_items(live).collect();
                 let want: Vec<(u64, u32)> = map.iter().map(|(&s, &i)| (s, i)).collect();
                 prop_assert_eq!(&got, &want);
                 let ids: Vec<u32> = q.ids(live).collect();
                 prop_assert_eq!(ids, want.iter().map(|&(_, i)| i).collect::<Vec<_>>());
-            }
+                Ok(())
+            })?;
         }
 
-        /// The heap against a sorted map, its items pushed in any order: the same first
-        /// item after any pushes and removals, stale items bounded as for the queue.
+        /// The heap, its numbers pushed in any order (unique: a new one a few below or above
+        /// the last), against a sorted map.
         #[test]
         fn heap_answers_as_a_sorted_map(ops in prop::collection::vec((any::<bool>(), any::<u16>()), 0..2000)) {
-            let mut h = SeqHeap::default();
-            let mut map: BTreeMap<u64, u32> = BTreeMap::new();
-            let mut held = vec![0u64; 64];
             let mut seq = 0;
-            for (push, k) in ops {
-                let id = k as u32 % 64;
-                if push && held[id as usize] == 0 {
-                    // Unique numbers, not in order: a new one is a few below or above the last.
-                    seq += 8;
-                    let s = seq - (k as u64 % 7);
-                    held[id as usize] = s;
-                    h.push(s, id);
-                    map.insert(s, id);
-                } else if !push && held[id as usize] != 0 {
-                    map.remove(&held[id as usize]);
-                    held[id as usize] = 0;
-                    h.remove(|s, i| held[i as usize] == s);
-                }
-                prop_assert_eq!(h.first(), map.keys().next().copied());
-                prop_assert_eq!(h.live, map.len());
-                prop_assert!(h.items.len() <= 2 * h.live + 33);
-            }
+            let next = |k: u16| {
+                seq += 8;
+                seq - (k as u64 % 7)
+            };
+            replay(&mut SeqHeap::default(), ops, next, |_, _, _| Ok(()))?;
         }
     }
 }
